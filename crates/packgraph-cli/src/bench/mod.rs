@@ -1,0 +1,179 @@
+//! `packgraph bench …`: whole-workload benchmarks with their baselines in the same run.
+//!
+//! Every measurement is a [`Record`]; with `--json` each is printed as one JSON object per
+//! line (JSON Lines), otherwise as a row of a readable table. Progress goes to stderr only
+//! when it is a terminal.
+
+mod pma;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// Arguments of `packgraph bench`.
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    #[command(subcommand)]
+    target: BenchTarget,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchTarget {
+    /// Packed memory array microbenchmarks (CPMA paper, section 5), against the
+    /// uncompressed PMA, std's BTreeSet and a sorted Vec rebuilt by merging each batch.
+    Pma(pma::PmaArgs),
+}
+
+pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
+    match &args.target {
+        BenchTarget::Pma(pma_args) => pma::run(pma_args, threads),
+    }
+}
+
+/// One measurement.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Record {
+    pub(crate) bench: &'static str,
+    pub(crate) structure: &'static str,
+    pub(crate) op: &'static str,
+    pub(crate) param: u64,
+    pub(crate) threads: usize,
+    pub(crate) value: f64,
+    pub(crate) unit: &'static str,
+    /// Keys processed to get the figure (inserts run, keys visited, keys stored).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) keys: Option<u64>,
+}
+
+/// Prints records as JSON Lines or as a table.
+pub(crate) struct Reporter {
+    json: bool,
+    progress: ProgressBar,
+}
+
+impl Reporter {
+    pub(crate) fn new(json: bool, steps: u64) -> Self {
+        let progress = ProgressBar::new(steps);
+        progress.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                .expect("the progress template is valid")
+                .progress_chars("=> "),
+        );
+        if !json {
+            println!(
+                "{:<10} {:<12} {:<14} {:>12} {:>7} {:>14} {:<10} {:>12}",
+                "bench", "structure", "op", "param", "threads", "value", "unit", "keys"
+            );
+        }
+        Self { json, progress }
+    }
+
+    /// Says what runs next (progress bar on a terminal only).
+    pub(crate) fn step(&self, message: String) {
+        self.progress.set_message(message);
+    }
+
+    pub(crate) fn advance(&self) {
+        self.progress.inc(1);
+    }
+
+    pub(crate) fn emit(&self, record: Record) -> anyhow::Result<()> {
+        let line = if self.json {
+            serde_json::to_string(&record)?
+        } else {
+            format!(
+                "{:<10} {:<12} {:<14} {:>12} {:>7} {:>14} {:<10} {:>12}",
+                record.bench,
+                record.structure,
+                record.op,
+                record.param,
+                record.threads,
+                format_value(record.value),
+                record.unit,
+                record.keys.map_or(String::new(), |k| k.to_string()),
+            )
+        };
+        self.progress.suspend(|| {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{line}").and_then(|()| out.flush())
+        })?;
+        Ok(())
+    }
+
+    pub(crate) fn finish(&self) {
+        self.progress.finish_and_clear();
+    }
+}
+
+fn format_value(value: f64) -> String {
+    if value >= 1e5 {
+        format!("{value:.4e}")
+    } else {
+        format!("{value:.4}")
+    }
+}
+
+/// Parses a count such as `10000000`, `10_000_000` or `1e7`.
+pub(crate) fn parse_count(text: &str) -> Result<usize, String> {
+    let clean = text.replace('_', "");
+    let value = if let Some((mantissa, exponent)) = clean.split_once(['e', 'E']) {
+        let mantissa: u64 = mantissa
+            .parse()
+            .map_err(|_| format!("not a count: {text:?}"))?;
+        let exponent: u32 = exponent
+            .parse()
+            .map_err(|_| format!("not a count: {text:?}"))?;
+        10u64
+            .checked_pow(exponent)
+            .and_then(|p| p.checked_mul(mantissa))
+    } else {
+        clean.parse().ok()
+    };
+    value
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or_else(|| format!("not a count (digits or 1eN): {text:?}"))
+}
+
+/// Deterministic 64-bit generator (SplitMix64), seeded per stream so that workloads do not
+/// depend on the thread count.
+#[derive(Debug, Clone)]
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Runs `f` and returns its result with the elapsed time.
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f();
+    (out, start.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse_in_both_notations() {
+        assert_eq!(parse_count("1e6"), Ok(1_000_000));
+        assert_eq!(parse_count("10_000"), Ok(10_000));
+        assert_eq!(parse_count("25e2"), Ok(2_500));
+        assert!(parse_count("1e99").is_err());
+        assert!(parse_count("-3").is_err());
+        assert!(parse_count("ten").is_err());
+    }
+}

@@ -1,0 +1,83 @@
+//! `packgraph`: the command-line tool.
+#![forbid(unsafe_code)]
+
+mod bench;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+
+/// Counts allocated bytes so that benchmarks can report the memory of baselines
+/// (std collections) the same way for every structure.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+
+/// packgraph: a dynamic-graph engine on a compressed packed memory array.
+#[derive(Parser, Debug)]
+#[command(name = "packgraph", version, about, long_about = None)]
+struct Cli {
+    /// Worker threads (default: RAYON_NUM_THREADS, else one per core).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run benchmarks against baselines measured in the same run.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("packgraph: error: {error:#}");
+            ExitCode::from(error_code(&error))
+        }
+    }
+}
+
+/// 2 for input the user can fix, 1 for everything else.
+fn error_code(error: &anyhow::Error) -> u8 {
+    if error.chain().any(|cause| cause.is::<UsageError>()) {
+        2
+    } else {
+        1
+    }
+}
+
+/// A bad argument value found after parsing (exit code 2).
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let threads = match cli.threads {
+        Some(0) => return Err(UsageError("--threads must be at least 1".into()).into()),
+        Some(n) => n,
+        None => std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting the worker threads")?;
+    match cli.command {
+        Command::Bench(args) => pool.install(|| bench::run(&args, threads)),
+    }
+}

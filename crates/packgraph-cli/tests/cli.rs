@@ -1,0 +1,88 @@
+//! Runs the built `packgraph` binary: output formats and exit codes.
+
+use assert_cmd::Command;
+
+fn packgraph() -> Command {
+    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
+}
+
+const TINY: [&str; 14] = [
+    "bench",
+    "pma",
+    "--keys",
+    "20000",
+    "--batch-sizes",
+    "10,1000",
+    "--max-batch-keys",
+    "5000",
+    "--range-sizes",
+    "100",
+    "--size-keys",
+    "3e4",
+    "--budget",
+    "1",
+];
+
+#[test]
+fn bench_pma_json_lines_carry_every_field() {
+    let output = packgraph().args(["--threads", "2"]).args(TINY).arg("--json").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let records: Vec<serde_json::Value> =
+        stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    // 4 structures × (2 batch sizes × 2 ops + 1 range + 1 scan + 1 size).
+    assert_eq!(records.len(), 4 * 7, "{stdout}");
+    for record in &records {
+        for field in ["bench", "structure", "op", "param", "threads", "value", "unit"] {
+            assert!(record.get(field).is_some(), "{field} missing in {record}");
+        }
+        assert_eq!(record["bench"], "pma");
+        assert_eq!(record["threads"], 2);
+        assert!(record["value"].as_f64().unwrap() > 0.0, "{record}");
+    }
+    let size = records
+        .iter()
+        .find(|r| r["structure"] == "cpma" && r["op"] == "size")
+        .expect("a cpma size record");
+    assert_eq!(size["unit"], "bytes/key");
+    let ops: Vec<&str> = records.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    for op in ["insert_batch", "remove_batch", "range", "scan", "size"] {
+        assert!(ops.contains(&op), "no {op} record");
+    }
+}
+
+#[test]
+fn bench_pma_table_has_a_header_and_rows() {
+    let output = packgraph()
+        .args(TINY)
+        .args(["--structures", "cpma"])
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let mut lines = stdout.lines();
+    assert!(lines.next().unwrap().starts_with("bench"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 7, "{stdout}");
+    assert!(rows.iter().all(|row| row.starts_with("pma") && row.contains("cpma")));
+    assert!(rows.iter().all(|row| row.split_whitespace().nth(4) == Some("1")), "{stdout}");
+}
+
+#[test]
+fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["bench", "pma", "--keys", "lots"], "not a count"),
+        (&["bench", "pma", "--structures", "skiplist"], "unknown structure \"skiplist\""),
+        (&["bench", "pma", "--growth", "9"], "growth_factor"),
+        (&["bench", "pma", "--batch-sizes", "0"], "must be positive"),
+        (&["--threads", "0", "bench", "pma"], "--threads"),
+    ];
+    for (args, message) in cases {
+        let output = packgraph().args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty() || !String::from_utf8_lossy(&output.stdout).contains("pma  "));
+    }
+}

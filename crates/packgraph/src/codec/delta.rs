@@ -1,0 +1,308 @@
+//! Delta-coded runs: a strictly increasing sequence stored as byte-coded differences.
+//!
+//! A run is encoded relative to a `base` (the value before its first element; a CPMA leaf
+//! uses its uncompressed head). Element `i` is stored as `keys[i] - keys[i-1]` (with
+//! `keys[-1] = base`), which is at least 1, so a run's bytes hold no zero byte.
+//!
+//! [`encode_run`] / [`decode_run`] are checked and work on untrusted input; [`DeltaIter`]
+//! decodes while scanning and [`find_in_run`] locates the first element at or above a
+//! target without materialising the run.
+
+use super::varint::{self, decode_padded, encoded_len};
+use super::CodecError;
+
+/// Bytes the run would take when encoded after `base` (no checks).
+pub fn run_len(base: u64, keys: &[u64]) -> usize {
+    let mut prev = base;
+    let mut total = 0;
+    for &key in keys {
+        total += encoded_len(key.wrapping_sub(prev));
+        prev = key;
+    }
+    total
+}
+
+/// Encodes `keys`, which must be strictly increasing and above `base`, into `out`; returns
+/// the number of bytes written.
+///
+/// # Errors
+/// [`CodecError::NotIncreasing`] for an element not above its predecessor (or `base`),
+/// [`CodecError::BufferTooSmall`] if `out` cannot hold the run; nothing past the error is
+/// written.
+pub fn encode_run(base: u64, keys: &[u64], out: &mut [u8]) -> Result<usize, CodecError> {
+    let mut prev = base;
+    let mut pos = 0;
+    for (index, &key) in keys.iter().enumerate() {
+        if key <= prev {
+            return Err(CodecError::NotIncreasing { index, offset: pos });
+        }
+        let available = out.len();
+        let written = varint::encode(key - prev, &mut out[pos.min(available)..]);
+        pos += written.map_err(|_| CodecError::BufferTooSmall {
+            needed: pos + run_len(prev, &keys[index..]),
+            available,
+        })?;
+        prev = key;
+    }
+    Ok(pos)
+}
+
+/// Writes a run known to be strictly increasing into `out` (long enough); returns its length.
+#[inline]
+pub(crate) fn write_run(base: u64, keys: &[u64], out: &mut [u8]) -> usize {
+    let mut prev = base;
+    let mut pos = 0;
+    for &key in keys {
+        debug_assert!(key > prev, "run must be strictly increasing");
+        let len = encoded_len(key - prev);
+        varint::write_code(key - prev, &mut out[pos..pos + len]);
+        pos += len;
+        prev = key;
+    }
+    pos
+}
+
+/// Decodes a run of `bytes` encoded after `base`, appending its elements to `out`.
+///
+/// # Errors
+/// [`CodecError::Truncated`] or [`CodecError::Overflow`] for a malformed code,
+/// [`CodecError::NotIncreasing`] for a zero delta or a sum past `u64::MAX`. On error `out`
+/// keeps the elements decoded before the bad one.
+pub fn decode_run(bytes: &[u8], base: u64, out: &mut Vec<u64>) -> Result<(), CodecError> {
+    let mut prev = base;
+    let mut pos = 0;
+    let mut index = 0;
+    while pos < bytes.len() {
+        let (delta, len) = decode_padded(bytes, pos)?;
+        let key = match prev.checked_add(delta) {
+            Some(key) if delta > 0 => key,
+            _ => return Err(CodecError::NotIncreasing { index, offset: pos }),
+        };
+        out.push(key);
+        prev = key;
+        pos += len;
+        index += 1;
+    }
+    Ok(())
+}
+
+/// Decode-while-scanning iterator over a run.
+///
+/// `bytes` may extend past the run (padding lets the fast decoder read whole words); only
+/// the first `end` bytes are decoded. A malformed code ends the iteration early.
+#[derive(Debug, Clone)]
+pub struct DeltaIter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    end: usize,
+    prev: u64,
+}
+
+impl<'a> DeltaIter<'a> {
+    /// Iterates the run in `bytes[..end]` encoded after `base`.
+    pub fn new(bytes: &'a [u8], end: usize, base: u64) -> Self {
+        Self {
+            bytes,
+            pos: 0,
+            end: end.min(bytes.len()),
+            prev: base,
+        }
+    }
+
+    /// Byte offset of the next code.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for DeltaIter<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.pos >= self.end {
+            return None;
+        }
+        match decode_padded(self.bytes, self.pos) {
+            Ok((delta, len)) if self.pos + len <= self.end => {
+                self.prev = self.prev.wrapping_add(delta);
+                self.pos += len;
+                Some(self.prev)
+            }
+            _ => {
+                self.pos = self.end;
+                None
+            }
+        }
+    }
+}
+
+/// Where a target falls in a run: see [`find_in_run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunPosition {
+    /// Number of elements below the target.
+    pub index: usize,
+    /// Byte offset of the first element at or above the target (the run's length if none).
+    pub offset: usize,
+    /// The element before that one (`base` when `index == 0`).
+    pub prev: u64,
+    /// The first element at or above the target, if any.
+    pub found: Option<u64>,
+}
+
+/// Finds the first element `>= target` in the run `bytes[..end]` encoded after `base`,
+/// decoding only up to it.
+pub fn find_in_run(bytes: &[u8], end: usize, base: u64, target: u64) -> RunPosition {
+    let mut iter = DeltaIter::new(bytes, end, base);
+    let mut index = 0;
+    let mut prev = base;
+    loop {
+        let offset = iter.offset();
+        match iter.next() {
+            Some(key) if key >= target => {
+                return RunPosition {
+                    index,
+                    offset,
+                    prev,
+                    found: Some(key),
+                };
+            }
+            Some(key) => {
+                prev = key;
+                index += 1;
+            }
+            None => {
+                return RunPosition {
+                    index,
+                    offset,
+                    prev,
+                    found: None,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn run_from(set: &BTreeSet<u64>) -> (u64, Vec<u64>) {
+        let mut keys: Vec<u64> = set.iter().copied().collect();
+        if keys.is_empty() {
+            return (0, keys);
+        }
+        let base = keys.remove(0);
+        (base, keys)
+    }
+
+    #[test]
+    fn extreme_deltas_round_trip() {
+        let keys = [1, 2, 1 << 40, (1 << 63) + 5, u64::MAX];
+        let mut buf = vec![0u8; 64];
+        let len = encode_run(0, &keys, &mut buf).unwrap();
+        assert_eq!(len, run_len(0, &keys));
+        let mut out = Vec::new();
+        decode_run(&buf[..len], 0, &mut out).unwrap();
+        assert_eq!(out, keys);
+        assert!(DeltaIter::new(&buf, len, 0).eq(keys.iter().copied()));
+        // The maximal delta: 0 then u64::MAX.
+        let len = encode_run(0, &[u64::MAX], &mut buf).unwrap();
+        assert_eq!(len, 10);
+        out.clear();
+        decode_run(&buf[..len], 0, &mut out).unwrap();
+        assert_eq!(out, [u64::MAX]);
+    }
+
+    #[test]
+    fn unsorted_input_and_small_buffers_are_rejected() {
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            encode_run(5, &[6, 6], &mut buf),
+            Err(CodecError::NotIncreasing {
+                index: 1,
+                offset: 1
+            })
+        );
+        assert_eq!(
+            encode_run(5, &[5], &mut buf),
+            Err(CodecError::NotIncreasing {
+                index: 0,
+                offset: 0
+            })
+        );
+        assert!(matches!(
+            encode_run(0, &[1, 1 << 30], &mut buf),
+            Err(CodecError::BufferTooSmall {
+                needed: 6,
+                available: 4
+            })
+        ));
+    }
+
+    #[test]
+    fn zero_delta_and_overflowing_sum_are_corrupt() {
+        let mut out = Vec::new();
+        assert_eq!(
+            decode_run(&[1, 0], 0, &mut out),
+            Err(CodecError::NotIncreasing {
+                index: 1,
+                offset: 1
+            })
+        );
+        out.clear();
+        assert!(decode_run(&[2], u64::MAX - 1, &mut out).is_err());
+        assert!(decode_run(&[0x80], 0, &mut out).is_err());
+    }
+
+    #[test]
+    fn find_reports_position_and_predecessor() {
+        let keys = [10, 20, 300, 4000];
+        let mut buf = vec![0u8; 32];
+        let len = encode_run(5, &keys, &mut buf).unwrap();
+        let at = find_in_run(&buf, len, 5, 300);
+        assert_eq!((at.index, at.prev, at.found), (2, 20, Some(300)));
+        assert_eq!(at.offset, 2);
+        let past = find_in_run(&buf, len, 5, 5000);
+        assert_eq!((past.index, past.offset, past.found), (4, len, None));
+        assert_eq!(find_in_run(&buf, len, 5, 0).found, Some(10));
+    }
+
+    proptest! {
+        #[test]
+        fn runs_round_trip(set in proptest::collection::btree_set(any::<u64>(), 0..200), pad in 0usize..12) {
+            let (base, keys) = run_from(&set);
+            let mut buf = vec![0u8; run_len(base, &keys) + pad];
+            let len = encode_run(base, &keys, &mut buf).unwrap();
+            let mut out = Vec::new();
+            decode_run(&buf[..len], base, &mut out).unwrap();
+            prop_assert_eq!(&out, &keys);
+            prop_assert!(DeltaIter::new(&buf, len, base).eq(keys.iter().copied()));
+            let mut fast = vec![0u8; len + 8];
+            prop_assert_eq!(write_run(base, &keys, &mut fast), len);
+            prop_assert_eq!(&fast[..len], &buf[..len]);
+        }
+
+        #[test]
+        fn find_matches_linear_search(set in proptest::collection::btree_set(0u64..10_000, 1..100), target in 0u64..11_000) {
+            let (base, keys) = run_from(&set);
+            let mut buf = vec![0u8; run_len(base, &keys) + 8];
+            let len = encode_run(base, &keys, &mut buf).unwrap();
+            let at = find_in_run(&buf, len, base, target);
+            let index = keys.partition_point(|&k| k < target);
+            prop_assert_eq!(at.index, index);
+            prop_assert_eq!(at.found, keys.get(index).copied());
+            prop_assert_eq!(at.prev, if index == 0 { base } else { keys[index - 1] });
+            prop_assert_eq!(at.offset, run_len(base, &keys[..index]));
+        }
+
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64), base in any::<u64>()) {
+            let mut out = Vec::new();
+            let _ = decode_run(&bytes, base, &mut out);
+            let _ = DeltaIter::new(&bytes, bytes.len(), base).count();
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The crate's top-level error type; each layer keeps its own error next to its code.
+
+use crate::codec::CodecError;
+use crate::pma::PmaError;
+
+/// Any error the packgraph library can return.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Malformed encoded bytes.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// An invalid argument or configuration for a packed memory array.
+    #[error(transparent)]
+    Pma(#[from] PmaError),
+}
+
+/// `Result` with the crate's [`Error`] as the default error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

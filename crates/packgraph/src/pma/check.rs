@@ -1,0 +1,68 @@
+//! `check_invariants`: a full validation of the structure, for tests and debugging.
+
+use super::leaf::{LeafCodec, HEAD_BYTES};
+use super::{Pma, PmaError, PADDING_BYTES};
+
+impl<C: LeafCodec> Pma<C> {
+    /// Checks every invariant listed in the module documentation.
+    ///
+    /// # Errors
+    /// [`PmaError::Invariant`] naming the first leaf found broken.
+    pub fn check_invariants(&self) -> Result<(), PmaError> {
+        let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
+        let num_leaves = self.num_leaves();
+        if self.heads.len() != num_leaves
+            || self.data.len() != num_leaves * self.leaf_bytes + PADDING_BYTES
+        {
+            return broken(0, "array lengths disagree with the leaf count".into());
+        }
+        let mut previous: Option<u64> = None;
+        let (mut count, mut bytes) = (0, 0);
+        let mut keys = Vec::new();
+        for j in 0..num_leaves {
+            let used = self.leaf_used(j);
+            if used > self.leaf_bytes {
+                return broken(j, format!("uses {used} of {} bytes", self.leaf_bytes));
+            }
+            if used == 0 {
+                let next = self.next_nonempty(j).map_or(u64::MAX, |n| self.heads[n]);
+                if self.heads[j] != next {
+                    return broken(j, format!("empty leaf head {} != {next}", self.heads[j]));
+                }
+                continue;
+            }
+            if used < HEAD_BYTES {
+                return broken(j, format!("uses {used} bytes, less than a head"));
+            }
+            keys.clear();
+            C::decode_into(self.leaf(j), used, &mut keys);
+            if keys[0] != self.heads[j] {
+                return broken(
+                    j,
+                    format!("head {} != first key {}", self.heads[j], keys[0]),
+                );
+            }
+            if C::encoded_len(&keys) != used {
+                return broken(j, format!("used {used} != encoded length"));
+            }
+            for &key in &keys {
+                if previous.is_some_and(|p| p >= key) {
+                    return broken(j, format!("key {key} after {previous:?}"));
+                }
+                previous = Some(key);
+            }
+            count += keys.len();
+            bytes += used;
+        }
+        if count != self.len {
+            return broken(0, format!("len {} but {count} keys stored", self.len));
+        }
+        if bytes != self.total_used {
+            return broken(
+                0,
+                format!("total_used {} but {bytes} bytes used", self.total_used),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,253 @@
+//! Building the leaves: bulk build, spreading a region's keys evenly by bytes, and
+//! gathering a region's keys back (including leaves that overflowed into side buffers).
+
+use rayon::prelude::*;
+
+use super::leaf::{LeafCodec, HEAD_BYTES};
+use super::{default_leaf_bytes, Pma, PmaConfig, PADDING_BYTES};
+use std::marker::PhantomData;
+
+/// Keys per block of the byte-size prefix sums.
+const SIZE_BLOCK: usize = 1024;
+/// Leaves per parallel task when spreading, gathering or scanning.
+pub(super) const LEAF_GRAIN: usize = 32;
+
+/// A run of consecutive leaves borrowed mutably; split to hand disjoint leaves to tasks.
+pub(super) struct LeavesMut<'a> {
+    /// Global index of the first leaf.
+    pub(super) first: usize,
+    pub(super) leaf_bytes: usize,
+    pub(super) data: &'a mut [u8],
+    pub(super) used: &'a mut [u32],
+    pub(super) heads: &'a mut [u64],
+}
+
+impl<'a> LeavesMut<'a> {
+    pub(super) fn len(&self) -> usize {
+        self.used.len()
+    }
+
+    /// Leaves `[0, mid)` and `[mid, len)`.
+    pub(super) fn split_at(self, mid: usize) -> (Self, Self) {
+        let (data_l, data_r) = self.data.split_at_mut(mid * self.leaf_bytes);
+        let (used_l, used_r) = self.used.split_at_mut(mid);
+        let (heads_l, heads_r) = self.heads.split_at_mut(mid);
+        let left = LeavesMut {
+            first: self.first,
+            leaf_bytes: self.leaf_bytes,
+            data: data_l,
+            used: used_l,
+            heads: heads_l,
+        };
+        let right = LeavesMut {
+            first: self.first + mid,
+            leaf_bytes: self.leaf_bytes,
+            data: data_r,
+            used: used_r,
+            heads: heads_r,
+        };
+        (left, right)
+    }
+
+    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0).
+    pub(super) fn target(&self, key: u64) -> usize {
+        self.heads
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1)
+    }
+}
+
+impl<C: LeafCodec> Pma<C> {
+    /// All leaves, borrowed mutably.
+    pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
+        let end = self.num_leaves() * self.leaf_bytes;
+        LeavesMut {
+            first: 0,
+            leaf_bytes: self.leaf_bytes,
+            data: &mut self.data[..end],
+            used: &mut self.used,
+            heads: &mut self.heads,
+        }
+    }
+
+    /// Builds the array for sorted, duplicate-free `keys` at the build density.
+    pub(super) fn build(config: PmaConfig, keys: &[u64]) -> Self {
+        let sized = SizedKeys::new::<C>(keys);
+        let density = config.build_density();
+        let capacity = (sized.total as f64 / density).ceil() as usize;
+        let leaf_bytes = config
+            .leaf_bytes
+            .unwrap_or_else(|| default_leaf_bytes(capacity));
+        let num_leaves = capacity.div_ceil(leaf_bytes).max(1);
+        let mut pma = Self {
+            config,
+            leaf_bytes,
+            data: vec![0; num_leaves * leaf_bytes + PADDING_BYTES],
+            used: vec![0; num_leaves],
+            heads: vec![u64::MAX; num_leaves],
+            len: keys.len(),
+            total_used: 0,
+            codec: PhantomData,
+        };
+        pma.total_used = spread::<C>(&sized, pma.leaves_mut());
+        pma
+    }
+
+    /// Every key, in order, with `overflow` standing in for the leaves it names.
+    pub(super) fn gather_all(&self, overflow: &[(usize, Vec<u64>)]) -> Vec<u64> {
+        let end = self.num_leaves() * self.leaf_bytes;
+        gather::<C>(&self.data[..end], &self.used, 0, self.leaf_bytes, overflow)
+    }
+}
+
+/// Keys with block sums of their encoded sizes, ready to be cut into leaves by bytes.
+pub(super) struct SizedKeys<'a> {
+    keys: &'a [u64],
+    /// `block_prefix[b]` = bytes of keys before index `b * SIZE_BLOCK`; last = total.
+    block_prefix: Vec<u64>,
+    pub(super) total: u64,
+}
+
+/// Bytes key `i` takes when it follows key `i - 1` (a head's 8 for the first).
+#[inline(always)]
+fn key_size<C: LeafCodec>(keys: &[u64], i: usize) -> u64 {
+    if i == 0 {
+        HEAD_BYTES as u64
+    } else {
+        C::entry_bytes(keys[i - 1], keys[i]) as u64
+    }
+}
+
+impl<'a> SizedKeys<'a> {
+    pub(super) fn new<C: LeafCodec>(keys: &'a [u64]) -> Self {
+        let block_sums: Vec<u64> = (0..keys.len().div_ceil(SIZE_BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let end = ((b + 1) * SIZE_BLOCK).min(keys.len());
+                (b * SIZE_BLOCK..end).map(|i| key_size::<C>(keys, i)).sum()
+            })
+            .collect();
+        let mut block_prefix = Vec::with_capacity(block_sums.len() + 1);
+        let mut total = 0;
+        block_prefix.push(0);
+        for sum in block_sums {
+            total += sum;
+            block_prefix.push(total);
+        }
+        Self {
+            keys,
+            block_prefix,
+            total,
+        }
+    }
+
+    /// From key `i` whose prefix is `pre`, the first index whose prefix is `>= cut`.
+    #[inline]
+    fn advance<C: LeafCodec>(&self, mut i: usize, mut pre: u64, cut: u64) -> (usize, u64) {
+        while i < self.keys.len() && pre < cut {
+            pre += key_size::<C>(self.keys, i);
+            i += 1;
+        }
+        (i, pre)
+    }
+
+    /// The first index whose prefix is `>= cut`, and that prefix.
+    fn locate<C: LeafCodec>(&self, cut: u64) -> (usize, u64) {
+        let block = self.block_prefix.partition_point(|&p| p < cut);
+        if block == 0 {
+            return (0, 0);
+        }
+        self.advance::<C>((block - 1) * SIZE_BLOCK, self.block_prefix[block - 1], cut)
+    }
+}
+
+/// Spreads `sized` over `leaves`, cutting at equal byte shares; returns the bytes used.
+///
+/// Empty leaves get the head of the next non-empty leaf in the run, or `u64::MAX` after the
+/// last one (the caller repairs those if leaves follow the run).
+pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_>, leaves: LeavesMut<'_>) -> usize {
+    let num_leaves = leaves.len() as u128;
+    let leaf_bytes = leaves.leaf_bytes;
+    let cut = |j: usize| (j as u128 * u128::from(sized.total) / num_leaves) as u64;
+    let keys = sized.keys;
+    let last_leaf = leaves.len() - 1;
+    leaves
+        .data
+        .par_chunks_mut(LEAF_GRAIN * leaf_bytes)
+        .zip(leaves.used.par_chunks_mut(LEAF_GRAIN))
+        .zip(leaves.heads.par_chunks_mut(LEAF_GRAIN))
+        .enumerate()
+        .map(|(group, ((data, used), heads))| {
+            let first = group * LEAF_GRAIN;
+            let (mut start, mut pre) = sized.locate::<C>(cut(first));
+            let mut bytes = 0;
+            for local in 0..used.len() {
+                let j = first + local;
+                let (end, pre_end) = if j == last_leaf {
+                    (keys.len(), sized.total)
+                } else {
+                    sized.advance::<C>(start, pre, cut(j + 1))
+                };
+                let leaf = &mut data[local * leaf_bytes..(local + 1) * leaf_bytes];
+                if end > start {
+                    used[local] = C::encode(&keys[start..end], leaf) as u32;
+                    heads[local] = keys[start];
+                    bytes += used[local] as usize;
+                } else {
+                    used[local] = 0;
+                    heads[local] = keys.get(start).copied().unwrap_or(u64::MAX);
+                }
+                (start, pre) = (end, pre_end);
+            }
+            bytes
+        })
+        .sum()
+}
+
+/// The keys of the leaves in `data`/`used` (global index of the first: `first`), in order,
+/// taking a leaf's keys from `overflow` where it has an entry (sorted by leaf).
+pub(super) fn gather<C: LeafCodec>(
+    data: &[u8],
+    used: &[u32],
+    first: usize,
+    leaf_bytes: usize,
+    overflow: &[(usize, Vec<u64>)],
+) -> Vec<u64> {
+    let collect = |range: std::ops::Range<usize>| {
+        let bytes: usize = used[range.clone()].iter().map(|&u| u as usize).sum();
+        let mut keys = Vec::with_capacity(bytes / 2 + 8);
+        for j in range {
+            match overflow.binary_search_by_key(&(first + j), |entry| entry.0) {
+                Ok(at) => keys.extend_from_slice(&overflow[at].1),
+                Err(_) => C::decode_into(&data[j * leaf_bytes..], used[j] as usize, &mut keys),
+            }
+        }
+        keys
+    };
+    if used.len() <= 4 * LEAF_GRAIN {
+        return collect(0..used.len());
+    }
+    let parts: Vec<Vec<u64>> = (0..used.len().div_ceil(LEAF_GRAIN))
+        .into_par_iter()
+        .map(|g| collect(g * LEAF_GRAIN..((g + 1) * LEAF_GRAIN).min(used.len())))
+        .collect();
+    concat_parallel(&parts)
+}
+
+/// Concatenates `parts` with a parallel copy.
+pub(super) fn concat_parallel(parts: &[Vec<u64>]) -> Vec<u64> {
+    let total: usize = parts.iter().map(Vec::len).sum();
+    let mut out = vec![0u64; total];
+    let mut slices = Vec::with_capacity(parts.len());
+    let mut rest = out.as_mut_slice();
+    for part in parts {
+        let (head, tail) = rest.split_at_mut(part.len());
+        slices.push(head);
+        rest = tail;
+    }
+    slices
+        .into_par_iter()
+        .zip(parts.par_iter())
+        .for_each(|(dst, src)| dst.copy_from_slice(src));
+    out
+}

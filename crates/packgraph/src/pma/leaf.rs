@@ -1,0 +1,410 @@
+//! Leaf encodings: how one PMA leaf lays out its sorted keys in bytes.
+//!
+//! Both encodings keep a leaf packed left (its keys in the first `used` bytes, the rest
+//! free) and start with the head, the leaf's smallest key, as eight little-endian bytes, so
+//! a leaf's head can be read without decoding and the same PMA code serves both:
+//!
+//! ```text
+//! PlainLeaf:  | k0 (8 B) | k1 (8 B) | k2 (8 B) | ... | free |
+//! DeltaLeaf:  | k0 (8 B) | code(k1-k0) | code(k2-k1) | ... | free |   (codes: 1–10 B each)
+//! ```
+//!
+//! Functions reading a leaf take a slice that starts at the leaf and may extend past it (into
+//! the next leaves and the array's padding); only `used` bytes are decoded, and the extra bytes
+//! let the word-at-a-time decoder skip its bounds fallback. Functions writing a leaf take
+//! exactly the leaf's bytes, whose length is its capacity.
+
+use crate::codec::delta::{self, find_in_run};
+use crate::codec::varint::{self, decode_padded, encoded_len};
+
+/// Bytes of a leaf's uncompressed head.
+pub(crate) const HEAD_BYTES: usize = 8;
+
+/// The result of inserting one key into a leaf in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafInsert {
+    /// The key was already there; nothing changed.
+    Present,
+    /// The key was added; the leaf now uses this many bytes.
+    Inserted(usize),
+    /// The key is absent but does not fit; nothing changed.
+    Full,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A leaf layout for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
+/// [`PlainLeaf`] (the uncompressed PMA); sealed.
+pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
+    /// Short name used in reports (`"cpma"`, `"pma"`).
+    const NAME: &'static str;
+
+    /// Bytes `key` takes when it follows `prev` inside a leaf.
+    fn entry_bytes(prev: u64, key: u64) -> usize;
+
+    /// Writes `keys` (non-empty, strictly increasing) into `out`, which is long enough;
+    /// returns the bytes written.
+    fn encode(keys: &[u64], out: &mut [u8]) -> usize;
+
+    /// Calls `f` on each key of the leaf in order until it returns `false`; returns whether
+    /// every key was visited.
+    fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(u64) -> bool) -> bool;
+
+    /// The first key `>= target` in the leaf, if any.
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64>;
+
+    /// The leaf's largest key.
+    fn last(leaf: &[u8], used: usize) -> Option<u64>;
+
+    /// Inserts `key` in place.
+    fn insert(leaf: &mut [u8], used: usize, key: u64) -> LeafInsert;
+
+    /// Removes `key` in place; returns the new used bytes, or `None` if it was absent.
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize>;
+
+    /// Bytes the encoding of `keys` (non-empty, strictly increasing) takes.
+    fn encoded_len(keys: &[u64]) -> usize {
+        HEAD_BYTES
+            + keys
+                .windows(2)
+                .map(|w| Self::entry_bytes(w[0], w[1]))
+                .sum::<usize>()
+    }
+
+    /// Appends the leaf's keys to `out`.
+    fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
+        Self::for_each_while(leaf, used, |key| {
+            out.push(key);
+            true
+        });
+    }
+}
+
+#[inline(always)]
+fn read_head(leaf: &[u8]) -> u64 {
+    let bytes: [u8; 8] = leaf[..HEAD_BYTES]
+        .try_into()
+        .expect("a leaf holds its 8-byte head");
+    u64::from_le_bytes(bytes)
+}
+
+#[inline(always)]
+fn write_head(leaf: &mut [u8], key: u64) {
+    leaf[..HEAD_BYTES].copy_from_slice(&key.to_le_bytes());
+}
+
+/// The compressed leaf: head, then byte-coded deltas (CPMA paper, section 5).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeltaLeaf;
+
+impl sealed::Sealed for DeltaLeaf {}
+
+/// Decodes the delta code at `pos` of a leaf this process wrote.
+#[inline(always)]
+fn delta_at(leaf: &[u8], pos: usize) -> (u64, usize) {
+    decode_padded(leaf, pos).expect("CPMA leaves hold valid byte codes")
+}
+
+impl LeafCodec for DeltaLeaf {
+    const NAME: &'static str = "cpma";
+
+    #[inline(always)]
+    fn entry_bytes(prev: u64, key: u64) -> usize {
+        encoded_len(key.wrapping_sub(prev))
+    }
+
+    fn encode(keys: &[u64], out: &mut [u8]) -> usize {
+        write_head(out, keys[0]);
+        HEAD_BYTES + delta::write_run(keys[0], &keys[1..], &mut out[HEAD_BYTES..])
+    }
+
+    #[inline]
+    fn for_each_while(leaf: &[u8], used: usize, mut f: impl FnMut(u64) -> bool) -> bool {
+        if used == 0 {
+            return true;
+        }
+        let mut key = read_head(leaf);
+        if !f(key) {
+            return false;
+        }
+        let mut pos = HEAD_BYTES;
+        while pos < used {
+            let (delta, len) = delta_at(leaf, pos);
+            key = key.wrapping_add(delta);
+            pos += len;
+            if !f(key) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {
+        if used == 0 {
+            return None;
+        }
+        let head = read_head(leaf);
+        if head >= target {
+            return Some(head);
+        }
+        find_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, target).found
+    }
+
+    fn last(leaf: &[u8], used: usize) -> Option<u64> {
+        let mut last = None;
+        Self::for_each_while(leaf, used, |key| {
+            last = Some(key);
+            true
+        });
+        last
+    }
+
+    fn insert(leaf: &mut [u8], used: usize, key: u64) -> LeafInsert {
+        let capacity = leaf.len();
+        if used == 0 {
+            write_head(leaf, key);
+            return LeafInsert::Inserted(HEAD_BYTES);
+        }
+        let head = read_head(leaf);
+        if key == head {
+            return LeafInsert::Present;
+        }
+        if key < head {
+            // The old head becomes the first delta.
+            let len = encoded_len(head - key);
+            if used + len > capacity {
+                return LeafInsert::Full;
+            }
+            leaf.copy_within(HEAD_BYTES..used, HEAD_BYTES + len);
+            write_head(leaf, key);
+            varint::write_code(head - key, &mut leaf[HEAD_BYTES..HEAD_BYTES + len]);
+            return LeafInsert::Inserted(used + len);
+        }
+        let at = find_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, key);
+        let offset = HEAD_BYTES + at.offset;
+        let (before, after, old_len) = match at.found {
+            Some(next) if next == key => return LeafInsert::Present,
+            Some(next) => (key - at.prev, next - key, encoded_len(next - at.prev)),
+            None => (key - at.prev, 0, 0),
+        };
+        let (len_before, len_after) = (
+            encoded_len(before),
+            if old_len == 0 { 0 } else { encoded_len(after) },
+        );
+        let new_used = used + len_before + len_after - old_len;
+        if new_used > capacity {
+            return LeafInsert::Full;
+        }
+        leaf.copy_within(offset + old_len..used, offset + len_before + len_after);
+        varint::write_code(before, &mut leaf[offset..offset + len_before]);
+        if len_after > 0 {
+            let rest = offset + len_before;
+            varint::write_code(after, &mut leaf[rest..rest + len_after]);
+        }
+        LeafInsert::Inserted(new_used)
+    }
+
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+        if used == 0 {
+            return None;
+        }
+        let head = read_head(leaf);
+        if key < head {
+            return None;
+        }
+        if key == head {
+            if used == HEAD_BYTES {
+                return Some(0);
+            }
+            let (delta, len) = delta_at(leaf, HEAD_BYTES);
+            leaf.copy_within(HEAD_BYTES + len..used, HEAD_BYTES);
+            write_head(leaf, head + delta);
+            return Some(used - len);
+        }
+        let at = find_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, key);
+        if at.found != Some(key) {
+            return None;
+        }
+        let offset = HEAD_BYTES + at.offset;
+        let len_key = encoded_len(key - at.prev);
+        if offset + len_key == used {
+            return Some(offset);
+        }
+        let (next_delta, len_next) = delta_at(leaf, offset + len_key);
+        let merged = key - at.prev + next_delta;
+        let len_merged = encoded_len(merged);
+        leaf.copy_within(offset + len_key + len_next..used, offset + len_merged);
+        varint::write_code(merged, &mut leaf[offset..offset + len_merged]);
+        Some(used - len_key - len_next + len_merged)
+    }
+}
+
+/// The uncompressed leaf: keys as eight little-endian bytes each (the plain PMA).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlainLeaf;
+
+impl sealed::Sealed for PlainLeaf {}
+
+#[inline(always)]
+fn plain_key(leaf: &[u8], index: usize) -> u64 {
+    read_head(&leaf[index * 8..])
+}
+
+/// Index of the first key `>= target` among the leaf's `count` keys.
+fn plain_position(leaf: &[u8], count: usize, target: u64) -> usize {
+    let (mut lo, mut hi) = (0, count);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if plain_key(leaf, mid) < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+impl LeafCodec for PlainLeaf {
+    const NAME: &'static str = "pma";
+
+    #[inline(always)]
+    fn entry_bytes(_prev: u64, _key: u64) -> usize {
+        8
+    }
+
+    fn encode(keys: &[u64], out: &mut [u8]) -> usize {
+        for (chunk, key) in out.chunks_exact_mut(8).zip(keys) {
+            chunk.copy_from_slice(&key.to_le_bytes());
+        }
+        keys.len() * 8
+    }
+
+    fn encoded_len(keys: &[u64]) -> usize {
+        keys.len() * 8
+    }
+
+    #[inline]
+    fn for_each_while(leaf: &[u8], used: usize, mut f: impl FnMut(u64) -> bool) -> bool {
+        leaf[..used]
+            .chunks_exact(8)
+            .all(|chunk| f(read_head(chunk)))
+    }
+
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {
+        let count = used / 8;
+        let index = plain_position(leaf, count, target);
+        (index < count).then(|| plain_key(leaf, index))
+    }
+
+    fn last(leaf: &[u8], used: usize) -> Option<u64> {
+        (used >= 8).then(|| plain_key(leaf, used / 8 - 1))
+    }
+
+    fn insert(leaf: &mut [u8], used: usize, key: u64) -> LeafInsert {
+        let count = used / 8;
+        let index = plain_position(leaf, count, key);
+        if index < count && plain_key(leaf, index) == key {
+            return LeafInsert::Present;
+        }
+        if used + 8 > leaf.len() {
+            return LeafInsert::Full;
+        }
+        leaf.copy_within(index * 8..used, index * 8 + 8);
+        write_head(&mut leaf[index * 8..], key);
+        LeafInsert::Inserted(used + 8)
+    }
+
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+        let count = used / 8;
+        let index = plain_position(leaf, count, key);
+        if index == count || plain_key(leaf, index) != key {
+            return None;
+        }
+        leaf.copy_within(index * 8 + 8..used, index * 8);
+        Some(used - 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn check_ops<C: LeafCodec>(ops: &[(bool, u64)], capacity: usize) {
+        let mut leaf = vec![0u8; capacity];
+        let mut used = 0;
+        let mut oracle = BTreeSet::new();
+        for &(insert, key) in ops {
+            if insert {
+                match C::insert(&mut leaf, used, key) {
+                    LeafInsert::Present => assert!(oracle.contains(&key)),
+                    LeafInsert::Inserted(now) => {
+                        assert!(oracle.insert(key));
+                        used = now;
+                    }
+                    LeafInsert::Full => {
+                        assert!(!oracle.contains(&key));
+                        let mut all: Vec<u64> = oracle.iter().copied().collect();
+                        all.push(key);
+                        all.sort_unstable();
+                        assert!(C::encoded_len(&all) > capacity);
+                    }
+                }
+            } else {
+                match C::remove(&mut leaf, used, key) {
+                    Some(now) => {
+                        assert!(oracle.remove(&key));
+                        used = now;
+                    }
+                    None => assert!(!oracle.contains(&key)),
+                }
+            }
+            let keys: Vec<u64> = oracle.iter().copied().collect();
+            let mut decoded = Vec::new();
+            C::decode_into(&leaf, used, &mut decoded);
+            assert_eq!(decoded, keys);
+            if !keys.is_empty() {
+                assert_eq!(used, C::encoded_len(&keys));
+            }
+            assert_eq!(C::last(&leaf, used), keys.last().copied());
+            assert_eq!(
+                C::lower_bound(&leaf, used, key),
+                oracle.range(key..).next().copied()
+            );
+        }
+    }
+
+    #[test]
+    fn head_replacement_and_extreme_keys() {
+        let ops = [
+            (true, 100),
+            (true, 0),
+            (true, u64::MAX),
+            (false, 0),
+            (true, 1),
+            (false, u64::MAX),
+        ];
+        check_ops::<DeltaLeaf>(&ops, 64);
+        check_ops::<PlainLeaf>(&ops, 64);
+    }
+
+    proptest! {
+        #[test]
+        fn delta_leaf_matches_btreeset(ops in proptest::collection::vec((any::<bool>(), 0u64..500), 0..120)) {
+            check_ops::<DeltaLeaf>(&ops, 96);
+        }
+
+        #[test]
+        fn delta_leaf_wide_keys_match_btreeset(ops in proptest::collection::vec((any::<bool>(), any::<u64>()), 0..60)) {
+            check_ops::<DeltaLeaf>(&ops, 128);
+        }
+
+        #[test]
+        fn plain_leaf_matches_btreeset(ops in proptest::collection::vec((any::<bool>(), 0u64..200), 0..80)) {
+            check_ops::<PlainLeaf>(&ops, 128);
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! The packed memory array (PMA) of `u64` keys, compressed (CPMA) or plain.
+//!
+//! Follows Wheatman, Burns, Buluç and Xu, "CPMA: An Efficient Batch-Parallel Compressed Set
+//! Without Pointers" (PPoPP 2024), sections 3–5:
+//!
+//! * The keys are sorted in one array cut into equal leaves of `leaf_bytes` bytes, each
+//!   packed left; the leaf layout is a [`LeafCodec`]: [`DeltaLeaf`] (head + byte-coded
+//!   deltas: the CPMA) or [`PlainLeaf`] (8 bytes a key: the PMA). Leaf heads are also kept in
+//!   a separate contiguous array, so a search reads the heads and then one leaf.
+//! * An implicit binary tree over the leaves carries byte-density bounds (`density.rs`).
+//! * Batch updates run the paper's three phases (`batch.rs`, `rebalance.rs`): a parallel
+//!   recursive merge of the sorted batch into the leaves (a leaf that overflows keeps its
+//!   keys in a side buffer), a level-by-level count of the touched leaves' ancestors that
+//!   counts each leaf at most a constant number of times, and a parallel redistribution of
+//!   the maximal violating regions. Small batches go key by key; batches comparable to the
+//!   structure's size rebuild it with a linear merge. The array grows or shrinks by
+//!   [`PmaConfig::growth_factor`] when the root's bound breaks.
+//!
+//! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
+//! leaves; a non-empty leaf's `heads` entry is its first key and its `used` count is exactly
+//! its encoding's length, at most `leaf_bytes`; an empty leaf's `heads` entry is the head of
+//! the next non-empty leaf (`u64::MAX` if none), so `heads` never decreases and the target
+//! leaf of a key is the last leaf whose head is at most the key.
+//!
+//! Left out on purpose: the paper's concurrent (locking) point updates — packgraph has one
+//! writer — and its Eytzinger-ordered head index (a plain sorted array searched by
+//! `partition_point` measured as fast at these sizes).
+
+mod batch;
+mod check;
+mod density;
+mod iter;
+mod layout;
+mod leaf;
+mod point;
+mod rebalance;
+#[cfg(test)]
+mod tests;
+
+use std::marker::PhantomData;
+
+pub use self::iter::Range;
+pub use self::leaf::{DeltaLeaf, LeafCodec, LeafInsert, PlainLeaf};
+
+/// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
+const PADDING_BYTES: usize = 16;
+
+/// The compressed packed memory array.
+pub type Cpma = Pma<DeltaLeaf>;
+
+/// The uncompressed packed memory array (the baseline).
+pub type PlainPma = Pma<PlainLeaf>;
+
+/// Errors of the PMA layer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PmaError {
+    /// A configuration value outside its allowed range.
+    #[error("invalid PMA configuration: {field} = {value}: {reason}")]
+    InvalidConfig {
+        /// The field's name.
+        field: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// What the allowed range is.
+        reason: &'static str,
+    },
+    /// Input to `from_sorted` that is not sorted.
+    #[error("keys are not sorted: key {key} at index {index} is smaller than its predecessor")]
+    NotSorted {
+        /// Index of the first out-of-order key.
+        index: usize,
+        /// Its value.
+        key: u64,
+    },
+    /// A broken internal invariant, found by `check_invariants`.
+    #[error("PMA invariant broken at leaf {leaf}: {what}")]
+    Invariant {
+        /// The leaf where it was found.
+        leaf: usize,
+        /// What was wrong.
+        what: String,
+    },
+}
+
+/// Tunables of a [`Pma`]. The defaults were set by `packgraph bench pma`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PmaConfig {
+    /// Factor by which capacity changes on growth (and shrink); the array is rebuilt at
+    /// density `upper_density_root / growth_factor`. Range 1.05–4.
+    pub growth_factor: f64,
+    /// Upper byte-density bound at the root. Range (0, 1 - 20 / leaf bytes].
+    pub upper_density_root: f64,
+    /// Lower byte-density bound at the root; below it the array shrinks.
+    pub lower_density_root: f64,
+    /// Lower byte-density bound at the leaves.
+    pub lower_density_leaf: f64,
+    /// Fixed leaf size in bytes (a multiple of 64, at least 64); `None` picks it from the
+    /// size, growing with the logarithm of the capacity.
+    pub leaf_bytes: Option<usize>,
+    /// Batches smaller than this are applied key by key.
+    pub point_batch_max: usize,
+    /// Batches of at least `len / rebuild_divisor` keys rebuild the array by a linear merge.
+    pub rebuild_divisor: usize,
+    /// Batch keys per serial task in the parallel merge.
+    pub parallel_grain: usize,
+}
+
+impl Default for PmaConfig {
+    fn default() -> Self {
+        Self {
+            growth_factor: 1.2,
+            upper_density_root: 0.8,
+            lower_density_root: 0.3,
+            lower_density_leaf: 0.08,
+            leaf_bytes: None,
+            point_batch_max: 100,
+            rebuild_divisor: 10,
+            parallel_grain: 512,
+        }
+    }
+}
+
+/// Leaf size for a given capacity when none is configured (bytes, multiple of 64).
+pub(crate) fn default_leaf_bytes(capacity_bytes: usize) -> usize {
+    const MIN_LEAF_BYTES: usize = 256;
+    const MAX_LEAF_BYTES: usize = 4096;
+    const BYTES_PER_LOG2: usize = 10;
+    let log2 = (usize::BITS - capacity_bytes.max(2).leading_zeros()) as usize;
+    ((log2 * BYTES_PER_LOG2).div_ceil(64) * 64).clamp(MIN_LEAF_BYTES, MAX_LEAF_BYTES)
+}
+
+impl PmaConfig {
+    /// Checks every field's range.
+    ///
+    /// # Errors
+    /// [`PmaError::InvalidConfig`] naming the first bad field.
+    pub fn validate(&self) -> Result<(), PmaError> {
+        let bad = |field, value: f64, reason| {
+            Err(PmaError::InvalidConfig {
+                field,
+                value,
+                reason,
+            })
+        };
+        let min_leaf = self.leaf_bytes.unwrap_or(default_leaf_bytes(0));
+        if let Some(bytes) = self.leaf_bytes {
+            if bytes < 64 || bytes % 64 != 0 || bytes > 1 << 20 {
+                return bad(
+                    "leaf_bytes",
+                    bytes as f64,
+                    "must be a multiple of 64 in 64..=1048576",
+                );
+            }
+        }
+        if !(1.05..=4.0).contains(&self.growth_factor) {
+            return bad("growth_factor", self.growth_factor, "must be in 1.05..=4");
+        }
+        let max_upper = density::upper_leaf_bound(min_leaf);
+        if !(self.upper_density_root > 0.0 && self.upper_density_root <= max_upper) {
+            return bad(
+                "upper_density_root",
+                self.upper_density_root,
+                "must be in (0, 1 - 20 / leaf_bytes]",
+            );
+        }
+        let rebuilt = self.upper_density_root / self.growth_factor;
+        if !(self.lower_density_root >= 0.0 && self.lower_density_root < rebuilt * 0.75) {
+            return bad(
+                "lower_density_root",
+                self.lower_density_root,
+                "must be >= 0 and below 0.75 * upper_density_root / growth_factor",
+            );
+        }
+        if !(self.lower_density_leaf >= 0.0 && self.lower_density_leaf <= self.lower_density_root) {
+            return bad(
+                "lower_density_leaf",
+                self.lower_density_leaf,
+                "must be in 0..=lower_density_root",
+            );
+        }
+        if self.rebuild_divisor == 0 || self.parallel_grain == 0 {
+            return bad("rebuild_divisor/parallel_grain", 0.0, "must be positive");
+        }
+        Ok(())
+    }
+
+    /// Byte density the array is built at (after growth, shrink or bulk build).
+    pub(crate) fn build_density(&self) -> f64 {
+        self.upper_density_root / self.growth_factor
+    }
+}
+
+/// A batch-parallel packed memory array of `u64` keys (a sorted set).
+///
+/// `C` picks the leaf layout: [`Cpma`] (compressed, the default) or [`PlainPma`].
+///
+/// # Examples
+/// ```
+/// use packgraph::pma::Cpma;
+///
+/// let mut set = Cpma::new();
+/// assert_eq!(set.insert_batch(&[30, 10, 20, 10]), 3);
+/// assert!(set.insert(15));
+/// assert_eq!(set.successor(16), Some(20));
+/// assert_eq!(set.iter().collect::<Vec<_>>(), [10, 15, 20, 30]);
+/// assert_eq!(set.remove_batch(&[10, 11]), 1);
+/// assert_eq!(set.len(), 3);
+/// ```
+pub struct Pma<C: LeafCodec = DeltaLeaf> {
+    config: PmaConfig,
+    leaf_bytes: usize,
+    /// `num_leaves * leaf_bytes` bytes of leaves, then `PADDING_BYTES`.
+    data: Vec<u8>,
+    /// Bytes used in each leaf; 0 for an empty leaf.
+    used: Vec<u32>,
+    /// Each leaf's first key; see the module invariants for empty leaves.
+    heads: Vec<u64>,
+    len: usize,
+    /// Sum of `used`.
+    total_used: usize,
+    codec: PhantomData<fn() -> C>,
+}
+
+impl<C: LeafCodec> Clone for Pma<C> {
+    fn clone(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            leaf_bytes: self.leaf_bytes,
+            data: self.data.clone(),
+            used: self.used.clone(),
+            heads: self.heads.clone(),
+            len: self.len,
+            total_used: self.total_used,
+            codec: PhantomData,
+        }
+    }
+}
+
+impl<C: LeafCodec> std::fmt::Debug for Pma<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(C::NAME)
+            .field("len", &self.len)
+            .field("num_leaves", &self.num_leaves())
+            .field("leaf_bytes", &self.leaf_bytes)
+            .field("used_bytes", &self.total_used)
+            .finish()
+    }
+}
+
+impl<C: LeafCodec> Default for Pma<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: LeafCodec> Pma<C> {
+    /// An empty set with the default configuration.
+    pub fn new() -> Self {
+        Self::build(PmaConfig::default(), &[])
+    }
+
+    /// An empty set with `config`.
+    ///
+    /// # Errors
+    /// [`PmaError::InvalidConfig`] if a field is out of range.
+    pub fn with_config(config: PmaConfig) -> Result<Self, PmaError> {
+        config.validate()?;
+        Ok(Self::build(config, &[]))
+    }
+
+    /// Builds a set from keys sorted in non-decreasing order (duplicates are dropped).
+    ///
+    /// # Errors
+    /// [`PmaError::NotSorted`] at the first key smaller than its predecessor.
+    pub fn from_sorted(keys: &[u64]) -> Result<Self, PmaError> {
+        Self::from_sorted_with_config(keys, PmaConfig::default())
+    }
+
+    /// [`Pma::from_sorted`] with a configuration.
+    ///
+    /// # Errors
+    /// [`PmaError::NotSorted`] or [`PmaError::InvalidConfig`].
+    pub fn from_sorted_with_config(keys: &[u64], config: PmaConfig) -> Result<Self, PmaError> {
+        config.validate()?;
+        if let Some(index) = keys.windows(2).position(|w| w[1] < w[0]) {
+            return Err(PmaError::NotSorted {
+                index: index + 1,
+                key: keys[index + 1],
+            });
+        }
+        if keys.windows(2).any(|w| w[0] == w[1]) {
+            let mut unique = keys.to_vec();
+            unique.dedup();
+            return Ok(Self::build(config, &unique));
+        }
+        Ok(Self::build(config, keys))
+    }
+
+    /// Builds a set from keys in any order, with duplicates.
+    pub fn from_unsorted(keys: &[u64]) -> Self {
+        Self::build(PmaConfig::default(), &batch::sorted_unique(keys))
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every byte the structure holds: leaves, padding, the head and size arrays, itself.
+    pub fn size_in_bytes(&self) -> usize {
+        self.data.capacity()
+            + self.used.capacity() * std::mem::size_of::<u32>()
+            + self.heads.capacity() * std::mem::size_of::<u64>()
+            + std::mem::size_of::<Self>()
+    }
+
+    /// Number of leaves.
+    pub fn num_leaves(&self) -> usize {
+        self.used.len()
+    }
+
+    /// Bytes per leaf.
+    pub fn leaf_bytes(&self) -> usize {
+        self.leaf_bytes
+    }
+
+    /// Bytes of encoded keys (the numerator of the root's density).
+    pub fn used_bytes(&self) -> usize {
+        self.total_used
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PmaConfig {
+        &self.config
+    }
+
+    /// The leaf `j` and everything after it (for reads; see `leaf.rs`).
+    #[inline(always)]
+    fn leaf(&self, j: usize) -> &[u8] {
+        &self.data[j * self.leaf_bytes..]
+    }
+
+    #[inline(always)]
+    fn leaf_used(&self, j: usize) -> usize {
+        self.used[j] as usize
+    }
+
+    /// The leaf a key belongs in: the last whose head is at most `key` (leaf 0 if none),
+    /// stepping back over trailing empty leaves.
+    #[inline]
+    fn find_leaf(&self, key: u64) -> usize {
+        let mut j = self
+            .heads
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1);
+        while j > 0 && self.used[j] == 0 {
+            j -= 1;
+        }
+        j
+    }
+
+    /// The first non-empty leaf at or after `j`.
+    fn next_nonempty(&self, mut j: usize) -> Option<usize> {
+        while j < self.num_leaves() {
+            if self.used[j] > 0 {
+                return Some(j);
+            }
+            j += 1;
+        }
+        None
+    }
+}
+
+impl<C: LeafCodec> FromIterator<u64> for Pma<C> {
+    fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> Self {
+        let keys: Vec<u64> = iter.into_iter().collect();
+        Self::from_unsorted(&keys)
+    }
+}

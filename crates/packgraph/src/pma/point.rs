@@ -1,0 +1,96 @@
+//! Point operations (CPMA paper, section 3 "Updating a PMA" and section 5 "Point updates"):
+//! search the heads, update one leaf in place, and rebalance only if that leaf breaks its
+//! density bound.
+
+use super::leaf::{LeafCodec, LeafInsert};
+use super::Pma;
+
+impl<C: LeafCodec> Pma<C> {
+    /// Inserts `key`; returns whether it was absent.
+    ///
+    /// # Complexity
+    /// O(log n) cache lines to search plus O(log² n / B) amortized to rebalance.
+    pub fn insert(&mut self, key: u64) -> bool {
+        let j = self.find_leaf(key);
+        let used = self.leaf_used(j);
+        let range = j * self.leaf_bytes..(j + 1) * self.leaf_bytes;
+        let (new_used, overflow) = match C::insert(&mut self.data[range], used, key) {
+            LeafInsert::Present => return false,
+            LeafInsert::Inserted(now) => (now, Vec::new()),
+            LeafInsert::Full => {
+                let mut keys = Vec::with_capacity(used / 2 + 1);
+                C::decode_into(self.leaf(j), used, &mut keys);
+                let at = keys.partition_point(|&k| k < key);
+                keys.insert(at, key);
+                (C::encoded_len(&keys), vec![(j, keys)])
+            }
+        };
+        self.len += 1;
+        self.total_used += new_used - used;
+        self.used[j] = new_used as u32;
+        // Only leaf 0 can receive a key below its head; an empty leaf takes the key as head.
+        let head = if used == 0 {
+            key
+        } else {
+            self.heads[j].min(key)
+        };
+        if used == 0 || head != self.heads[j] {
+            self.heads[j] = head;
+            self.repair_heads(j..j + 1);
+        }
+        let bounds = self.bounds();
+        if !overflow.is_empty() || bounds.violated(0, new_used, self.leaf_bytes, true) {
+            self.rebalance(vec![j], overflow, true);
+        }
+        true
+    }
+
+    /// Removes `key`; returns whether it was present.
+    pub fn remove(&mut self, key: u64) -> bool {
+        let j = self.find_leaf(key);
+        let used = self.leaf_used(j);
+        let range = j * self.leaf_bytes..(j + 1) * self.leaf_bytes;
+        let Some(new_used) = C::remove(&mut self.data[range], used, key) else {
+            return false;
+        };
+        self.len -= 1;
+        self.total_used -= used - new_used;
+        self.used[j] = new_used as u32;
+        if key == self.heads[j] {
+            if new_used > 0 {
+                self.heads[j] = C::lower_bound(self.leaf(j), new_used, 0).unwrap_or(u64::MAX);
+            }
+            self.repair_heads(j..j + 1);
+        }
+        if self.bounds().violated(0, new_used, self.leaf_bytes, false) {
+            self.rebalance(vec![j], Vec::new(), false);
+        }
+        true
+    }
+
+    /// Whether `key` is in the set.
+    pub fn contains(&self, key: u64) -> bool {
+        let j = self.find_leaf(key);
+        C::lower_bound(self.leaf(j), self.leaf_used(j), key) == Some(key)
+    }
+
+    /// The smallest key `>= key`, if any.
+    pub fn successor(&self, key: u64) -> Option<u64> {
+        let j = self.find_leaf(key);
+        if let Some(found) = C::lower_bound(self.leaf(j), self.leaf_used(j), key) {
+            return Some(found);
+        }
+        self.next_nonempty(j + 1).map(|next| self.heads[next])
+    }
+
+    /// The smallest key.
+    pub fn min(&self) -> Option<u64> {
+        self.next_nonempty(0).map(|j| self.heads[j])
+    }
+
+    /// The largest key.
+    pub fn max(&self) -> Option<u64> {
+        let j = (0..self.num_leaves()).rev().find(|&j| self.used[j] > 0)?;
+        C::last(self.leaf(j), self.leaf_used(j))
+    }
+}

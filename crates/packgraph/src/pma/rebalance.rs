@@ -1,0 +1,186 @@
+//! Batch updates, phases 2 and 3: counting densities level by level and redistributing the
+//! maximal violating regions (CPMA paper, section 4, "counting" and "redistribution").
+//!
+//! Counting starts from the touched leaves. At each level, all nodes in the current set are
+//! counted in parallel; a node's count is the sum of its two children's counts, read from the
+//! previous level's results when that child was counted there and summed from the per-leaf
+//! `used` array otherwise, so every leaf is counted a constant number of times. A node that
+//! breaks its bound sends its parent to the next level's set; a node within bounds (above the
+//! leaves) is a region to redistribute. A broken root means grow (or shrink) instead.
+//!
+//! Regions are disjoint after dropping nested ones, so they are redistributed in parallel on
+//! disjoint leaf slices: gather the region's keys (from the leaves or overflow buffers), then
+//! spread them evenly by bytes.
+
+use rayon::prelude::*;
+use std::ops::Range;
+
+use super::density::{node_leaves, Bounds};
+use super::layout::{gather, spread, LeavesMut, SizedKeys};
+use super::leaf::LeafCodec;
+use super::Pma;
+
+/// Node sets at least this large are counted in parallel.
+const PARALLEL_COUNT_MIN: usize = 256;
+
+impl<C: LeafCodec> Pma<C> {
+    pub(super) fn bounds(&self) -> Bounds {
+        Bounds::new(self.num_leaves(), self.leaf_bytes, &self.config)
+    }
+
+    /// Phases 2 and 3 after a merge that changed `touched` (ascending) and left `overflow`.
+    /// `growing` says which bound to check: upper after inserts, lower after removals.
+    pub(super) fn rebalance(
+        &mut self,
+        touched: Vec<usize>,
+        overflow: Vec<(usize, Vec<u64>)>,
+        growing: bool,
+    ) {
+        if touched.is_empty() {
+            return;
+        }
+        let bounds = self.bounds();
+        let capacity = self.num_leaves() * self.leaf_bytes;
+        let root_broken = bounds.violated(bounds.root_level(), self.total_used, capacity, growing);
+        if root_broken && (growing || self.num_leaves() > 1) {
+            let keys = self.gather_all(&overflow);
+            *self = Self::build(self.config.clone(), &keys);
+            return;
+        }
+        let regions = self.find_regions(&touched, &bounds, growing);
+        debug_assert!(overflow
+            .iter()
+            .all(|(leaf, _)| { regions.iter().any(|r| r.contains(leaf)) }));
+        self.redistribute(&regions, &overflow);
+        for &leaf in touched.iter().rev() {
+            self.repair_heads(leaf..leaf + 1);
+        }
+    }
+
+    /// Phase 2: the maximal regions to redistribute, ascending and disjoint.
+    fn find_regions(&self, touched: &[usize], bounds: &Bounds, growing: bool) -> Vec<Range<usize>> {
+        let num_leaves = self.num_leaves();
+        let mut nodes = touched.to_vec();
+        let mut previous: Vec<(usize, usize)> = Vec::new();
+        let mut regions = Vec::new();
+        for level in 0..=bounds.root_level() {
+            let count = |&node: &usize| (node, self.count_node(level, node, &previous));
+            let counts: Vec<(usize, usize)> = if nodes.len() >= PARALLEL_COUNT_MIN {
+                nodes.par_iter().map(count).collect()
+            } else {
+                nodes.iter().map(count).collect()
+            };
+            let mut parents = Vec::new();
+            for &(node, bytes) in &counts {
+                let leaves = node_leaves(level, node, num_leaves);
+                let capacity = leaves.len() * self.leaf_bytes;
+                if level < bounds.root_level() && bounds.violated(level, bytes, capacity, growing) {
+                    if parents.last() != Some(&(node >> 1)) {
+                        parents.push(node >> 1);
+                    }
+                } else if level > 0 {
+                    regions.push(leaves);
+                }
+            }
+            if parents.is_empty() {
+                break;
+            }
+            previous = counts;
+            nodes = parents;
+        }
+        drop_nested(regions)
+    }
+
+    /// Used bytes under node `(level, node)`, reusing the children counted one level down.
+    fn count_node(&self, level: u32, node: usize, previous: &[(usize, usize)]) -> usize {
+        if level == 0 {
+            return self.leaf_used(node);
+        }
+        (2 * node..2 * node + 2)
+            .map(
+                |child| match previous.binary_search_by_key(&child, |entry| entry.0) {
+                    Ok(at) => previous[at].1,
+                    Err(_) => {
+                        let leaves = node_leaves(level - 1, child, self.num_leaves());
+                        self.used[leaves].iter().map(|&u| u as usize).sum()
+                    }
+                },
+            )
+            .sum()
+    }
+
+    /// Phase 3: redistributes each region in parallel.
+    fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[(usize, Vec<u64>)]) {
+        let mut parts = Vec::with_capacity(regions.len());
+        let mut rest = self.leaves_mut();
+        for region in regions {
+            let skip = region.start - rest.first;
+            let (_, tail) = rest.split_at(skip);
+            let (part, tail) = tail.split_at(region.len());
+            parts.push(part);
+            rest = tail;
+        }
+        let delta: isize = parts
+            .into_par_iter()
+            .map(|part| redistribute_region::<C>(part, overflow))
+            .sum();
+        self.total_used = self.total_used.wrapping_add_signed(delta);
+        for region in regions.iter().rev() {
+            self.repair_heads(region.clone());
+        }
+    }
+
+    /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
+    /// right before it, from the head of the leaf after it.
+    pub(super) fn repair_heads(&mut self, range: Range<usize>) {
+        let mut next = self.heads.get(range.end).copied().unwrap_or(u64::MAX);
+        for j in range.clone().rev() {
+            if self.used[j] > 0 {
+                next = self.heads[j];
+            } else {
+                self.heads[j] = next;
+            }
+        }
+        for j in (0..range.start).rev() {
+            if self.used[j] > 0 {
+                break;
+            }
+            self.heads[j] = next;
+        }
+    }
+}
+
+/// Gathers and re-spreads one region; returns the change in used bytes.
+fn redistribute_region<C: LeafCodec>(part: LeavesMut<'_>, overflow: &[(usize, Vec<u64>)]) -> isize {
+    let before: usize = part.used.iter().map(|&u| u as usize).sum();
+    let keys = gather::<C>(part.data, part.used, part.first, part.leaf_bytes, overflow);
+    let sized = SizedKeys::new::<C>(&keys);
+    let after = spread::<C>(&sized, part);
+    after as isize - before as isize
+}
+
+/// Keeps only regions not inside another; input in any order, output ascending.
+fn drop_nested(mut regions: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    regions.sort_unstable_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+    let mut kept: Vec<Range<usize>> = Vec::with_capacity(regions.len());
+    for region in regions {
+        match kept.last() {
+            Some(last) if region.end <= last.end => {}
+            _ => kept.push(region),
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_regions_are_dropped() {
+        assert_eq!(
+            drop_nested(vec![4..6, 0..8, 8..10, 9..10, 12..16]),
+            vec![0..8, 8..10, 12..16]
+        );
+    }
+}
