@@ -25,15 +25,34 @@ const TINY: [&str; 14] = [
 
 #[test]
 fn bench_pma_json_lines_carry_every_field() {
-    let output = packgraph().args(["--threads", "2"]).args(TINY).arg("--json").output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = packgraph()
+        .args(["--threads", "2"])
+        .args(TINY)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8(output.stdout).unwrap();
-    let records: Vec<serde_json::Value> =
-        stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
     // 4 structures × (2 batch sizes × 2 ops + 1 range + 1 scan + 1 size).
     assert_eq!(records.len(), 4 * 7, "{stdout}");
     for record in &records {
-        for field in ["bench", "structure", "op", "param", "threads", "value", "unit"] {
+        for field in [
+            "bench",
+            "structure",
+            "op",
+            "param",
+            "threads",
+            "value",
+            "unit",
+        ] {
             assert!(record.get(field).is_some(), "{field} missing in {record}");
         }
         assert_eq!(record["bench"], "pma");
@@ -65,15 +84,24 @@ fn bench_pma_table_has_a_header_and_rows() {
     assert!(lines.next().unwrap().starts_with("bench"));
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 7, "{stdout}");
-    assert!(rows.iter().all(|row| row.starts_with("pma") && row.contains("cpma")));
-    assert!(rows.iter().all(|row| row.split_whitespace().nth(4) == Some("1")), "{stdout}");
+    assert!(rows
+        .iter()
+        .all(|row| row.starts_with("pma") && row.contains("cpma")));
+    assert!(
+        rows.iter()
+            .all(|row| row.split_whitespace().nth(4) == Some("1")),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
     let cases: [(&[&str], &str); 5] = [
         (&["bench", "pma", "--keys", "lots"], "not a count"),
-        (&["bench", "pma", "--structures", "skiplist"], "unknown structure \"skiplist\""),
+        (
+            &["bench", "pma", "--structures", "skiplist"],
+            "unknown structure \"skiplist\"",
+        ),
         (&["bench", "pma", "--growth", "9"], "growth_factor"),
         (&["bench", "pma", "--batch-sizes", "0"], "must be positive"),
         (&["--threads", "0", "bench", "pma"], "--threads"),
@@ -83,6 +111,8 @@ fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(message), "{args:?}: {stderr}");
-        assert!(output.stdout.is_empty() || !String::from_utf8_lossy(&output.stdout).contains("pma  "));
+        assert!(
+            output.stdout.is_empty() || !String::from_utf8_lossy(&output.stdout).contains("pma  ")
+        );
     }
 }

@@ -31,6 +31,16 @@ fn codec(c: &mut Criterion) {
                 delta::DeltaIter::new(black_box(&bytes), len, base).fold(0u64, u64::wrapping_add)
             })
         });
+        group.bench_function(format!("codec/scan_run/gap{gap_bits}"), |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                delta::for_each_in_run(black_box(&bytes), len, base, |k| {
+                    sum = sum.wrapping_add(k);
+                    true
+                });
+                sum
+            })
+        });
         group.bench_function(format!("codec/decode_run_checked/gap{gap_bits}"), |b| {
             b.iter(|| {
                 let (mut pos, mut key, mut sum) = (0, base, 0u64);

@@ -11,6 +11,9 @@ use std::marker::PhantomData;
 const SIZE_BLOCK: usize = 1024;
 /// Leaves per parallel task when spreading, gathering or scanning.
 pub(super) const LEAF_GRAIN: usize = 32;
+/// Size blocks below which sizes are summed serially (a rayon call costs microseconds,
+/// more than a small redistribution).
+const SERIAL_BLOCKS_MAX: usize = 8;
 
 /// A run of consecutive leaves borrowed mutably; split to hand disjoint leaves to tasks.
 pub(super) struct LeavesMut<'a> {
@@ -120,13 +123,18 @@ fn key_size<C: LeafCodec>(keys: &[u64], i: usize) -> u64 {
 
 impl<'a> SizedKeys<'a> {
     pub(super) fn new<C: LeafCodec>(keys: &'a [u64]) -> Self {
-        let block_sums: Vec<u64> = (0..keys.len().div_ceil(SIZE_BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let end = ((b + 1) * SIZE_BLOCK).min(keys.len());
-                (b * SIZE_BLOCK..end).map(|i| key_size::<C>(keys, i)).sum()
-            })
-            .collect();
+        let block_sum = |b: usize| {
+            let end = ((b + 1) * SIZE_BLOCK).min(keys.len());
+            (b * SIZE_BLOCK..end)
+                .map(|i| key_size::<C>(keys, i))
+                .sum::<u64>()
+        };
+        let blocks = keys.len().div_ceil(SIZE_BLOCK);
+        let block_sums: Vec<u64> = if blocks <= SERIAL_BLOCKS_MAX {
+            (0..blocks).map(block_sum).collect()
+        } else {
+            (0..blocks).into_par_iter().map(block_sum).collect()
+        };
         let mut block_prefix = Vec::with_capacity(block_sums.len() + 1);
         let mut total = 0;
         block_prefix.push(0);
@@ -166,42 +174,69 @@ impl<'a> SizedKeys<'a> {
 /// Empty leaves get the head of the next non-empty leaf in the run, or `u64::MAX` after the
 /// last one (the caller repairs those if leaves follow the run).
 pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_>, leaves: LeavesMut<'_>) -> usize {
-    let num_leaves = leaves.len() as u128;
+    let plan = SpreadPlan {
+        sized,
+        num_leaves: leaves.len(),
+        leaf_bytes: leaves.leaf_bytes,
+    };
+    if leaves.len() <= 2 * LEAF_GRAIN {
+        return plan.fill::<C>(0, leaves.data, leaves.used, leaves.heads);
+    }
     let leaf_bytes = leaves.leaf_bytes;
-    let cut = |j: usize| (j as u128 * u128::from(sized.total) / num_leaves) as u64;
-    let keys = sized.keys;
-    let last_leaf = leaves.len() - 1;
     leaves
         .data
         .par_chunks_mut(LEAF_GRAIN * leaf_bytes)
         .zip(leaves.used.par_chunks_mut(LEAF_GRAIN))
         .zip(leaves.heads.par_chunks_mut(LEAF_GRAIN))
         .enumerate()
-        .map(|(group, ((data, used), heads))| {
-            let first = group * LEAF_GRAIN;
-            let (mut start, mut pre) = sized.locate::<C>(cut(first));
-            let mut bytes = 0;
-            for local in 0..used.len() {
-                let j = first + local;
-                let (end, pre_end) = if j == last_leaf {
-                    (keys.len(), sized.total)
-                } else {
-                    sized.advance::<C>(start, pre, cut(j + 1))
-                };
-                let leaf = &mut data[local * leaf_bytes..(local + 1) * leaf_bytes];
-                if end > start {
-                    used[local] = C::encode(&keys[start..end], leaf) as u32;
-                    heads[local] = keys[start];
-                    bytes += used[local] as usize;
-                } else {
-                    used[local] = 0;
-                    heads[local] = keys.get(start).copied().unwrap_or(u64::MAX);
-                }
-                (start, pre) = (end, pre_end);
-            }
-            bytes
-        })
+        .map(|(group, ((data, used), heads))| plan.fill::<C>(group * LEAF_GRAIN, data, used, heads))
         .sum()
+}
+
+/// Where the cuts of a spread fall: leaf `j` starts at the first key whose byte prefix
+/// reaches `j * total / num_leaves`.
+struct SpreadPlan<'s, 'k> {
+    sized: &'s SizedKeys<'k>,
+    num_leaves: usize,
+    leaf_bytes: usize,
+}
+
+impl SpreadPlan<'_, '_> {
+    fn cut(&self, j: usize) -> u64 {
+        (j as u128 * u128::from(self.sized.total) / self.num_leaves as u128) as u64
+    }
+
+    /// Fills the leaves `first..first + used.len()` of the run; returns their used bytes.
+    fn fill<C: LeafCodec>(
+        &self,
+        first: usize,
+        data: &mut [u8],
+        used: &mut [u32],
+        heads: &mut [u64],
+    ) -> usize {
+        let (sized, keys, leaf_bytes) = (self.sized, self.sized.keys, self.leaf_bytes);
+        let (mut start, mut pre) = sized.locate::<C>(self.cut(first));
+        let mut bytes = 0;
+        for local in 0..used.len() {
+            let j = first + local;
+            let (end, pre_end) = if j + 1 == self.num_leaves {
+                (keys.len(), sized.total)
+            } else {
+                sized.advance::<C>(start, pre, self.cut(j + 1))
+            };
+            let leaf = &mut data[local * leaf_bytes..(local + 1) * leaf_bytes];
+            if end > start {
+                used[local] = C::encode(&keys[start..end], leaf) as u32;
+                heads[local] = keys[start];
+                bytes += used[local] as usize;
+            } else {
+                used[local] = 0;
+                heads[local] = keys.get(start).copied().unwrap_or(u64::MAX);
+            }
+            (start, pre) = (end, pre_end);
+        }
+        bytes
+    }
 }
 
 /// The keys of the leaves in `data`/`used` (global index of the first: `first`), in order,

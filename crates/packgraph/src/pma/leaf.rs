@@ -14,7 +14,7 @@
 //! let the word-at-a-time decoder skip its bounds fallback. Functions writing a leaf take
 //! exactly the leaf's bytes, whose length is its capacity.
 
-use crate::codec::delta::{self, find_in_run};
+use crate::codec::delta::{self, find_in_run, for_each_in_run};
 use crate::codec::varint::{self, decode_padded, encoded_len};
 
 /// Bytes of a leaf's uncompressed head.
@@ -125,20 +125,8 @@ impl LeafCodec for DeltaLeaf {
         if used == 0 {
             return true;
         }
-        let mut key = read_head(leaf);
-        if !f(key) {
-            return false;
-        }
-        let mut pos = HEAD_BYTES;
-        while pos < used {
-            let (delta, len) = delta_at(leaf, pos);
-            key = key.wrapping_add(delta);
-            pos += len;
-            if !f(key) {
-                return false;
-            }
-        }
-        true
+        let head = read_head(leaf);
+        f(head) && for_each_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, f)
     }
 
     fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {
