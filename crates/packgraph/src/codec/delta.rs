@@ -54,12 +54,27 @@ pub(crate) fn write_run(base: u64, keys: &[u64], out: &mut [u8]) -> usize {
     let mut pos = 0;
     for &key in keys {
         debug_assert!(key > prev, "run must be strictly increasing");
-        let len = encoded_len(key - prev);
-        varint::write_code(key - prev, &mut out[pos..pos + len]);
-        pos += len;
+        pos += varint::write_code_at(key - prev, out, pos);
         prev = key;
     }
     pos
+}
+
+/// Like `write_run`, but stops and returns `None` as soon as the run does not fit in `out`
+/// (leaving `out` partly written).
+#[inline]
+pub(crate) fn write_run_bounded(base: u64, keys: &[u64], out: &mut [u8]) -> Option<usize> {
+    let mut prev = base;
+    let mut pos = 0;
+    for &key in keys {
+        let delta = key - prev;
+        if pos + encoded_len(delta) > out.len() {
+            return None;
+        }
+        pos += varint::write_code_at(delta, out, pos);
+        prev = key;
+    }
+    Some(pos)
 }
 
 /// Decodes a run of `bytes` encoded after `base`, appending its elements to `out`.
@@ -201,22 +216,43 @@ pub fn for_each_in_run(
 
 /// The code at `pos`, byte by byte: its value and the offset after it; `None` at the end of
 /// `bytes` or for a truncated or over-long code (bits past 64 are dropped, never a panic).
+///
+/// Codes of up to three bytes (deltas below 2^21, the common case) take an unrolled path
+/// with constant shifts.
 #[inline(always)]
-fn scan_code(bytes: &[u8], mut pos: usize) -> Option<(u64, usize)> {
-    let mut byte = *bytes.get(pos)?;
-    let mut value = u64::from(byte & 0x7f);
-    let mut shift = 7;
-    pos += 1;
-    while byte & 0x80 != 0 {
+fn scan_code(bytes: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let b0 = u64::from(*bytes.get(pos)?);
+    if b0 < 0x80 {
+        return Some((b0, pos + 1));
+    }
+    let b1 = u64::from(*bytes.get(pos + 1)?);
+    if b1 < 0x80 {
+        return Some(((b0 & 0x7f) | (b1 << 7), pos + 2));
+    }
+    let b2 = u64::from(*bytes.get(pos + 2)?);
+    let low = (b0 & 0x7f) | ((b1 & 0x7f) << 7);
+    if b2 < 0x80 {
+        return Some((low | (b2 << 14), pos + 3));
+    }
+    scan_long_code(bytes, pos + 3, low | ((b2 & 0x7f) << 14))
+}
+
+/// The rest of a code longer than three bytes, from `pos`, with the first 21 bits in `value`.
+#[inline(never)]
+fn scan_long_code(bytes: &[u8], mut pos: usize, mut value: u64) -> Option<(u64, usize)> {
+    let mut shift = 21;
+    loop {
+        let byte = *bytes.get(pos)?;
+        value |= u64::from(byte & 0x7f) << shift;
+        pos += 1;
+        if byte & 0x80 == 0 {
+            return Some((value, pos));
+        }
+        shift += 7;
         if shift > 63 {
             return None;
         }
-        byte = *bytes.get(pos)?;
-        value |= u64::from(byte & 0x7f) << shift;
-        shift += 7;
-        pos += 1;
     }
-    Some((value, pos))
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ const CONTINUE_BITS: u64 = 0x8080_8080_8080_8080;
 #[inline]
 pub fn encoded_len(value: u64) -> usize {
     let bits = 64 - (value | 1).leading_zeros() as usize;
-    bits.div_ceil(7)
+    // ⌈bits / 7⌉ for bits in 1..=64 without a division (checked for every bit count).
+    ((bits + 6) * 37) >> 8
 }
 
 /// Writes the code of `value` at the start of `out` and returns its length.
@@ -45,6 +46,35 @@ pub(crate) fn write_code(mut value: u64, dst: &mut [u8]) {
         value >>= 7;
     }
     dst[last] = value as u8;
+}
+
+/// Spreads the low 56 bits of `value` into eight 7-bit groups, one per byte (the inverse of
+/// `compress_groups`), without continue bits.
+#[inline(always)]
+fn spread_groups(value: u64) -> u64 {
+    let x = (value & 0x0fff_ffff) | ((value & 0x00ff_ffff_f000_0000) << 4);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x0fff_c000_0fff_c000) << 2);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// Writes the code of `value` at `out[pos..]` and returns its length. Where eight bytes
+/// fit, codes of up to eight bytes are built in a register and stored at once (the bytes
+/// past the code are scratch for the next one); otherwise byte by byte.
+///
+/// # Panics
+/// If `out[pos..]` is shorter than the code (callers size their buffers first).
+#[inline(always)]
+pub(crate) fn write_code_at(value: u64, out: &mut [u8], pos: usize) -> usize {
+    let len = encoded_len(value);
+    if len <= 8 {
+        if let Some(dst) = out.get_mut(pos..pos + 8) {
+            let continues = CONTINUE_BITS & ((1u64 << (8 * (len - 1))) - 1);
+            dst.copy_from_slice(&(spread_groups(value) | continues).to_le_bytes());
+            return len;
+        }
+    }
+    write_code(value, &mut out[pos..pos + len]);
+    len
 }
 
 /// Appends the code of `value` to `out`.
@@ -141,6 +171,19 @@ mod tests {
     ];
 
     #[test]
+    fn encoded_len_formula_is_exact_for_every_bit_count() {
+        for bits in 1..=64u32 {
+            let value = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
+            assert_eq!(encoded_len(value), bits.div_ceil(7) as usize, "bits {bits}");
+            assert_eq!(encoded_len(1u64 << (bits - 1)), bits.div_ceil(7) as usize);
+        }
+    }
+
+    #[test]
     fn encoded_len_matches_group_count() {
         assert_eq!(encoded_len(0), 1);
         assert_eq!(encoded_len(127), 1);
@@ -203,6 +246,17 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn register_and_byte_writers_agree(value in any::<u64>(), shift in 0u32..64, room in 0usize..12) {
+            let value = value >> shift;
+            let len = encoded_len(value);
+            let mut slow = vec![0u8; len];
+            write_code(value, &mut slow);
+            let mut fast = vec![0xaau8; len + room];
+            prop_assert_eq!(write_code_at(value, &mut fast, 0), len);
+            prop_assert_eq!(&fast[..len], &slow[..]);
+        }
+
         #[test]
         fn any_value_round_trips(value in any::<u64>(), shift in 0u32..64, pad in 0usize..10) {
             let value = value >> shift;

@@ -13,12 +13,13 @@ use rayon::prelude::*;
 
 use super::layout::{concat_parallel, LeavesMut};
 use super::leaf::{LeafCodec, LeafInsert};
-use super::Pma;
+use super::{raw, sort, Pma};
 
 /// Batch keys per leaf below which a leaf is updated in place, key by key.
-const IN_PLACE_MAX: usize = 4;
-/// Batches at least this long are sorted in parallel.
-const PARALLEL_SORT_MIN: usize = 1 << 14;
+const IN_PLACE_MAX: usize = 2;
+/// How many leaf groups ahead a serial merge prefetches, and how many cache lines of each.
+const PREFETCH_GROUPS: usize = 4;
+const PREFETCH_LINES: usize = 3;
 /// Elements per task in the parallel linear merge of a rebuild.
 const MERGE_GRAIN: usize = 1 << 16;
 
@@ -53,11 +54,7 @@ thread_local! {
 pub(super) fn sorted_unique(keys: &[u64]) -> Vec<u64> {
     let mut out = keys.to_vec();
     if !out.is_sorted() {
-        if out.len() >= PARALLEL_SORT_MIN {
-            out.par_sort_unstable();
-        } else {
-            out.sort_unstable();
-        }
+        sort::sort_keys(&mut out);
     }
     out.dedup();
     out
@@ -166,22 +163,33 @@ fn merge_recursive<C: LeafCodec>(
     out
 }
 
-/// Phase 1 for a small batch, leaf after leaf.
+/// Phase 1 for a small batch, leaf after leaf: first the target leaf and batch run of every
+/// group (a galloping search over the heads), then the merges, prefetching the leaves a few
+/// groups ahead so that their cache misses overlap the current merge.
 fn merge_serial<C: LeafCodec>(
     mut leaves: LeavesMut<'_>,
     batch: &[u64],
     insert: bool,
 ) -> MergeOutcome {
-    let mut out = MergeOutcome::default();
-    let mut i = 0;
+    let mut groups = Vec::new();
+    let (mut i, mut j) = (0, leaves.target(batch[0]));
     while i < batch.len() {
-        let j = leaves.target(batch[i]);
+        j = leaves.target_from(j, batch[i]);
         let end = match leaves.heads.get(j + 1) {
             Some(&next) => i + batch[i..].partition_point(|&k| k < next),
             None => batch.len(),
         };
-        merge_leaf::<C>(&mut leaves, j, &batch[i..end], insert, &mut out);
+        groups.push((j, i..end));
         i = end;
+    }
+    let mut out = MergeOutcome::default();
+    let leaf_bytes = leaves.leaf_bytes;
+    for (at, (j, run)) in groups.iter().enumerate() {
+        if let Some((ahead, _)) = groups.get(at + PREFETCH_GROUPS) {
+            let start = ahead * leaf_bytes;
+            raw::prefetch(&leaves.data[start..start + leaf_bytes], PREFETCH_LINES);
+        }
+        merge_leaf::<C>(&mut leaves, *j, &batch[run.clone()], insert, &mut out);
     }
     out
 }
@@ -231,14 +239,14 @@ fn merge_leaf<C: LeafCodec>(
             changed += current.len().abs_diff(merged.len());
             used = if merged.is_empty() {
                 0
+            } else if let Some(written) = C::encode_bounded(merged, leaf) {
+                written
             } else {
-                C::encoded_len(merged)
-            };
-            if used > leaf_bytes {
+                // Too big: the leaf's bytes are scratch until redistribution.
+                let bytes = C::encoded_len(merged);
                 overflow = Some(std::mem::take(merged));
-            } else if used > 0 {
-                C::encode(merged, leaf);
-            }
+                bytes
+            };
         });
     }
     if changed == 0 {

@@ -58,6 +58,25 @@ impl<'a> LeavesMut<'a> {
             .partition_point(|&head| head <= key)
             .saturating_sub(1)
     }
+
+    /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
+    /// (1, 2, 4, … leaves) and then searches the window, so the consecutive targets of a
+    /// sorted batch cost O(log gap) reads near each other instead of a full binary search.
+    pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
+        let heads = &*self.heads;
+        let (mut lo, mut step) = (from, 1);
+        let hi = loop {
+            let probe = from + step;
+            if probe >= heads.len() || heads[probe] > key {
+                break probe.min(heads.len());
+            }
+            lo = probe;
+            step *= 2;
+        };
+        lo + heads[lo..hi]
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1)
+    }
 }
 
 impl<C: LeafCodec> Pma<C> {

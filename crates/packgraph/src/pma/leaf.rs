@@ -48,6 +48,10 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// returns the bytes written.
     fn encode(keys: &[u64], out: &mut [u8]) -> usize;
 
+    /// Writes `keys` (non-empty, strictly increasing) into `out` if they fit and returns the
+    /// bytes written; `None` (with `out` partly overwritten) if they do not.
+    fn encode_bounded(keys: &[u64], out: &mut [u8]) -> Option<usize>;
+
     /// Calls `f` on each key of the leaf in order until it returns `false`; returns whether
     /// every key was visited.
     fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(u64) -> bool) -> bool;
@@ -118,6 +122,13 @@ impl LeafCodec for DeltaLeaf {
     fn encode(keys: &[u64], out: &mut [u8]) -> usize {
         write_head(out, keys[0]);
         HEAD_BYTES + delta::write_run(keys[0], &keys[1..], &mut out[HEAD_BYTES..])
+    }
+
+    fn encode_bounded(keys: &[u64], out: &mut [u8]) -> Option<usize> {
+        let rest = out.get_mut(HEAD_BYTES..)?;
+        let run = delta::write_run_bounded(keys[0], &keys[1..], rest)?;
+        write_head(out, keys[0]);
+        Some(HEAD_BYTES + run)
     }
 
     #[inline]
@@ -271,6 +282,10 @@ impl LeafCodec for PlainLeaf {
 
     fn encoded_len(keys: &[u64]) -> usize {
         keys.len() * 8
+    }
+
+    fn encode_bounded(keys: &[u64], out: &mut [u8]) -> Option<usize> {
+        (keys.len() * 8 <= out.len()).then(|| Self::encode(keys, out))
     }
 
     #[inline]

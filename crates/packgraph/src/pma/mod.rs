@@ -33,7 +33,9 @@ mod iter;
 mod layout;
 mod leaf;
 mod point;
+mod raw;
 mod rebalance;
+mod sort;
 #[cfg(test)]
 mod tests;
 
