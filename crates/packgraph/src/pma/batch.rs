@@ -243,9 +243,9 @@ fn merge_leaf<C: LeafCodec>(
                 written
             } else {
                 // Too big: the leaf's bytes are scratch until redistribution.
-                let bytes = C::encoded_len(merged);
-                overflow = Some(std::mem::take(merged));
-                bytes
+                // An exact-size copy keeps the scratch's capacity for the next leaf.
+                overflow = Some(merged.clone());
+                C::encoded_len(merged)
             };
         });
     }

@@ -56,6 +56,20 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// every key was visited.
     fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(u64) -> bool) -> bool;
 
+    /// Calls `f` on the keys from the entry at byte `offset` (whose predecessor is `prev`)
+    /// on, until it returns `false`; returns whether the leaf's end was reached.
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        f: impl FnMut(u64) -> bool,
+    ) -> bool;
+
+    /// Calls `f(key, offset, prev)` on every entry: the key, the byte offset of its entry and
+    /// the key before it in the leaf (0 for the head).
+    fn for_each_entry(leaf: &[u8], used: usize, f: impl FnMut(u64, usize, u64));
+
     /// The first key `>= target` in the leaf, if any.
     fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64>;
 
@@ -138,6 +152,34 @@ impl LeafCodec for DeltaLeaf {
         }
         let head = read_head(leaf);
         f(head) && for_each_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, f)
+    }
+
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        if offset < HEAD_BYTES {
+            return Self::for_each_while(leaf, used, f);
+        }
+        for_each_in_run(&leaf[offset..], used.saturating_sub(offset), prev, f)
+    }
+
+    fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
+        if used == 0 {
+            return;
+        }
+        let head = read_head(leaf);
+        f(head, 0, 0);
+        let (mut offset, mut prev) = (HEAD_BYTES, head);
+        for_each_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, |key| {
+            f(key, offset, prev);
+            offset += encoded_len(key - prev);
+            prev = key;
+            true
+        });
     }
 
     fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {
@@ -293,6 +335,27 @@ impl LeafCodec for PlainLeaf {
         leaf[..used]
             .chunks_exact(8)
             .all(|chunk| f(read_head(chunk)))
+    }
+
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        _prev: u64,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        leaf[offset.min(used)..used]
+            .chunks_exact(8)
+            .all(|chunk| f(read_head(chunk)))
+    }
+
+    fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
+        let mut prev = 0;
+        for (i, chunk) in leaf[..used].chunks_exact(8).enumerate() {
+            let key = read_head(chunk);
+            f(key, i * 8, prev);
+            prev = key;
+        }
     }
 
     fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {

@@ -28,6 +28,7 @@
 
 mod batch;
 mod check;
+mod cursor;
 mod density;
 mod iter;
 mod layout;
@@ -41,6 +42,7 @@ mod tests;
 
 use std::marker::PhantomData;
 
+pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, LeafCodec, LeafInsert, PlainLeaf};
 
@@ -112,7 +114,7 @@ impl Default for PmaConfig {
     fn default() -> Self {
         Self {
             growth_factor: 1.2,
-            upper_density_root: 0.8,
+            upper_density_root: 0.88,
             lower_density_root: 0.3,
             lower_density_leaf: 0.08,
             leaf_bytes: None,
@@ -127,7 +129,7 @@ impl Default for PmaConfig {
 pub(crate) fn default_leaf_bytes(capacity_bytes: usize) -> usize {
     const MIN_LEAF_BYTES: usize = 256;
     const MAX_LEAF_BYTES: usize = 4096;
-    const BYTES_PER_LOG2: usize = 10;
+    const BYTES_PER_LOG2: usize = 12;
     let log2 = (usize::BITS - capacity_bytes.max(2).leading_zeros()) as usize;
     ((log2 * BYTES_PER_LOG2).div_ceil(64) * 64).clamp(MIN_LEAF_BYTES, MAX_LEAF_BYTES)
 }

@@ -1,0 +1,136 @@
+//! Cursors: positions of keys inside the array, so that a reader can resume a scan in the
+//! middle of a leaf without searching (the graph's flat vertex index stores one per vertex).
+
+use rayon::prelude::*;
+
+use super::layout::LEAF_GRAIN;
+use super::leaf::LeafCodec;
+use super::Pma;
+
+/// The position of one key: its leaf, the byte offset of its entry in the leaf, and the key
+/// before it in the same leaf (which delta decoding continues from). Valid until the next
+/// update of the array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cursor {
+    pub(crate) leaf: u32,
+    pub(crate) offset: u32,
+    pub(crate) prev: u64,
+}
+
+/// A maximal run of keys sharing `key >> shift` inside one leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunPiece {
+    /// `key >> shift` of the run's keys.
+    pub group: u64,
+    /// Where the run starts.
+    pub start: Cursor,
+    /// Keys in the run (in this leaf).
+    pub len: u32,
+}
+
+impl<C: LeafCodec> Pma<C> {
+    /// Calls `f` on the keys from `cursor` on, in order, until it returns `false`.
+    pub fn for_each_from(&self, cursor: Cursor, mut f: impl FnMut(u64) -> bool) {
+        let first = cursor.leaf as usize;
+        if first >= self.num_leaves() {
+            return;
+        }
+        let (offset, prev) = (cursor.offset as usize, cursor.prev);
+        if !C::for_each_from(
+            self.leaf(first),
+            self.leaf_used(first),
+            offset,
+            prev,
+            &mut f,
+        ) {
+            return;
+        }
+        for j in first + 1..self.num_leaves() {
+            if !C::for_each_while(self.leaf(j), self.leaf_used(j), &mut f) {
+                return;
+            }
+        }
+    }
+
+    /// Every run of keys with equal `key >> shift`, cut at leaf boundaries, in key order;
+    /// computed in parallel over the leaves. A run spanning leaves appears once per leaf.
+    pub fn run_pieces(&self, shift: u32) -> Vec<RunPiece> {
+        let groups = self.num_leaves().div_ceil(LEAF_GRAIN);
+        let parts: Vec<Vec<RunPiece>> = (0..groups)
+            .into_par_iter()
+            .map(|g| {
+                let mut pieces: Vec<RunPiece> = Vec::new();
+                for j in g * LEAF_GRAIN..((g + 1) * LEAF_GRAIN).min(self.num_leaves()) {
+                    let mut leaf_start = true;
+                    C::for_each_entry(self.leaf(j), self.leaf_used(j), |key, offset, prev| {
+                        let group = key >> shift;
+                        match pieces.last_mut() {
+                            Some(piece) if !leaf_start && piece.group == group => piece.len += 1,
+                            _ => pieces.push(RunPiece {
+                                group,
+                                start: Cursor {
+                                    leaf: j as u32,
+                                    offset: offset as u32,
+                                    prev,
+                                },
+                                len: 1,
+                            }),
+                        }
+                        leaf_start = false;
+                    });
+                }
+                pieces
+            })
+            .collect();
+        parts.concat()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pma::{Cpma, PlainPma, PmaConfig};
+
+    fn config() -> PmaConfig {
+        PmaConfig {
+            leaf_bytes: Some(64),
+            upper_density_root: 0.6,
+            lower_density_root: 0.2,
+            lower_density_leaf: 0.05,
+            ..PmaConfig::default()
+        }
+    }
+
+    fn check<C: LeafCodec>(keys: &[u64]) {
+        let pma = Pma::<C>::from_sorted_with_config(keys, config()).unwrap();
+        let pieces = pma.run_pieces(32);
+        assert_eq!(
+            pieces.iter().map(|p| p.len as usize).sum::<usize>(),
+            keys.len()
+        );
+        let mut at = 0;
+        for piece in &pieces {
+            let mut seen = Vec::new();
+            let mut left = piece.len;
+            pma.for_each_from(piece.start, |k| {
+                seen.push(k);
+                left -= 1;
+                left > 0
+            });
+            assert_eq!(seen, keys[at..at + piece.len as usize]);
+            assert!(seen.iter().all(|k| k >> 32 == piece.group));
+            at += piece.len as usize;
+        }
+    }
+
+    #[test]
+    fn pieces_cover_every_key_and_resume_mid_leaf() {
+        let keys: Vec<u64> = (0..50u64)
+            .flat_map(|u| (0..(u % 7) * 3).map(move |v| (u << 32) | (v * 5)))
+            .collect();
+        check::<crate::pma::DeltaLeaf>(&keys);
+        check::<crate::pma::PlainLeaf>(&keys);
+        assert!(Cpma::new().run_pieces(32).is_empty());
+        let _ = PlainPma::new();
+    }
+}
