@@ -1,6 +1,8 @@
 //! The crate's top-level error type; each layer keeps its own error next to its code.
 
+use crate::algo::AlgoError;
 use crate::codec::CodecError;
+use crate::graph::GraphError;
 use crate::pma::PmaError;
 
 /// Any error the packgraph library can return.
@@ -13,6 +15,12 @@ pub enum Error {
     /// An invalid argument or configuration for a packed memory array.
     #[error(transparent)]
     Pma(#[from] PmaError),
+    /// An invalid graph operation.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// An invalid algorithm argument.
+    #[error(transparent)]
+    Algo(#[from] AlgoError),
 }
 
 /// `Result` with the crate's [`Error`] as the default error type.

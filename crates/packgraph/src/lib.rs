@@ -1,20 +1,26 @@
 //! packgraph: a dynamic-graph engine on a compressed packed memory array.
 //!
-//! This release holds the storage foundation:
+//! Layers, lowest first:
 //! * [`codec`]: byte codes and delta-coded runs of sorted `u64` keys;
 //! * [`pma`]: the batch-parallel packed memory array, compressed ([`pma::Cpma`]) or plain
-//!   ([`pma::PlainPma`]).
+//!   ([`pma::PlainPma`]);
+//! * [`graph`]: the dynamic [`graph::Graph`] (edges as keys in a CPMA), the static
+//!   [`graph::CsrGraph`] and the read trait [`graph::GraphRead`] both implement;
+//! * [`algo`]: Ligra's `VertexSubset` / `edge_map` and the algorithms on them.
 //!
 //! ```
-//! use packgraph::pma::Cpma;
+//! use packgraph::algo::{bfs, pagerank};
+//! use packgraph::graph::{Graph, GraphRead};
 //!
-//! // Edge (u, v) is the key (u << 32) | v, so a vertex's neighbours are one sorted run.
-//! let edge = |u: u64, v: u64| (u << 32) | v;
-//! let mut edges = Cpma::new();
-//! edges.insert_batch(&[edge(0, 1), edge(0, 2), edge(1, 2), edge(2, 0)]);
-//! let mut neighbours = Vec::new();
-//! edges.map_range(edge(0, 0), edge(1, 0), |key| neighbours.push(key & 0xffff_ffff));
-//! assert_eq!(neighbours, [1, 2]);
+//! let mut graph = Graph::new(false);
+//! graph.insert_edges(&[(0, 1), (1, 2), (2, 3)]);
+//! graph.delete_edges(&[(2, 3)]);
+//! graph.insert_edges(&[(1, 3)]);
+//! assert_eq!(graph.out_neighbors(1), [0, 2, 3]);
+//! let tree = bfs(&graph, 0).unwrap();
+//! assert_eq!(tree.depths, [0, 1, 2, 2]);
+//! let ranks = pagerank(&graph, 0.85, 10);
+//! assert!((ranks.iter().sum::<f64>() - 1.0).abs() < 1e-9);
 //! ```
 //!
 //! The library never configures rayon's global thread pool: callers run it inside a pool of
@@ -24,8 +30,10 @@
 #![warn(clippy::unwrap_used)]
 #![deny(clippy::print_stdout)]
 
+pub mod algo;
 pub mod codec;
 mod error;
+pub mod graph;
 pub mod pma;
 
 pub use error::{Error, Result};

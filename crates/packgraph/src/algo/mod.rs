@@ -1,0 +1,49 @@
+//! Graph algorithms on the Ligra interface ([`VertexSubset`], [`edge_map`]) over any
+//! [`GraphRead`]: the dynamic [`Graph`](crate::graph::Graph) or the static
+//! [`CsrGraph`](crate::graph::CsrGraph).
+//!
+//! Each algorithm has a `_serial` reference twin written as plain loops; tests compare them.
+//! Output semantics follow LDBC Graphalytics where it defines the algorithm.
+
+mod bfs;
+mod edge_map;
+mod pagerank;
+#[cfg(test)]
+mod tests;
+mod vertex_subset;
+mod wcc;
+
+pub use self::bfs::{bfs, bfs_depths_serial, BfsTree, UNREACHED};
+pub use self::edge_map::{edge_map, EdgeOp, PULL_DIVISOR};
+pub use self::pagerank::{pagerank, pagerank_serial};
+pub use self::vertex_subset::VertexSubset;
+pub use self::wcc::{wcc, wcc_serial};
+
+use crate::graph::{GraphRead, VertexId};
+
+/// Errors of the algorithm layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AlgoError {
+    /// A source vertex that is not in the graph.
+    #[error("vertex {vertex} is not in the graph (it has {num_vertices} vertices)")]
+    VertexNotFound {
+        /// The id asked for.
+        vertex: VertexId,
+        /// Vertices in the graph.
+        num_vertices: usize,
+    },
+}
+
+/// The vertex count, if `v` is a vertex of `graph`.
+fn check_vertex<G: GraphRead>(graph: &G, v: VertexId) -> Result<usize, AlgoError> {
+    let n = graph.num_vertices();
+    if (v as usize) < n {
+        Ok(n)
+    } else {
+        Err(AlgoError::VertexNotFound {
+            vertex: v,
+            num_vertices: n,
+        })
+    }
+}

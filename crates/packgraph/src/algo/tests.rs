@@ -1,0 +1,121 @@
+//! Every algorithm against its serial reference on random graphs (directed and undirected,
+//! isolated vertices, self-loops, duplicate edges, one vertex, no edges), on both the
+//! dynamic graph and the static CSR, with 1 and 4 threads.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use rayon::ThreadPoolBuilder;
+
+use super::*;
+use crate::graph::{CsrGraph, Graph};
+
+fn graphs() -> impl Strategy<Value = (usize, Vec<(VertexId, VertexId)>, bool)> {
+    (1usize..80, any::<bool>()).prop_flat_map(|(n, directed)| {
+        let id = 0..n as VertexId;
+        (Just(n), vec((id.clone(), id), 0..(n * 4)), Just(directed))
+    })
+}
+
+fn check_bfs<G: GraphRead>(graph: &G, source: VertexId) {
+    let tree = bfs(graph, source).unwrap();
+    assert_eq!(tree.depths, bfs_depths_serial(graph, source));
+    for v in 0..graph.num_vertices() {
+        let (parent, depth) = (tree.parents[v], tree.depths[v]);
+        if v == source as usize {
+            assert_eq!((parent, depth), (source, 0));
+        } else if depth == UNREACHED {
+            assert_eq!(parent, UNREACHED);
+        } else {
+            assert_eq!(
+                tree.depths[parent as usize] + 1,
+                depth,
+                "parent depth of {v}"
+            );
+            assert!(
+                graph.out_neighbors(parent).contains(&(v as VertexId)),
+                "tree edge to {v}"
+            );
+        }
+    }
+}
+
+fn check_pagerank<G: GraphRead>(graph: &G) {
+    let fast = pagerank(graph, 0.85, 8);
+    let slow = pagerank_serial(graph, 0.85, 8);
+    let total: f64 = fast.iter().sum();
+    assert!((total - 1.0).abs() < 1e-9, "rank sums to {total}");
+    for (a, b) in fast.iter().zip(&slow) {
+        assert!((a - b).abs() <= 1e-12 + 1e-9 * b.abs(), "{a} vs {b}");
+    }
+}
+
+fn check_all<G: GraphRead>(graph: &G, source: VertexId) {
+    check_bfs(graph, source);
+    check_pagerank(graph);
+    assert_eq!(wcc(graph), wcc_serial(graph));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn algorithms_match_serial_references((n, edges, directed) in graphs(), source in any::<prop::sample::Index>()) {
+        let source = source.index(n) as VertexId;
+        let dynamic = Graph::from_edges(n, &edges, directed);
+        let csr = CsrGraph::from_edges(n, &edges, directed);
+        for threads in [1, 4] {
+            let pool = ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                check_all(&dynamic, source);
+                check_all(&csr, source);
+                prop_assert_eq!(bfs(&dynamic, source).unwrap().depths, bfs(&csr, source).unwrap().depths);
+                Ok(())
+            })?;
+        }
+    }
+}
+
+#[test]
+fn dense_rounds_are_taken_on_a_star() {
+    // The frontier after one round holds every leaf: the next round must pull.
+    let edges: Vec<(VertexId, VertexId)> = (1..2_000)
+        .map(|v| (0, v))
+        .chain((1..1_999).map(|v| (v, v + 1)))
+        .collect();
+    let graph = Graph::from_edges(0, &edges, false);
+    let frontier = edge_map(&graph, &VertexSubset::single(2_000, 0), &Nothing);
+    assert!(
+        matches!(frontier, VertexSubset::Dense { .. }),
+        "{frontier:?}"
+    );
+    check_all(&graph, 5);
+}
+
+struct Nothing;
+
+impl EdgeOp for Nothing {
+    fn update_atomic(&self, _src: VertexId, _dst: VertexId) -> bool {
+        true
+    }
+}
+
+#[test]
+fn unknown_source_is_an_error() {
+    let graph = CsrGraph::from_edges(3, &[(0, 1)], true);
+    let err = bfs(&graph, 3).unwrap_err();
+    assert_eq!(
+        err,
+        AlgoError::VertexNotFound {
+            vertex: 3,
+            num_vertices: 3
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "vertex 3 is not in the graph (it has 3 vertices)"
+    );
+    let empty = Graph::new(false);
+    assert!(bfs(&empty, 0).is_err());
+    assert!(pagerank(&empty, 0.85, 3).is_empty());
+    assert!(wcc(&empty).is_empty());
+}

@@ -1,0 +1,47 @@
+//! The read interface algorithms see: vertex count, degrees and neighbor iteration.
+//!
+//! Implemented by the dynamic [`Graph`](super::Graph) and by the static
+//! [`CsrGraph`](super::CsrGraph), so an algorithm runs unchanged on both and the CSR serves
+//! as the reference in tests and benchmarks.
+
+/// A dense internal vertex id.
+pub type VertexId = u32;
+
+/// Read access to a graph with vertices `0..num_vertices()`.
+///
+/// For an undirected graph every edge is stored in both directions: in-neighbors equal
+/// out-neighbors and `num_edges` counts each undirected edge twice.
+pub trait GraphRead: Sync {
+    /// Number of vertices.
+    fn num_vertices(&self) -> usize;
+
+    /// Number of stored directed edges (arcs).
+    fn num_edges(&self) -> usize;
+
+    /// Whether edges have a direction.
+    fn is_directed(&self) -> bool;
+
+    /// Number of out-neighbors of `v` (0 for an id past the last vertex).
+    fn out_degree(&self, v: VertexId) -> usize;
+
+    /// Number of in-neighbors of `v`.
+    fn in_degree(&self, v: VertexId) -> usize;
+
+    /// Calls `f` on the out-neighbors of `v` in increasing order until it returns `false`;
+    /// returns whether all were visited.
+    fn for_each_out_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool;
+
+    /// Calls `f` on the in-neighbors of `v` in increasing order until it returns `false`;
+    /// returns whether all were visited.
+    fn for_each_in_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool;
+
+    /// The out-neighbors of `v`, collected (for tests and small graphs).
+    fn out_neighbors(&self, v: VertexId) -> Vec<VertexId> {
+        let mut out = Vec::with_capacity(self.out_degree(v));
+        self.for_each_out_neighbor(v, |u| {
+            out.push(u);
+            true
+        });
+        out
+    }
+}

@@ -1,0 +1,167 @@
+//! The dynamic graph against an adjacency-set oracle and against the static CSR.
+
+use std::collections::BTreeSet;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::*;
+
+/// Adjacency sets: the oracle, applying the documented edge policy.
+struct Oracle {
+    directed: bool,
+    out: Vec<BTreeSet<VertexId>>,
+    incoming: Vec<BTreeSet<VertexId>>,
+}
+
+impl Oracle {
+    fn new(directed: bool) -> Self {
+        Self {
+            directed,
+            out: Vec::new(),
+            incoming: Vec::new(),
+        }
+    }
+
+    fn grow(&mut self, n: usize) {
+        if self.out.len() < n {
+            self.out.resize(n, BTreeSet::new());
+            self.incoming.resize(n, BTreeSet::new());
+        }
+    }
+
+    fn apply(&mut self, edges: &[(VertexId, VertexId)], insert: bool) -> usize {
+        let mut changed = 0;
+        for &(u, v) in edges {
+            if insert {
+                self.grow(u.max(v) as usize + 1);
+            }
+            if u == v || u.max(v) as usize >= self.out.len() {
+                continue;
+            }
+            let arcs: &[(VertexId, VertexId)] = if self.directed {
+                &[(u, v)]
+            } else {
+                &[(u, v), (v, u)]
+            };
+            let mut did = false;
+            for &(a, b) in arcs {
+                did |= if insert {
+                    self.out[a as usize].insert(b)
+                } else {
+                    self.out[a as usize].remove(&b)
+                };
+                if insert {
+                    self.incoming[b as usize].insert(a);
+                } else {
+                    self.incoming[b as usize].remove(&a);
+                }
+            }
+            changed += usize::from(did);
+        }
+        changed
+    }
+}
+
+fn assert_same<G: GraphRead>(graph: &G, oracle: &Oracle) {
+    assert_eq!(graph.num_vertices(), oracle.out.len());
+    let arcs: usize = oracle.out.iter().map(BTreeSet::len).sum();
+    assert_eq!(graph.num_edges(), arcs);
+    for v in 0..oracle.out.len() {
+        let id = v as VertexId;
+        assert!(
+            graph.out_neighbors(id).iter().eq(oracle.out[v].iter()),
+            "out of {v}"
+        );
+        assert_eq!(graph.out_degree(id), oracle.out[v].len());
+        let incoming = if oracle.directed {
+            &oracle.incoming[v]
+        } else {
+            &oracle.out[v]
+        };
+        let mut seen = Vec::new();
+        graph.for_each_in_neighbor(id, |u| {
+            seen.push(u);
+            true
+        });
+        assert!(seen.iter().eq(incoming.iter()), "in of {v}");
+        assert_eq!(graph.in_degree(id), incoming.len());
+    }
+}
+
+fn edges(max: VertexId) -> impl Strategy<Value = Vec<(VertexId, VertexId)>> {
+    vec((0..max, 0..max), 0..300)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn batches_match_adjacency_sets(
+        directed in any::<bool>(),
+        batches in vec((any::<bool>(), edges(60)), 1..12),
+    ) {
+        let mut graph = Graph::new(directed);
+        let mut oracle = Oracle::new(directed);
+        for (insert, batch) in &batches {
+            let expected = oracle.apply(batch, *insert);
+            let stats = if *insert { graph.insert_edges(batch) } else { graph.delete_edges(batch) };
+            prop_assert_eq!(stats.changed, expected);
+            prop_assert_eq!(stats.self_loops, batch.iter().filter(|(u, v)| u == v).count());
+            assert_same(&graph, &oracle);
+            for &(u, v) in batch.iter().take(10) {
+                let present = oracle.out.get(u as usize).is_some_and(|s| s.contains(&v));
+                prop_assert_eq!(graph.has_edge(u, v), present);
+            }
+        }
+        let all: Vec<(VertexId, VertexId)> = (0..oracle.out.len())
+            .flat_map(|u| oracle.out[u].iter().map(move |&v| (u as VertexId, v)))
+            .collect();
+        let csr = CsrGraph::from_edges(oracle.out.len(), &all, directed);
+        assert_same(&csr, &oracle);
+    }
+
+    #[test]
+    fn high_degrees_match(directed in any::<bool>(), hub in 0u32..200_000, batch in edges(3_000)) {
+        // A hub with thousands of neighbors spans many leaves; ids are dense, so the largest
+        // id sets the vertex count (kept moderate here).
+        let star: Vec<(VertexId, VertexId)> = (0..2_000).map(|v| (7, v)).chain(batch).chain([(hub, 1), (1, hub)]).collect();
+        let graph = Graph::from_edges(0, &star, directed);
+        let csr = CsrGraph::from_edges(0, &star, directed);
+        prop_assert_eq!(graph.num_vertices(), csr.num_vertices());
+        prop_assert_eq!(graph.num_edges(), csr.num_edges());
+        for v in [0, 1, 7, 1_999, 2_999, hub] {
+            prop_assert_eq!(graph.out_neighbors(v), csr.out_neighbors(v));
+            prop_assert_eq!(graph.in_degree(v), csr.in_degree(v));
+        }
+    }
+}
+
+#[test]
+fn adding_vertices_grows_the_graph_and_rejects_overflow() {
+    let mut graph = Graph::new(true);
+    assert_eq!(graph.add_vertices(3), Ok(0..3));
+    graph.insert_edges(&[(0, 9)]);
+    assert_eq!(graph.num_vertices(), 10);
+    assert_eq!(graph.out_degree(5), 0);
+    assert_eq!(graph.add_vertices(2), Ok(10..12));
+    let err = graph.add_vertices(usize::MAX).unwrap_err();
+    assert!(matches!(
+        err,
+        GraphError::TooManyVertices { existing: 12, .. }
+    ));
+    assert!(err.to_string().contains("2^32"));
+    assert_eq!(graph.num_vertices(), 12);
+}
+
+#[test]
+fn index_is_rebuilt_after_each_update() {
+    let mut graph = Graph::new(false);
+    graph.insert_edges(&[(0, 1)]);
+    assert_eq!(graph.out_neighbors(0), [1]);
+    graph.insert_edges(&[(0, 2), (0, 3)]);
+    assert_eq!(graph.out_neighbors(0), [1, 2, 3]);
+    graph.delete_edges(&[(1, 0), (5, 6)]);
+    assert_eq!(graph.out_neighbors(0), [2, 3]);
+    assert_eq!(graph.num_vertices(), 4);
+}
