@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use packgraph::algo::{bfs, pagerank, wcc, UNREACHED};
+use packgraph::algo::{bfs, cdlp, lcc, pagerank, wcc, UNREACHED};
 use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
 
 fn data(path: &str) -> PathBuf {
@@ -138,6 +138,31 @@ fn check_wcc<G: GraphRead>(graph: &G, g: &Loaded, output: &str) {
     }
 }
 
+/// Labels are vertex ids: exact match after mapping ours back to external ids.
+fn check_cdlp<G: GraphRead>(graph: &G, g: &Loaded, iterations: usize, output: &str) {
+    let labels = cdlp(graph, iterations);
+    let want = expected(output);
+    for (dense, &id) in g.ids.iter().enumerate() {
+        assert_eq!(
+            g.ids[labels[dense] as usize].to_string(),
+            want[&id],
+            "{output}: vertex {id}"
+        );
+    }
+}
+
+fn check_lcc<G: GraphRead>(graph: &G, g: &Loaded, output: &str) {
+    let coefficients = lcc(graph);
+    let want = expected(output);
+    for (dense, &id) in g.ids.iter().enumerate() {
+        let reference: f64 = want[&id].parse().unwrap();
+        assert!(
+            (coefficients[dense] - reference).abs() <= 1e-6,
+            "{output}: vertex {id}"
+        );
+    }
+}
+
 fn graphs(g: &Loaded, directed: bool) -> (Graph, CsrGraph) {
     let n = g.ids.len();
     (
@@ -177,6 +202,26 @@ fn wcc_matches_reference_outputs() {
 }
 
 #[test]
+fn cdlp_matches_reference_outputs() {
+    for (dir, directed) in [("dir", true), ("undir", false)] {
+        let g = load_adjacency(&format!("cdlp/{dir}-input"));
+        let (dynamic, csr) = graphs(&g, directed);
+        check_cdlp(&dynamic, &g, 5, &format!("cdlp/{dir}-output"));
+        check_cdlp(&csr, &g, 5, &format!("cdlp/{dir}-output"));
+    }
+}
+
+#[test]
+fn lcc_matches_reference_outputs() {
+    for (dir, directed) in [("dir", true), ("undir", false)] {
+        let g = load_adjacency(&format!("lcc/{dir}-input"));
+        let (dynamic, csr) = graphs(&g, directed);
+        check_lcc(&dynamic, &g, &format!("lcc/{dir}-output"));
+        check_lcc(&csr, &g, &format!("lcc/{dir}-output"));
+    }
+}
+
+#[test]
 fn example_graphs_match_reference_outputs() {
     for (name, directed, source) in [("directed", true, 1), ("undirected", false, 2)] {
         let g = load_vertex_edge(&format!("example/example-{name}"));
@@ -188,5 +233,9 @@ fn example_graphs_match_reference_outputs() {
         check_pagerank(&csr, &g, 2, &out("PR"));
         check_wcc(&dynamic, &g, &out("WCC"));
         check_wcc(&csr, &g, &out("WCC"));
+        check_cdlp(&dynamic, &g, 2, &out("CDLP"));
+        check_cdlp(&csr, &g, 2, &out("CDLP"));
+        check_lcc(&dynamic, &g, &out("LCC"));
+        check_lcc(&csr, &g, &out("LCC"));
     }
 }

@@ -56,6 +56,15 @@ impl EdgeOp for Visit<'_> {
 /// # Complexity
 /// O(n + m) work, O(diameter · log n) depth, two words per vertex of extra memory.
 pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree, AlgoError> {
+    bfs_limited(graph, source, u32::MAX)
+}
+
+/// [`bfs`] stopped after `max_depth` rounds: vertices farther away stay unreached.
+pub(crate) fn bfs_limited<G: GraphRead>(
+    graph: &G,
+    source: VertexId,
+    max_depth: u32,
+) -> Result<BfsTree, AlgoError> {
     let n = super::check_vertex(graph, source)?;
     let parents: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
     let mut depths = vec![UNREACHED; n];
@@ -63,7 +72,7 @@ pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree, AlgoErr
     depths[source as usize] = 0;
     let mut frontier = VertexSubset::single(n, source);
     let mut depth = 0;
-    while !frontier.is_empty() {
+    while !frontier.is_empty() && depth < max_depth {
         depth += 1;
         frontier = edge_map(graph, &frontier, &Visit { parents: &parents });
         set_depths(&frontier, &mut depths, depth);

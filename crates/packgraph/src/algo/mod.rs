@@ -5,17 +5,32 @@
 //! Each algorithm has a `_serial` reference twin written as plain loops; tests compare them.
 //! Output semantics follow LDBC Graphalytics where it defines the algorithm.
 
+mod bc;
 mod bfs;
+mod cdlp;
 mod edge_map;
+mod kcore;
+mod khop;
+mod lcc;
+mod mis;
+mod neighborhood;
 mod pagerank;
 #[cfg(test)]
 mod tests;
+mod triangles;
 mod vertex_subset;
 mod wcc;
 
+pub use self::bc::{betweenness, betweenness_serial};
 pub use self::bfs::{bfs, bfs_depths_serial, BfsTree, UNREACHED};
+pub use self::cdlp::{cdlp, cdlp_serial};
 pub use self::edge_map::{edge_map, EdgeOp, PULL_DIVISOR};
+pub use self::kcore::{kcore, kcore_serial};
+pub use self::khop::{khop, khop_vertices};
+pub use self::lcc::{lcc, lcc_serial};
+pub use self::mis::{is_maximal_independent_set, mis};
 pub use self::pagerank::{pagerank, pagerank_serial};
+pub use self::triangles::{triangle_count, triangle_count_serial};
 pub use self::vertex_subset::VertexSubset;
 pub use self::wcc::{wcc, wcc_serial};
 

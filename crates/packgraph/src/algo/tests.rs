@@ -49,10 +49,40 @@ fn check_pagerank<G: GraphRead>(graph: &G) {
     }
 }
 
+fn close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len());
+    for (v, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-9 * (1.0 + y.abs()),
+            "{what} at {v}: {x} vs {y}"
+        );
+    }
+}
+
 fn check_all<G: GraphRead>(graph: &G, source: VertexId) {
     check_bfs(graph, source);
     check_pagerank(graph);
     assert_eq!(wcc(graph), wcc_serial(graph));
+    assert_eq!(cdlp(graph, 4), cdlp_serial(graph, 4));
+    close(&lcc(graph), &lcc_serial(graph), "lcc");
+    assert_eq!(triangle_count(graph), triangle_count_serial(graph));
+    assert_eq!(kcore(graph), kcore_serial(graph));
+    let set = mis(graph, 7);
+    assert!(is_maximal_independent_set(graph, &set));
+    assert_eq!(mis(graph, 7), set, "mis is deterministic for a seed");
+    close(
+        &betweenness(graph, source).unwrap(),
+        &betweenness_serial(graph, source),
+        "bc",
+    );
+    let full = bfs_depths_serial(graph, source);
+    for k in [0, 1, 2] {
+        let expected: Vec<u32> = full
+            .iter()
+            .map(|&d| if d <= k { d } else { UNREACHED })
+            .collect();
+        assert_eq!(khop(graph, source, k).unwrap(), expected, "khop {k}");
+    }
 }
 
 proptest! {
@@ -102,6 +132,7 @@ impl EdgeOp for Nothing {
 #[test]
 fn unknown_source_is_an_error() {
     let graph = CsrGraph::from_edges(3, &[(0, 1)], true);
+    assert!(betweenness(&graph, 9).is_err() && khop(&graph, 3, 1).is_err());
     let err = bfs(&graph, 3).unwrap_err();
     assert_eq!(
         err,

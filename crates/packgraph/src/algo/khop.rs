@@ -1,0 +1,29 @@
+//! k-hop neighborhood: the vertices within `k` edges of a source along edge directions,
+//! found by `k` rounds of breadth-first search.
+
+use super::bfs::{bfs_limited, UNREACHED};
+use super::AlgoError;
+use crate::graph::{GraphRead, VertexId};
+
+/// Hop distance from `source` of every vertex within `k` hops ([`UNREACHED`] beyond).
+///
+/// # Errors
+/// [`AlgoError::VertexNotFound`] if `source` is not a vertex of `graph`.
+pub fn khop<G: GraphRead>(graph: &G, source: VertexId, k: u32) -> Result<Vec<u32>, AlgoError> {
+    Ok(bfs_limited(graph, source, k)?.depths)
+}
+
+/// The vertices within `k` hops, ascending.
+///
+/// # Errors
+/// As [`khop`].
+pub fn khop_vertices<G: GraphRead>(
+    graph: &G,
+    source: VertexId,
+    k: u32,
+) -> Result<Vec<VertexId>, AlgoError> {
+    let depths = khop(graph, source, k)?;
+    Ok((0..depths.len() as VertexId)
+        .filter(|&v| depths[v as usize] != UNREACHED)
+        .collect())
+}
