@@ -6,7 +6,8 @@
 //!   ([`pma::PlainPma`]);
 //! * [`graph`]: the dynamic [`graph::Graph`] (edges as keys in a CPMA), the static
 //!   [`graph::CsrGraph`] and the read trait [`graph::GraphRead`] both implement;
-//! * [`algo`]: Ligra's `VertexSubset` / `edge_map` and the algorithms on them.
+//! * [`algo`]: Ligra's `VertexSubset` / `edge_map` and the algorithms on them;
+//! * [`io`]: graph generators (Graph500 Kronecker, R-MAT, Erdős–Rényi).
 //!
 //! ```
 //! use packgraph::algo::{bfs, pagerank};
@@ -34,6 +35,7 @@ pub mod algo;
 pub mod codec;
 mod error;
 pub mod graph;
+pub mod io;
 pub mod pma;
 
 pub use error::{Error, Result};

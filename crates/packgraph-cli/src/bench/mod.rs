@@ -4,6 +4,7 @@
 //! line (JSON Lines), otherwise as a row of a readable table. Progress goes to stderr only
 //! when it is a terminal.
 
+mod graph;
 mod pma;
 
 use std::io::Write;
@@ -25,11 +26,15 @@ enum BenchTarget {
     /// Packed memory array microbenchmarks (CPMA paper, section 5), against the
     /// uncompressed PMA, std's BTreeSet and a sorted Vec rebuilt by merging each batch.
     Pma(pma::PmaArgs),
+    /// Graph algorithms and edge updates on the dynamic graph against a static CSR
+    /// (CPMA paper, section 6).
+    Graph(graph::GraphArgs),
 }
 
 pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
     match &args.target {
         BenchTarget::Pma(pma_args) => pma::run(pma_args, threads),
+        BenchTarget::Graph(graph_args) => graph::run(graph_args, threads),
     }
 }
 
@@ -46,6 +51,9 @@ pub(crate) struct Record {
     /// Keys processed to get the figure (inserts run, keys visited, keys stored).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) keys: Option<u64>,
+    /// Input the figure was measured on, where a bench has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dataset: Option<&'static str>,
 }
 
 /// Prints records as JSON Lines or as a table.
@@ -86,7 +94,10 @@ impl Reporter {
         } else {
             format!(
                 "{:<10} {:<12} {:<14} {:>12} {:>7} {:>14} {:<10} {:>12}",
-                record.bench,
+                record.dataset.map_or(record.bench.to_string(), |d| format!(
+                    "{}/{d}",
+                    record.bench
+                )),
                 record.structure,
                 record.op,
                 record.param,

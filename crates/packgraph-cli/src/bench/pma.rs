@@ -357,6 +357,7 @@ fn measure_batches(
             } else {
                 added
             }),
+            dataset: None,
         })?;
     }
     Ok(())
@@ -412,6 +413,7 @@ fn measure_ranges(
         value: count as f64 / time.as_secs_f64(),
         unit: "keys/s",
         keys: Some(count),
+        dataset: None,
     })
 }
 
@@ -440,6 +442,7 @@ fn measure_scan(
         value: set.len() as f64 / best.as_secs_f64(),
         unit: "keys/s",
         keys: Some(set.len() as u64),
+        dataset: None,
     })
 }
 
@@ -473,5 +476,6 @@ fn measure_size(
         value: bytes as f64 / stored as f64,
         unit: "bytes/key",
         keys: Some(stored as u64),
+        dataset: None,
     })
 }

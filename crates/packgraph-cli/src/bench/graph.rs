@@ -1,0 +1,296 @@
+//! `packgraph bench graph`: graph algorithms and edge updates on the dynamic graph against
+//! the static CSR in the same run (CPMA paper, section 6, scaled to this machine).
+//!
+//! For a Graph500 Kronecker graph and an Erdős–Rényi graph of the same size, both
+//! symmetrized: build time, flat-index build time, BFS (median of several sources),
+//! PageRank (10 iterations), WCC, single-source BC, and bytes per stored edge. On the
+//! Kronecker graph: batch inserts of R-MAT edges (a = 0.5, b = c = 0.1, sampled over the
+//! whole id range, none already present) at each batch size, then the same deletes, which
+//! restore the graph. An undirected edge counts as two updates.
+
+use std::time::Duration;
+
+use clap::Args;
+use packgraph::algo::{betweenness, bfs, pagerank, wcc};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
+use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
+
+use super::{parse_count, timed, Record, Reporter};
+use crate::UsageError;
+
+/// Options of `packgraph bench graph`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct GraphArgs {
+    /// log2 of the vertex count.
+    #[arg(long, default_value_t = 20)]
+    scale: u32,
+    /// Generated edges per vertex (before symmetrizing and removing duplicates).
+    #[arg(long, default_value_t = 16)]
+    edge_factor: usize,
+    /// Update batch sizes in edges (comma-separated; empty for none).
+    #[arg(long, value_delimiter = ',', default_value = "1e3,1e4,1e5,1e6", value_parser = parse_count)]
+    batch_sizes: Vec<usize>,
+    /// Most edges inserted per batch size (the run inserts min(this, 100 × batch)).
+    #[arg(long, default_value = "2e6", value_parser = parse_count)]
+    max_batch_edges: usize,
+    /// BFS sources (the median time is reported).
+    #[arg(long, default_value_t = 5)]
+    sources: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Print JSON Lines instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn seconds(
+    reporter: &Reporter,
+    dataset: &'static str,
+    structure: &'static str,
+    op: &'static str,
+    param: u64,
+    threads: usize,
+    time: Duration,
+) -> anyhow::Result<()> {
+    reporter.emit(Record {
+        bench: "graph",
+        structure,
+        op,
+        param,
+        threads,
+        value: time.as_secs_f64(),
+        unit: "s",
+        keys: None,
+        dataset: Some(dataset),
+    })
+}
+
+/// Vertices with at least one edge, picked by a seeded generator.
+fn pick_sources<G: GraphRead>(graph: &G, count: usize, seed: u64) -> Vec<VertexId> {
+    let mut rng = SplitMix64::new(seed, 7);
+    let n = graph.num_vertices() as u64;
+    let mut sources = Vec::new();
+    for _ in 0..count * 1000 {
+        if sources.len() == count || n == 0 {
+            break;
+        }
+        let v = rng.below(n) as VertexId;
+        if graph.out_degree(v) > 0 {
+            sources.push(v);
+        }
+    }
+    sources
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times.get(times.len() / 2).copied().unwrap_or_default()
+}
+
+/// Times the algorithms on one structure.
+fn run_algorithms<G: GraphRead>(
+    reporter: &Reporter,
+    dataset: &'static str,
+    structure: &'static str,
+    graph: &G,
+    sources: &[VertexId],
+    param: u64,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let mut bfs_times = Vec::new();
+    for &source in sources {
+        let (tree, time) = timed(|| bfs(graph, source));
+        tree?;
+        bfs_times.push(time);
+    }
+    seconds(
+        reporter,
+        dataset,
+        structure,
+        "bfs",
+        param,
+        threads,
+        median(bfs_times),
+    )?;
+    let (_, time) = timed(|| pagerank(graph, 0.85, 10));
+    seconds(
+        reporter, dataset, structure, "pagerank", param, threads, time,
+    )?;
+    let (_, time) = timed(|| wcc(graph));
+    seconds(reporter, dataset, structure, "wcc", param, threads, time)?;
+    if let Some(&source) = sources.first() {
+        let (scores, time) = timed(|| betweenness(graph, source));
+        scores?;
+        seconds(reporter, dataset, structure, "bc", param, threads, time)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
+    if !(1..=30).contains(&args.scale) || args.edge_factor == 0 || args.batch_sizes.contains(&0) {
+        return Err(UsageError(
+            "--scale must be in 1..=30, --edge-factor and --batch-sizes positive".into(),
+        )
+        .into());
+    }
+    let reporter = Reporter::new(args.json, 2);
+    let n = 1usize << args.scale;
+    let m = args.edge_factor << args.scale;
+    eprintln!(
+        "bench graph: {threads} threads, scale {} ({n} vertices), edge factor {}, seed {}",
+        args.scale, args.edge_factor, args.seed
+    );
+    let param = u64::from(args.scale);
+    for dataset in ["kronecker", "er"] {
+        reporter.step(format!("{dataset}: generating"));
+        let edges = if dataset == "kronecker" {
+            kronecker(args.scale, args.edge_factor, args.seed)
+        } else {
+            erdos_renyi(n, m, args.seed)
+        };
+        let (mut graph, time) = timed(|| Graph::from_edges(n, &edges, false));
+        seconds(
+            &reporter,
+            dataset,
+            "packgraph",
+            "build",
+            param,
+            threads,
+            time,
+        )?;
+        let (csr, time) = timed(|| CsrGraph::from_edges(n, &edges, false));
+        seconds(&reporter, dataset, "csr", "build", param, threads, time)?;
+        drop(edges);
+        let (_, time) = timed(|| graph.build_index());
+        seconds(
+            &reporter,
+            dataset,
+            "packgraph",
+            "index",
+            param,
+            threads,
+            time,
+        )?;
+        eprintln!(
+            "{dataset}: {} vertices, {} directed edges",
+            graph.num_vertices(),
+            graph.num_edges()
+        );
+        let sources = pick_sources(&csr, args.sources, args.seed);
+        reporter.step(format!("{dataset}: algorithms"));
+        run_algorithms(
+            &reporter,
+            dataset,
+            "packgraph",
+            &graph,
+            &sources,
+            param,
+            threads,
+        )?;
+        run_algorithms(&reporter, dataset, "csr", &csr, &sources, param, threads)?;
+        for (structure, bytes) in [
+            ("packgraph", graph.size_in_bytes()),
+            ("csr", csr.size_in_bytes()),
+        ] {
+            reporter.emit(Record {
+                bench: "graph",
+                structure,
+                op: "size",
+                param,
+                threads,
+                value: bytes as f64 / graph.num_edges().max(1) as f64,
+                unit: "bytes/edge",
+                keys: Some(graph.num_edges() as u64),
+                dataset: Some(dataset),
+            })?;
+        }
+        if dataset == "kronecker" {
+            reporter.step("kronecker: edge batches".into());
+            measure_updates(&reporter, args, &mut graph, &csr, threads)?;
+        }
+        reporter.advance();
+    }
+    reporter.finish();
+    Ok(())
+}
+
+/// R-MAT edges not in the graph, without self-loops or repeats (as unordered pairs).
+fn fresh_edges(
+    args: &GraphArgs,
+    csr: &CsrGraph,
+    count: usize,
+    stream: u64,
+) -> Vec<(VertexId, VertexId)> {
+    let init = Initiator {
+        a: 0.5,
+        b: 0.1,
+        c: 0.1,
+    };
+    let mut out = Vec::with_capacity(count);
+    let mut seen = std::collections::HashSet::with_capacity(count);
+    let mut round = 0;
+    while out.len() < count && round < 64 {
+        let candidates = rmat(
+            args.scale,
+            count,
+            init,
+            args.seed ^ stream.wrapping_add(round << 32),
+        );
+        for (u, v) in candidates {
+            let pair = (u.min(v), u.max(v));
+            if u != v
+                && out.len() < count
+                && csr.out_slice(u).binary_search(&v).is_err()
+                && seen.insert(pair)
+            {
+                out.push((u, v));
+            }
+        }
+        round += 1;
+    }
+    out
+}
+
+fn measure_updates(
+    reporter: &Reporter,
+    args: &GraphArgs,
+    graph: &mut Graph,
+    csr: &CsrGraph,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let before = graph.num_edges();
+    for &batch in &args.batch_sizes {
+        let total = args.max_batch_edges.min(100 * batch).max(batch);
+        let edges = fresh_edges(args, csr, total, batch as u64);
+        let (_, insert_time) = timed(|| {
+            edges.chunks(batch).for_each(|chunk| {
+                graph.insert_edges(chunk);
+            })
+        });
+        let inserted = graph.num_edges() - before;
+        let (_, delete_time) = timed(|| {
+            edges.chunks(batch).for_each(|chunk| {
+                graph.delete_edges(chunk);
+            })
+        });
+        anyhow::ensure!(
+            graph.num_edges() == before,
+            "deleting the inserted edges did not restore the graph"
+        );
+        for (op, time) in [("insert_edges", insert_time), ("delete_edges", delete_time)] {
+            reporter.emit(Record {
+                bench: "graph",
+                structure: "packgraph",
+                op,
+                param: batch as u64,
+                threads,
+                value: inserted as f64 / time.as_secs_f64(),
+                unit: "edges/s",
+                keys: Some(inserted as u64),
+                dataset: Some("kronecker"),
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+//! Getting graphs in: generators now; file readers and writers come next.
+
+pub mod generate;
