@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::neighborhood::undirected_neighbors;
+use super::neighborhood::{all_undirected_neighbors, undirected_neighbors};
 use crate::graph::{GraphRead, VertexId};
 
 /// The coreness of every vertex.
@@ -19,14 +19,7 @@ use crate::graph::{GraphRead, VertexId};
 /// O(m + n · kmax) work for largest coreness kmax (a scan of the vertices per k).
 pub fn kcore<G: GraphRead>(graph: &G) -> Vec<u32> {
     let n = graph.num_vertices();
-    let neighbors: Vec<Vec<VertexId>> = (0..n as VertexId)
-        .into_par_iter()
-        .map(|v| {
-            let mut list = Vec::new();
-            undirected_neighbors(graph, v, &mut list);
-            list
-        })
-        .collect();
+    let neighbors = all_undirected_neighbors(graph);
     let degree: Vec<AtomicUsize> = neighbors
         .iter()
         .map(|l| AtomicUsize::new(l.len()))

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::neighborhood::undirected_neighbors;
+use super::neighborhood::{all_undirected_neighbors, undirected_neighbors};
 use crate::graph::{GraphRead, VertexId};
 
 const UNDECIDED: u8 = 0;
@@ -26,14 +26,7 @@ fn priority(seed: u64, v: VertexId) -> (u64, VertexId) {
 /// O(m log n) expected work, O(log n) expected rounds.
 pub fn mis<G: GraphRead>(graph: &G, seed: u64) -> Vec<bool> {
     let n = graph.num_vertices();
-    let neighbors: Vec<Vec<VertexId>> = (0..n as VertexId)
-        .into_par_iter()
-        .map(|v| {
-            let mut list = Vec::new();
-            undirected_neighbors(graph, v, &mut list);
-            list
-        })
-        .collect();
+    let neighbors = all_undirected_neighbors(graph);
     let mut state = vec![UNDECIDED; n];
     while state.contains(&UNDECIDED) {
         let joins: Vec<bool> = (0..n)

@@ -24,6 +24,19 @@ pub(crate) fn undirected_neighbors<G: GraphRead>(graph: &G, v: VertexId, out: &m
     out.retain(|&u| u != v);
 }
 
+/// Every vertex's neighbors in the undirected view, built in parallel.
+pub(crate) fn all_undirected_neighbors<G: GraphRead>(graph: &G) -> Vec<Vec<VertexId>> {
+    use rayon::prelude::*;
+    (0..graph.num_vertices() as VertexId)
+        .into_par_iter()
+        .map(|v| {
+            let mut list = Vec::new();
+            undirected_neighbors(graph, v, &mut list);
+            list
+        })
+        .collect()
+}
+
 /// Size of the intersection of two sorted lists.
 pub(crate) fn intersection_len(a: &[VertexId], b: &[VertexId]) -> usize {
     let (mut i, mut j, mut count) = (0, 0, 0);
