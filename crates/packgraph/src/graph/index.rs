@@ -47,20 +47,12 @@ impl RunIndex {
         v: VertexId,
         mut f: impl FnMut(VertexId) -> bool,
     ) -> bool {
-        let mut left = self.degree(v);
-        if left == 0 {
-            return true;
-        }
-        let mut complete = true;
-        edges.for_each_from(self.starts[v as usize], |key| {
-            if !f(key as VertexId) {
-                complete = false;
-                return false;
+        match self.degree(v) {
+            0 => true,
+            degree => {
+                edges.for_count_from(self.starts[v as usize], degree, |key| f(key as VertexId))
             }
-            left -= 1;
-            left > 0
-        });
-        complete
+        }
     }
 
     pub(crate) fn size_in_bytes(&self) -> usize {

@@ -52,6 +52,34 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
+    /// Calls `f` on the `count` keys from `cursor` on (fewer if the array ends first), in
+    /// order, until it returns `false`; returns whether all of them were visited.
+    pub fn for_count_from(
+        &self,
+        cursor: Cursor,
+        mut count: usize,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        let (mut leaf, mut offset, mut prev) =
+            (cursor.leaf as usize, cursor.offset as usize, cursor.prev);
+        while count > 0 && leaf < self.num_leaves() {
+            let (visited, stopped) = C::for_count_from(
+                self.leaf(leaf),
+                self.leaf_used(leaf),
+                offset,
+                prev,
+                count,
+                &mut f,
+            );
+            if stopped {
+                return false;
+            }
+            count -= visited;
+            (leaf, offset, prev) = (leaf + 1, 0, 0);
+        }
+        true
+    }
+
     /// Every run of keys with equal `key >> shift`, cut at leaf boundaries, in key order;
     /// computed in parallel over the leaves. A run spanning leaves appears once per leaf.
     pub fn run_pieces(&self, shift: u32) -> Vec<RunPiece> {
@@ -118,6 +146,15 @@ mod tests {
                 left > 0
             });
             assert_eq!(seen, keys[at..at + piece.len as usize]);
+            let mut counted = Vec::new();
+            assert!(
+                pma.for_count_from(piece.start, piece.len as usize + 3, |k| {
+                    counted.push(k);
+                    true
+                }) || at + piece.len as usize + 3 > keys.len()
+            );
+            let end = (at + piece.len as usize + 3).min(keys.len());
+            assert_eq!(counted, keys[at..end]);
             assert!(seen.iter().all(|k| k >> 32 == piece.group));
             at += piece.len as usize;
         }

@@ -66,6 +66,17 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         f: impl FnMut(u64) -> bool,
     ) -> bool;
 
+    /// Calls `f` on at most `count` keys from the entry at byte `offset` (predecessor `prev`)
+    /// until it returns `false`; returns how many keys it visited and whether `f` stopped.
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        count: usize,
+        f: &mut impl FnMut(u64) -> bool,
+    ) -> (usize, bool);
+
     /// Calls `f(key, offset, prev)` on every entry: the key, the byte offset of its entry and
     /// the key before it in the leaf (0 for the head).
     fn for_each_entry(leaf: &[u8], used: usize, f: impl FnMut(u64, usize, u64));
@@ -165,6 +176,40 @@ impl LeafCodec for DeltaLeaf {
             return Self::for_each_while(leaf, used, f);
         }
         for_each_in_run(&leaf[offset..], used.saturating_sub(offset), prev, f)
+    }
+
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        count: usize,
+        f: &mut impl FnMut(u64) -> bool,
+    ) -> (usize, bool) {
+        if count == 0 || used == 0 {
+            return (0, false);
+        }
+        let (mut pos, mut key, mut visited) = (offset, prev, 0);
+        if offset < HEAD_BYTES {
+            key = read_head(leaf);
+            if !f(key) {
+                return (1, true);
+            }
+            (pos, visited) = (HEAD_BYTES, 1);
+        }
+        let run = &leaf[..used.min(leaf.len())];
+        while visited < count {
+            let Some((delta, next)) = delta::scan_code_at(run, pos) else {
+                break;
+            };
+            key = key.wrapping_add(delta);
+            pos = next;
+            visited += 1;
+            if !f(key) {
+                return (visited, true);
+            }
+        }
+        (visited, false)
     }
 
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
@@ -347,6 +392,24 @@ impl LeafCodec for PlainLeaf {
         leaf[offset.min(used)..used]
             .chunks_exact(8)
             .all(|chunk| f(read_head(chunk)))
+    }
+
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        _prev: u64,
+        count: usize,
+        f: &mut impl FnMut(u64) -> bool,
+    ) -> (usize, bool) {
+        let mut visited = 0;
+        for chunk in leaf[offset.min(used)..used].chunks_exact(8).take(count) {
+            visited += 1;
+            if !f(read_head(chunk)) {
+                return (visited, true);
+            }
+        }
+        (visited, false)
     }
 
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
