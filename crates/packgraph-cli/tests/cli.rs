@@ -96,7 +96,7 @@ fn bench_pma_table_has_a_header_and_rows() {
 
 #[test]
 fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["bench", "pma", "--keys", "lots"], "not a count"),
         (
             &["bench", "pma", "--structures", "skiplist"],
@@ -105,6 +105,10 @@ fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
         (&["bench", "pma", "--growth", "9"], "growth_factor"),
         (&["bench", "pma", "--batch-sizes", "0"], "must be positive"),
         (&["--threads", "0", "bench", "pma"], "--threads"),
+        (
+            &["bench", "graph", "--scale", "0"],
+            "--scale must be in 1..=30",
+        ),
     ];
     for (args, message) in cases {
         let output = packgraph().args(args).output().unwrap();
@@ -115,4 +119,55 @@ fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
             output.stdout.is_empty() || !String::from_utf8_lossy(&output.stdout).contains("pma  ")
         );
     }
+}
+
+#[test]
+fn bench_graph_reports_both_structures_and_updates() {
+    let output = packgraph()
+        .args([
+            "--threads",
+            "2",
+            "bench",
+            "graph",
+            "--scale",
+            "10",
+            "--batch-sizes",
+            "100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let records: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for dataset in ["kronecker", "er"] {
+        for structure in ["packgraph", "csr"] {
+            for op in ["build", "bfs", "pagerank", "wcc", "bc", "size"] {
+                assert!(
+                    records.iter().any(|r| r["dataset"] == dataset
+                        && r["structure"] == structure
+                        && r["op"] == op),
+                    "no {dataset}/{structure}/{op}"
+                );
+            }
+        }
+    }
+    let inserts = records
+        .iter()
+        .find(|r| r["op"] == "insert_edges")
+        .expect("an insert record");
+    assert_eq!(
+        (inserts["param"].as_u64(), inserts["unit"].as_str()),
+        (Some(100), Some("edges/s"))
+    );
+    assert!(records
+        .iter()
+        .all(|r| r["bench"] == "graph" && r["value"].as_f64().unwrap() >= 0.0));
 }
