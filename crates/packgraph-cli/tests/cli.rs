@@ -6,6 +6,21 @@ fn packgraph() -> Command {
     Command::cargo_bin("packgraph").expect("the packgraph binary is built")
 }
 
+/// Runs `packgraph` with `args` (and `--json`), expects success, parses its JSON Lines.
+fn json_records(args: &[&str]) -> Vec<serde_json::Value> {
+    let output = packgraph().args(args).arg("--json").output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 const TINY: [&str; 14] = [
     "bench",
     "pma",
@@ -25,24 +40,10 @@ const TINY: [&str; 14] = [
 
 #[test]
 fn bench_pma_json_lines_carry_every_field() {
-    let output = packgraph()
-        .args(["--threads", "2"])
-        .args(TINY)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let records: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let args: Vec<&str> = ["--threads", "2"].into_iter().chain(TINY).collect();
+    let records = json_records(&args);
     // 4 structures × (2 batch sizes × 2 ops + 1 range + 1 scan + 1 size).
-    assert_eq!(records.len(), 4 * 7, "{stdout}");
+    assert_eq!(records.len(), 4 * 7, "{records:?}");
     for record in &records {
         for field in [
             "bench",
@@ -123,30 +124,16 @@ fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
 
 #[test]
 fn bench_graph_reports_both_structures_and_updates() {
-    let output = packgraph()
-        .args([
-            "--threads",
-            "2",
-            "bench",
-            "graph",
-            "--scale",
-            "10",
-            "--batch-sizes",
-            "100",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let records: Vec<serde_json::Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let records = json_records(&[
+        "--threads",
+        "2",
+        "bench",
+        "graph",
+        "--scale",
+        "10",
+        "--batch-sizes",
+        "100",
+    ]);
     for dataset in ["kronecker", "er"] {
         for structure in ["packgraph", "csr"] {
             for op in ["build", "bfs", "pagerank", "wcc", "bc", "size"] {
