@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::neighborhood::{all_undirected_neighbors, undirected_neighbors};
+use super::neighborhood::all_undirected_neighbors;
 use crate::graph::{GraphRead, VertexId};
 
 const UNDECIDED: u8 = 0;
@@ -56,18 +56,4 @@ pub fn mis<G: GraphRead>(graph: &G, seed: u64) -> Vec<bool> {
         });
     }
     state.into_iter().map(|s| s == IN_SET).collect()
-}
-
-/// Whether `set` is independent and maximal in the undirected view (the verifier).
-pub fn is_maximal_independent_set<G: GraphRead>(graph: &G, set: &[bool]) -> bool {
-    let mut list = Vec::new();
-    (0..graph.num_vertices() as VertexId).all(|v| {
-        undirected_neighbors(graph, v, &mut list);
-        let covered = list.iter().any(|&u| set[u as usize]);
-        if set[v as usize] {
-            !covered
-        } else {
-            covered
-        }
-    })
 }

@@ -18,6 +18,7 @@ mod pagerank;
 #[cfg(test)]
 mod tests;
 mod triangles;
+pub mod verify;
 mod vertex_subset;
 mod wcc;
 
@@ -28,7 +29,7 @@ pub use self::edge_map::{edge_map, EdgeOp, PULL_DIVISOR};
 pub use self::kcore::{kcore, kcore_serial};
 pub use self::khop::{khop, khop_vertices};
 pub use self::lcc::{lcc, lcc_serial};
-pub use self::mis::{is_maximal_independent_set, mis};
+pub use self::mis::mis;
 pub use self::pagerank::{pagerank, pagerank_serial};
 pub use self::triangles::{triangle_count, triangle_count_serial};
 pub use self::vertex_subset::VertexSubset;

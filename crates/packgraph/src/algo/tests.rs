@@ -68,7 +68,11 @@ fn check_all<G: GraphRead>(graph: &G, source: VertexId) {
     assert_eq!(triangle_count(graph), triangle_count_serial(graph));
     assert_eq!(kcore(graph), kcore_serial(graph));
     let set = mis(graph, 7);
-    assert!(is_maximal_independent_set(graph, &set));
+    verify::mis(graph, &set).unwrap();
+    verify::kcore(graph, &kcore(graph)).unwrap();
+    verify::bfs(graph, source, &bfs(graph, source).unwrap()).unwrap();
+    verify::wcc(graph, &wcc(graph)).unwrap();
+    verify::pagerank(graph, 0.85, &pagerank(graph, 0.85, 5)).unwrap();
     assert_eq!(mis(graph, 7), set, "mis is deterministic for a seed");
     close(
         &betweenness(graph, source).unwrap(),
@@ -149,4 +153,44 @@ fn unknown_source_is_an_error() {
     assert!(bfs(&empty, 0).is_err());
     assert!(pagerank(&empty, 0.85, 3).is_empty());
     assert!(wcc(&empty).is_empty());
+}
+
+#[test]
+fn verifiers_reject_corrupted_outputs() {
+    // Two components: a path 0-1-2-3 and an edge 4-5; vertex 6 isolated.
+    let graph = CsrGraph::from_edges(7, &[(0, 1), (1, 2), (2, 3), (4, 5)], false);
+    let tree = bfs(&graph, 0).unwrap();
+    verify::bfs(&graph, 0, &tree).unwrap();
+    let mut wrong = tree.clone();
+    wrong.depths[3] = 2;
+    assert!(verify::bfs(&graph, 0, &wrong).is_err());
+    let mut unreached = tree.clone();
+    (unreached.depths[3], unreached.parents[3]) = (UNREACHED, UNREACHED);
+    let err = verify::bfs(&graph, 0, &unreached).unwrap_err();
+    assert_eq!(err.vertex, 2, "{err}");
+
+    let labels = wcc(&graph);
+    verify::wcc(&graph, &labels).unwrap();
+    let mut merged = labels.clone();
+    merged[4] = 0;
+    assert!(verify::wcc(&graph, &merged).is_err());
+    let mut split = labels;
+    split[3] = 3;
+    assert!(verify::wcc(&graph, &split).is_err());
+
+    let mut set = mis(&graph, 1);
+    verify::mis(&graph, &set).unwrap();
+    set[6] = false;
+    assert!(verify::mis(&graph, &set).is_err());
+
+    let mut core = kcore(&graph);
+    verify::kcore(&graph, &core).unwrap();
+    core[1] = 2;
+    assert!(verify::kcore(&graph, &core).is_err());
+
+    let mut ranks = pagerank(&graph, 0.85, 3);
+    verify::pagerank(&graph, 0.85, &ranks).unwrap();
+    ranks[0] += 0.1;
+    assert!(verify::pagerank(&graph, 0.85, &ranks).is_err());
+    assert!(verify::pagerank(&graph, 0.85, &ranks[..3]).is_err());
 }
