@@ -86,6 +86,10 @@ fn check_all<G: GraphRead>(graph: &G, source: VertexId) {
             .map(|&d| if d <= k { d } else { UNREACHED })
             .collect();
         assert_eq!(khop(graph, source, k).unwrap(), expected, "khop {k}");
+        let within: Vec<VertexId> = (0..expected.len() as VertexId)
+            .filter(|&v| expected[v as usize] != UNREACHED)
+            .collect();
+        assert_eq!(khop_vertices(graph, source, k).unwrap(), within);
     }
 }
 

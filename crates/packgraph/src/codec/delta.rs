@@ -220,12 +220,7 @@ pub fn for_each_in_run(
 /// Codes of up to three bytes (deltas below 2^21, the common case) take an unrolled path
 /// with constant shifts.
 #[inline(always)]
-pub(crate) fn scan_code_at(bytes: &[u8], pos: usize) -> Option<(u64, usize)> {
-    scan_code(bytes, pos)
-}
-
-#[inline(always)]
-fn scan_code(bytes: &[u8], pos: usize) -> Option<(u64, usize)> {
+pub(crate) fn scan_code(bytes: &[u8], pos: usize) -> Option<(u64, usize)> {
     let b0 = u64::from(*bytes.get(pos)?);
     if b0 < 0x80 {
         return Some((b0, pos + 1));

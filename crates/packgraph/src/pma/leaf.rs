@@ -199,7 +199,7 @@ impl LeafCodec for DeltaLeaf {
         }
         let run = &leaf[..used.min(leaf.len())];
         while visited < count {
-            let Some((delta, next)) = delta::scan_code_at(run, pos) else {
+            let Some((delta, next)) = delta::scan_code(run, pos) else {
                 break;
             };
             key = key.wrapping_add(delta);
