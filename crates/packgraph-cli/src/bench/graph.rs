@@ -15,7 +15,7 @@ use packgraph::algo::{betweenness, bfs, pagerank, wcc};
 use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
 use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
 
-use super::{parse_count, timed, Record, Reporter};
+use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use crate::UsageError;
 
 /// Options of `packgraph bench graph`.
@@ -28,8 +28,8 @@ pub(crate) struct GraphArgs {
     #[arg(long, default_value_t = 16)]
     edge_factor: usize,
     /// Update batch sizes in edges (comma-separated; empty for none).
-    #[arg(long, value_delimiter = ',', default_value = "1e3,1e4,1e5,1e6", value_parser = parse_count)]
-    batch_sizes: Vec<usize>,
+    #[arg(long, default_value = "1e3,1e4,1e5,1e6", value_parser = parse_count_list)]
+    batch_sizes: CountList,
     /// Most edges inserted per batch size (the run inserts min(this, 100 × batch)).
     #[arg(long, default_value = "2e6", value_parser = parse_count)]
     max_batch_edges: usize,
@@ -260,7 +260,7 @@ fn measure_updates(
     threads: usize,
 ) -> anyhow::Result<()> {
     let before = graph.num_edges();
-    for &batch in &args.batch_sizes {
+    for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_edges.min(100 * batch).max(batch);
         let edges = fresh_edges(args, csr, total, batch as u64);
         let (_, insert_time) = timed(|| {

@@ -148,6 +148,36 @@ pub(crate) fn parse_count(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("not a count (digits or 1eN): {text:?}"))
 }
 
+/// A comma-separated list of counts; an empty text or `none` is the empty list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CountList(pub(crate) Vec<usize>);
+
+impl std::ops::Deref for CountList {
+    type Target = Vec<usize>;
+
+    fn deref(&self) -> &Vec<usize> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for CountList {
+    fn deref_mut(&mut self) -> &mut Vec<usize> {
+        &mut self.0
+    }
+}
+
+/// Parses a [`CountList`] such as `1e3,1e4` (each item as [`parse_count`]).
+pub(crate) fn parse_count_list(text: &str) -> Result<CountList, String> {
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("none") {
+        return Ok(CountList(Vec::new()));
+    }
+    text.split(',')
+        .map(|item| parse_count(item.trim()))
+        .collect::<Result<_, _>>()
+        .map(CountList)
+}
+
 /// Deterministic 64-bit generator (SplitMix64), seeded per stream so that workloads do not
 /// depend on the thread count.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
-use super::{parse_count, timed, Record, Reporter, SplitMix64};
+use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter, SplitMix64};
 use crate::UsageError;
 
 /// Options of `packgraph bench pma`.
@@ -26,18 +26,18 @@ pub(crate) struct PmaArgs {
     /// Keys in the set before the batch, range and scan measurements.
     #[arg(long, default_value = "1e7", value_parser = parse_count)]
     keys: usize,
-    /// Batch sizes to measure (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1e1,1e2,1e3,1e4,1e5,1e6", value_parser = parse_count)]
-    batch_sizes: Vec<usize>,
+    /// Batch sizes to measure (comma-separated; empty or `none` for none).
+    #[arg(long, default_value = "1e1,1e2,1e3,1e4,1e5,1e6", value_parser = parse_count_list)]
+    batch_sizes: CountList,
     /// Most keys inserted per batch size (the run inserts min(this, 2000 × batch)).
     #[arg(long, default_value = "1e7", value_parser = parse_count)]
     max_batch_keys: usize,
-    /// Expected keys per range query (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1e2,1e4,1e6", value_parser = parse_count)]
-    range_sizes: Vec<usize>,
+    /// Expected keys per range query (comma-separated; empty or `none` for none).
+    #[arg(long, default_value = "1e2,1e4,1e6", value_parser = parse_count_list)]
+    range_sizes: CountList,
     /// Set sizes at which to report bytes per key (comma-separated; empty for none).
-    #[arg(long, value_delimiter = ',', default_value = "1e6,1e7,1e8", value_parser = parse_count)]
-    size_keys: Vec<usize>,
+    #[arg(long, default_value = "1e6,1e7,1e8", value_parser = parse_count_list)]
+    size_keys: CountList,
     /// Largest set size at which BTreeSet and the sorted Vec are also sized.
     #[arg(long, default_value = "1e7", value_parser = parse_count)]
     baseline_size_max: usize,
@@ -246,7 +246,7 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
         args_owned.keys = 1_000_000;
         args_owned.max_batch_keys = 1_000_000;
         args_owned.batch_sizes.retain(|&b| b <= 100_000);
-        args_owned.size_keys = vec![1_000_000];
+        args_owned.size_keys = CountList(vec![1_000_000]);
         args_owned.range_sizes.retain(|&r| r <= 10_000);
         args_owned.budget = args.budget.min(2.0);
         &args_owned
@@ -281,7 +281,7 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
     for name in &args.structures {
         let mut set = build(name, &start, &config)?;
         let name = static_name(name);
-        for &batch in &args.batch_sizes {
+        for &batch in args.batch_sizes.iter() {
             reporter.step(format!("{name}: batches of {batch}"));
             measure_batches(&reporter, args, &start, set.as_mut(), name, batch, threads)?;
             if name == "cpma" && batch >= 100_000 && threads > 1 {
@@ -292,7 +292,7 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
             }
             reporter.advance();
         }
-        for &size in &args.range_sizes {
+        for &size in args.range_sizes.iter() {
             reporter.step(format!("{name}: ranges of {size}"));
             measure_ranges(&reporter, args, set.as_ref(), name, size, threads)?;
             reporter.advance();
@@ -301,7 +301,7 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
         measure_scan(&reporter, set.as_ref(), name, threads)?;
         reporter.advance();
     }
-    for &count in &args.size_keys {
+    for &count in args.size_keys.iter() {
         for name in &args.structures {
             reporter.step(format!("{name}: size at {count} keys"));
             let baseline = !matches!(name.as_str(), "cpma" | "pma");

@@ -47,12 +47,11 @@ impl RunIndex {
         v: VertexId,
         mut f: impl FnMut(VertexId) -> bool,
     ) -> bool {
-        match self.degree(v) {
-            0 => true,
-            degree => {
-                edges.for_count_from(self.starts[v as usize], degree, |key| f(key as VertexId))
-            }
+        let degree = self.degree(v);
+        if degree == 0 {
+            return true;
         }
+        edges.for_count_from(self.starts[v as usize], degree, |key| f(key as VertexId))
     }
 
     pub(crate) fn size_in_bytes(&self) -> usize {

@@ -197,19 +197,8 @@ impl LeafCodec for DeltaLeaf {
             }
             (pos, visited) = (HEAD_BYTES, 1);
         }
-        let run = &leaf[..used.min(leaf.len())];
-        while visited < count {
-            let Some((delta, next)) = delta::scan_code(run, pos) else {
-                break;
-            };
-            key = key.wrapping_add(delta);
-            pos = next;
-            visited += 1;
-            if !f(key) {
-                return (visited, true);
-            }
-        }
-        (visited, false)
+        let scan = delta::for_count_words(leaf, pos, used, count - visited, key, f);
+        (visited + scan.decoded, scan.stopped)
     }
 
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
