@@ -82,7 +82,7 @@ trait BenchSet: Send + Sync {
     fn scan_sum(&self) -> (u64, u64);
 }
 
-impl<C: LeafCodec> BenchSet for Pma<C> {
+impl<C: LeafCodec<Item = u64>> BenchSet for Pma<C> {
     fn insert_batch(&mut self, keys: &[u64]) -> usize {
         Pma::insert_batch(self, keys)
     }

@@ -7,6 +7,7 @@
 //! on the two sides in parallel over disjoint leaf ranges. A leaf that cannot hold its merged
 //! keys keeps them in an overflow buffer until redistribution (`rebalance.rs`).
 
+use std::any::Any;
 use std::cell::RefCell;
 
 use rayon::prelude::*;
@@ -23,21 +24,87 @@ const PREFETCH_LINES: usize = 3;
 /// Elements per task in the parallel linear merge of a rebuild.
 const MERGE_GRAIN: usize = 1 << 16;
 
+/// A leaf that overflowed during a merge, with all its items (until redistribution).
+pub(super) type Overflow<I> = (usize, Vec<I>);
+
+/// A sorted update batch: items to insert (or whose values to replace), or keys to remove.
+#[derive(Debug)]
+pub(super) enum Batch<'a, C: LeafCodec> {
+    Insert(&'a [C::Item]),
+    Remove(&'a [u64]),
+}
+
+impl<C: LeafCodec> Clone for Batch<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: LeafCodec> Copy for Batch<'_, C> {}
+
+impl<'a, C: LeafCodec> Batch<'a, C> {
+    fn len(self) -> usize {
+        match self {
+            Self::Insert(items) => items.len(),
+            Self::Remove(keys) => keys.len(),
+        }
+    }
+
+    fn is_insert(self) -> bool {
+        matches!(self, Self::Insert(_))
+    }
+
+    #[inline]
+    fn key(self, i: usize) -> u64 {
+        match self {
+            Self::Insert(items) => C::key(items[i]),
+            Self::Remove(keys) => keys[i],
+        }
+    }
+
+    /// How many keys are below `bound`.
+    #[inline]
+    fn count_below(self, bound: u64) -> usize {
+        match self {
+            Self::Insert(items) => items.partition_point(|&item| C::key(item) < bound),
+            Self::Remove(keys) => keys.partition_point(|&key| key < bound),
+        }
+    }
+
+    fn slice(self, range: std::ops::Range<usize>) -> Self {
+        match self {
+            Self::Insert(items) => Self::Insert(&items[range]),
+            Self::Remove(keys) => Self::Remove(&keys[range]),
+        }
+    }
+}
+
 /// What the merge phase did.
-#[derive(Debug, Default)]
-pub(super) struct MergeOutcome {
+#[derive(Debug)]
+pub(super) struct MergeOutcome<I> {
     /// Leaves whose contents changed, ascending.
     pub(super) touched: Vec<usize>,
-    /// Leaves that overflowed, with all their keys, ascending by leaf.
-    pub(super) overflow: Vec<(usize, Vec<u64>)>,
+    /// Leaves that overflowed, with all their items, ascending by leaf.
+    pub(super) overflow: Vec<Overflow<I>>,
     /// Keys added or removed.
     pub(super) changed: usize,
     /// Change in used bytes (an overflowed leaf counts its full encoded size).
     pub(super) bytes_delta: isize,
 }
 
-impl MergeOutcome {
-    fn append(&mut self, mut other: MergeOutcome) {
+impl<I> Default for MergeOutcome<I> {
+    fn default() -> Self {
+        Self {
+            touched: Vec::new(),
+            overflow: Vec::new(),
+            changed: 0,
+            bytes_delta: 0,
+        }
+    }
+}
+
+impl<I> MergeOutcome<I> {
+    fn append(&mut self, mut other: MergeOutcome<I>) {
         self.touched.append(&mut other.touched);
         self.overflow.append(&mut other.overflow);
         self.changed += other.changed;
@@ -46,11 +113,26 @@ impl MergeOutcome {
 }
 
 thread_local! {
-    /// Scratch for decoding a leaf and merging into it, reused across calls.
-    static SCRATCH: RefCell<(Vec<u64>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Scratch for decoding a leaf and merging into it, reused across calls: two
+    /// `Vec<C::Item>` for the codec last used on this thread.
+    static SCRATCH: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-/// `keys` sorted with duplicates removed (borrowed if it already is).
+/// Runs `f` with two cleared scratch vectors of `C::Item`, reusing the thread's buffers.
+fn with_scratch<C: LeafCodec, R>(f: impl FnOnce(&mut Vec<C::Item>, &mut Vec<C::Item>) -> R) -> R {
+    type Pair<I> = (Vec<I>, Vec<I>);
+    let mut pair: Box<Pair<C::Item>> = SCRATCH
+        .with_borrow_mut(Option::take)
+        .and_then(|any| any.downcast().ok())
+        .unwrap_or_default();
+    pair.0.clear();
+    pair.1.clear();
+    let result = f(&mut pair.0, &mut pair.1);
+    SCRATCH.with_borrow_mut(|slot| *slot = Some(pair));
+    result
+}
+
+/// `keys` sorted with duplicates removed.
 pub(super) fn sorted_unique(keys: &[u64]) -> Vec<u64> {
     let mut out = keys.to_vec();
     if !out.is_sorted() {
@@ -60,45 +142,64 @@ pub(super) fn sorted_unique(keys: &[u64]) -> Vec<u64> {
     out
 }
 
+/// `items` sorted by key, keeping the last of items with equal keys.
+pub(super) fn sorted_unique_items<C: LeafCodec>(items: &[C::Item]) -> Vec<C::Item> {
+    let mut out = items.to_vec();
+    if !out.is_sorted_by_key(|&item| C::key(item)) {
+        C::sort_items(&mut out);
+    }
+    let mut kept = 0;
+    for i in 0..out.len() {
+        if kept > 0 && C::key(out[kept - 1]) == C::key(out[i]) {
+            out[kept - 1] = out[i];
+        } else {
+            out[kept] = out[i];
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+    out
+}
+
 impl<C: LeafCodec> Pma<C> {
-    /// Inserts every key of `keys` (any order, duplicates allowed); returns how many were
-    /// not already present.
+    /// Inserts every item of `items` (any order, duplicates allowed); returns how many keys
+    /// were not already present. For a map, an item whose key is present replaces its
+    /// value, and of several items with one key the last wins.
     ///
     /// # Complexity
     /// O(k log n + k log² n / B) amortized work for k keys (paper, Theorem 5), polylog depth.
-    pub fn insert_batch(&mut self, keys: &[u64]) -> usize {
-        self.update_batch(keys, true)
+    pub fn insert_batch(&mut self, items: &[C::Item]) -> usize {
+        if items.len() < self.config.point_batch_max {
+            return items.iter().filter(|&&item| self.insert(item)).count();
+        }
+        if items.is_sorted_by_key(|&item| C::key(item)) {
+            return self.apply_batch(Batch::Insert(items));
+        }
+        let sorted = sorted_unique_items::<C>(items);
+        self.apply_batch(Batch::Insert(&sorted))
     }
 
     /// Removes every key of `keys` (any order, duplicates and absent keys allowed); returns
     /// how many were present.
     pub fn remove_batch(&mut self, keys: &[u64]) -> usize {
-        self.update_batch(keys, false)
+        if keys.len() < self.config.point_batch_max {
+            return keys.iter().filter(|&&key| self.remove(key)).count();
+        }
+        if keys.is_sorted() {
+            return self.apply_batch(Batch::Remove(keys));
+        }
+        let sorted = sorted_unique(keys);
+        self.apply_batch(Batch::Remove(&sorted))
     }
 
-    fn update_batch(&mut self, keys: &[u64], insert: bool) -> usize {
-        if keys.len() < self.config.point_batch_max {
-            let mut point = |key: &u64| {
-                if insert {
-                    self.insert(*key)
-                } else {
-                    self.remove(*key)
-                }
-            };
-            return keys.iter().filter(|key| point(key)).count();
-        }
-        let owned;
-        let batch = if keys.is_sorted() {
-            keys
-        } else {
-            owned = sorted_unique(keys);
-            &owned
-        };
+    /// Applies a sorted batch: a linear rebuild if it is large, else the three phases.
+    fn apply_batch(&mut self, batch: Batch<'_, C>) -> usize {
         if batch.len() >= self.len / self.config.rebuild_divisor {
-            return self.rebuild_with(batch, insert);
+            return self.rebuild_with(batch);
         }
         let grain = self.config.parallel_grain;
-        let outcome = merge_recursive::<C>(self.leaves_mut(), batch, grain, insert);
+        let insert = batch.is_insert();
+        let outcome = merge_recursive::<C>(self.leaves_mut(), batch, grain);
         let changed = outcome.changed;
         self.len = if insert {
             self.len + changed
@@ -111,12 +212,11 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// Linear rebuild: merge (or subtract) the whole sorted `batch` and rebuild the array.
-    fn rebuild_with(&mut self, batch: &[u64], insert: bool) -> usize {
+    fn rebuild_with(&mut self, batch: Batch<'_, C>) -> usize {
         let old = self.gather_all(&[]);
-        let new = if insert {
-            union(&old, batch)
-        } else {
-            difference(&old, batch)
+        let new = match batch {
+            Batch::Insert(items) => union::<C>(&old, items),
+            Batch::Remove(keys) => difference::<C>(&old, keys),
         };
         let changed = old.len().abs_diff(new.len());
         *self = Self::build(self.config.clone(), &new);
@@ -127,24 +227,23 @@ impl<C: LeafCodec> Pma<C> {
 /// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed).
 fn merge_recursive<C: LeafCodec>(
     leaves: LeavesMut<'_>,
-    batch: &[u64],
+    batch: Batch<'_, C>,
     grain: usize,
-    insert: bool,
-) -> MergeOutcome {
-    if batch.is_empty() {
+) -> MergeOutcome<C::Item> {
+    if batch.len() == 0 {
         return MergeOutcome::default();
     }
     if batch.len() <= grain {
-        return merge_serial::<C>(leaves, batch, insert);
+        return merge_serial::<C>(leaves, batch);
     }
-    let j = leaves.target(batch[batch.len() / 2]);
+    let j = leaves.target(batch.key(batch.len() / 2));
     let lo = if j == 0 {
         0
     } else {
-        batch.partition_point(|&k| k < leaves.heads[j])
+        batch.count_below(leaves.heads[j])
     };
     let hi = match leaves.heads.get(j + 1) {
-        Some(&next) => batch.partition_point(|&k| k < next),
+        Some(&next) => batch.count_below(next),
         None => batch.len(),
     };
     let (left, rest) = leaves.split_at(j);
@@ -152,11 +251,11 @@ fn merge_recursive<C: LeafCodec>(
     let ((mut out, right_out), mid_out) = rayon::join(
         || {
             rayon::join(
-                || merge_recursive::<C>(left, &batch[..lo], grain, insert),
-                || merge_recursive::<C>(right, &batch[hi..], grain, insert),
+                || merge_recursive::<C>(left, batch.slice(0..lo), grain),
+                || merge_recursive::<C>(right, batch.slice(hi..batch.len()), grain),
             )
         },
-        || merge_serial::<C>(mid, &batch[lo..hi], insert),
+        || merge_serial::<C>(mid, batch.slice(lo..hi)),
     );
     out.append(mid_out);
     out.append(right_out);
@@ -168,15 +267,14 @@ fn merge_recursive<C: LeafCodec>(
 /// groups ahead so that their cache misses overlap the current merge.
 fn merge_serial<C: LeafCodec>(
     mut leaves: LeavesMut<'_>,
-    batch: &[u64],
-    insert: bool,
-) -> MergeOutcome {
+    batch: Batch<'_, C>,
+) -> MergeOutcome<C::Item> {
     let mut groups = Vec::new();
-    let (mut i, mut j) = (0, leaves.target(batch[0]));
+    let (mut i, mut j) = (0, leaves.target(batch.key(0)));
     while i < batch.len() {
-        j = leaves.target_from(j, batch[i]);
+        j = leaves.target_from(j, batch.key(i));
         let end = match leaves.heads.get(j + 1) {
-            Some(&next) => i + batch[i..].partition_point(|&k| k < next),
+            Some(&next) => i + batch.slice(i..batch.len()).count_below(next),
             None => batch.len(),
         };
         groups.push((j, i..end));
@@ -189,52 +287,51 @@ fn merge_serial<C: LeafCodec>(
             let start = ahead * leaf_bytes;
             raw::prefetch(&leaves.data[start..start + leaf_bytes], PREFETCH_LINES);
         }
-        merge_leaf::<C>(&mut leaves, *j, &batch[run.clone()], insert, &mut out);
+        merge_leaf::<C>(&mut leaves, *j, batch.slice(run.clone()), &mut out);
     }
     out
 }
 
-/// Merges `keys` (sorted, duplicates allowed) into local leaf `j`.
+/// Merges `batch` (sorted, duplicates allowed) into local leaf `j`.
 fn merge_leaf<C: LeafCodec>(
     leaves: &mut LeavesMut<'_>,
     j: usize,
-    keys: &[u64],
-    insert: bool,
-    out: &mut MergeOutcome,
+    batch: Batch<'_, C>,
+    out: &mut MergeOutcome<C::Item>,
 ) {
     let leaf_bytes = leaves.leaf_bytes;
     let leaf = &mut leaves.data[j * leaf_bytes..(j + 1) * leaf_bytes];
     let old_used = leaves.used[j] as usize;
     let mut used = old_used;
     let mut changed = 0;
-    let mut rest = keys;
-    if keys.len() <= IN_PLACE_MAX && used > 0 {
-        rest = &[];
-        for (at, &key) in keys.iter().enumerate() {
-            if insert {
-                match C::insert(leaf, used, key) {
-                    LeafInsert::Present => {}
+    let mut rest = batch;
+    if batch.len() <= IN_PLACE_MAX && used > 0 {
+        rest = batch.slice(0..0);
+        for at in 0..batch.len() {
+            match batch {
+                Batch::Insert(items) => match C::insert(leaf, used, items[at]) {
+                    LeafInsert::Present | LeafInsert::Replaced => {}
                     LeafInsert::Inserted(now) => (used, changed) = (now, changed + 1),
                     LeafInsert::Full => {
-                        rest = &keys[at..];
+                        rest = batch.slice(at..batch.len());
                         break;
                     }
+                },
+                Batch::Remove(keys) => {
+                    if let Some(now) = C::remove(leaf, used, keys[at]) {
+                        (used, changed) = (now, changed + 1);
+                    }
                 }
-            } else if let Some(now) = C::remove(leaf, used, key) {
-                (used, changed) = (now, changed + 1);
             }
         }
     }
     let mut overflow = None;
-    if !rest.is_empty() {
-        SCRATCH.with_borrow_mut(|(current, merged)| {
-            current.clear();
-            merged.clear();
+    if rest.len() > 0 {
+        with_scratch::<C, _>(|current, merged| {
             C::decode_into(leaf, used, current);
-            if insert {
-                union_into(current, rest, merged);
-            } else {
-                difference_into(current, rest, merged);
+            match rest {
+                Batch::Insert(items) => union_into::<C>(current, items, merged),
+                Batch::Remove(keys) => difference_into::<C>(current, keys, merged),
             }
             changed += current.len().abs_diff(merged.len());
             used = if merged.is_empty() {
@@ -250,60 +347,79 @@ fn merge_leaf<C: LeafCodec>(
         });
     }
     if changed == 0 {
+        // Nothing added or removed (values replaced in place at most): sizes and heads stand.
         return;
     }
     let global = leaves.first + j;
     leaves.used[j] = used as u32;
     match &overflow {
-        Some(keys) => leaves.heads[j] = keys[0],
-        None if used > 0 => leaves.heads[j] = C::lower_bound(leaf, used, 0).unwrap_or(u64::MAX),
+        Some(items) => leaves.heads[j] = C::key(items[0]),
+        None if used > 0 => {
+            leaves.heads[j] = C::lower_bound(leaf, used, 0).map_or(u64::MAX, C::key)
+        }
         None => {} // empty: the head is repaired after the merge
     }
-    if let Some(keys) = overflow {
-        out.overflow.push((global, keys));
+    if let Some(items) = overflow {
+        out.overflow.push((global, items));
     }
     out.touched.push(global);
     out.changed += changed;
     out.bytes_delta += used as isize - old_used as isize;
 }
 
-/// Appends the sorted union of sorted `a` (unique) and `b` (duplicates allowed) to `out`.
-fn union_into(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
-    out.reserve(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        let next = x.min(y);
-        i += usize::from(x == next);
-        j += usize::from(y == next);
-        if out.last() != Some(&next) {
-            out.push(next);
-        }
-    }
-    for &key in a[i..].iter().chain(&b[j..]) {
-        if out.last() != Some(&key) {
-            out.push(key);
-        }
+/// Pushes `item`, replacing the last item instead if it has the same key.
+#[inline(always)]
+fn push_last_wins<C: LeafCodec>(out: &mut Vec<C::Item>, item: C::Item) {
+    match out.last_mut() {
+        Some(last) if C::key(*last) == C::key(item) => *last = item,
+        _ => out.push(item),
     }
 }
 
-/// Appends the keys of sorted `a` not in sorted `b` to `out`.
-fn difference_into(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
+/// Appends the union of `a` (sorted, unique keys) and `b` (sorted, duplicates allowed) to
+/// `out`; where keys are equal, the item of `b` (the last one) wins.
+fn union_into<C: LeafCodec>(a: &[C::Item], b: &[C::Item], out: &mut Vec<C::Item>) {
+    out.reserve(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (C::key(a[i]), C::key(b[j]));
+        let take_b = y <= x;
+        let item = if take_b { b[j] } else { a[i] };
+        i += usize::from(x <= y);
+        j += usize::from(take_b);
+        push_last_wins::<C>(out, item);
+    }
+    for &item in a[i..].iter().chain(&b[j..]) {
+        push_last_wins::<C>(out, item);
+    }
+}
+
+/// Appends the items of `a` (sorted) whose keys are not in sorted `b` to `out`.
+fn difference_into<C: LeafCodec>(a: &[C::Item], b: &[u64], out: &mut Vec<C::Item>) {
     let mut j = 0;
-    for &key in a {
+    for &item in a {
+        let key = C::key(item);
         while j < b.len() && b[j] < key {
             j += 1;
         }
         if j == b.len() || b[j] != key {
-            out.push(key);
+            out.push(item);
         }
     }
 }
 
+/// A linear merge of a block of items with its share of the batch, appending to the output.
+type MergeOp<I, B> = fn(&[I], &[B], &mut Vec<I>);
+
 /// Splits sorted `a` into blocks and applies `op` to each block with its share of `b`.
-fn blockwise(a: &[u64], b: &[u64], op: fn(&[u64], &[u64], &mut Vec<u64>)) -> Vec<u64> {
+fn blockwise<C: LeafCodec, B: Copy + Sync>(
+    a: &[C::Item],
+    b: &[B],
+    key_of: fn(B) -> u64,
+    op: MergeOp<C::Item, B>,
+) -> Vec<C::Item> {
     let blocks = a.len().div_ceil(MERGE_GRAIN).max(1);
-    let parts: Vec<Vec<u64>> = (0..blocks)
+    let parts: Vec<Vec<C::Item>> = (0..blocks)
         .into_par_iter()
         .map(|block| {
             let (start, end) = (
@@ -313,12 +429,12 @@ fn blockwise(a: &[u64], b: &[u64], op: fn(&[u64], &[u64], &mut Vec<u64>)) -> Vec
             let b_start = if block == 0 {
                 0
             } else {
-                b.partition_point(|&k| k < a[start])
+                b.partition_point(|&k| key_of(k) < C::key(a[start]))
             };
             let b_end = if block + 1 == blocks {
                 b.len()
             } else {
-                b.partition_point(|&k| k < a[end])
+                b.partition_point(|&k| key_of(k) < C::key(a[end]))
             };
             let mut out = Vec::new();
             op(&a[start..end], &b[b_start..b_end], &mut out);
@@ -328,31 +444,32 @@ fn blockwise(a: &[u64], b: &[u64], op: fn(&[u64], &[u64], &mut Vec<u64>)) -> Vec
     concat_parallel(&parts)
 }
 
-/// Sorted union of sorted unique `a` and sorted `b`.
-pub(super) fn union(a: &[u64], b: &[u64]) -> Vec<u64> {
-    blockwise(a, b, union_into)
+/// Union of sorted unique `a` and sorted `b` (the last of `b`'s equal keys wins).
+pub(super) fn union<C: LeafCodec>(a: &[C::Item], b: &[C::Item]) -> Vec<C::Item> {
+    blockwise::<C, C::Item>(a, b, C::key, union_into::<C>)
 }
 
-/// Keys of sorted `a` that are not in sorted `b`.
-pub(super) fn difference(a: &[u64], b: &[u64]) -> Vec<u64> {
-    blockwise(a, b, difference_into)
+/// Items of sorted `a` whose keys are not in sorted `b`.
+pub(super) fn difference<C: LeafCodec>(a: &[C::Item], b: &[u64]) -> Vec<C::Item> {
+    blockwise::<C, u64>(a, b, |k| k, difference_into::<C>)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pma::DeltaLeaf;
 
     #[test]
     fn union_and_difference_handle_duplicates_and_blocks() {
         let a: Vec<u64> = (0..200_000).map(|i| i * 3).collect();
         let b: Vec<u64> = vec![0, 1, 1, 5, 6, 599_997, 599_998, 599_998, 700_000];
-        let u = union(&a, &b);
+        let u = union::<DeltaLeaf>(&a, &b);
         assert!(u.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(u.len(), a.len() + 4);
-        let d = difference(&a, &b);
+        let d = difference::<DeltaLeaf>(&a, &b);
         assert_eq!(d.len(), a.len() - 3);
         assert!(!d.contains(&0) && !d.contains(&6) && !d.contains(&599_997));
-        assert_eq!(union(&[], &[3, 3]), [3]);
-        assert!(difference(&[], &[1]).is_empty());
+        assert_eq!(union::<DeltaLeaf>(&[], &[3, 3]), [3]);
+        assert!(difference::<DeltaLeaf>(&[], &[1]).is_empty());
     }
 }

@@ -1,6 +1,6 @@
 //! `check_invariants`: a full validation of the structure, for tests and debugging.
 
-use super::leaf::{LeafCodec, HEAD_BYTES};
+use super::leaf::LeafCodec;
 use super::{Pma, PmaError, PADDING_BYTES};
 
 impl<C: LeafCodec> Pma<C> {
@@ -31,21 +31,19 @@ impl<C: LeafCodec> Pma<C> {
                 }
                 continue;
             }
-            if used < HEAD_BYTES {
+            if used < C::HEAD {
                 return broken(j, format!("uses {used} bytes, less than a head"));
             }
             keys.clear();
             C::decode_into(self.leaf(j), used, &mut keys);
-            if keys[0] != self.heads[j] {
-                return broken(
-                    j,
-                    format!("head {} != first key {}", self.heads[j], keys[0]),
-                );
+            let first = C::key(keys[0]);
+            if first != self.heads[j] {
+                return broken(j, format!("head {} != first key {first}", self.heads[j]));
             }
             if C::encoded_len(&keys) != used {
                 return broken(j, format!("used {used} != encoded length"));
             }
-            for &key in &keys {
+            for key in keys.iter().map(|&item| C::key(item)) {
                 if previous.is_some_and(|p| p >= key) {
                     return broken(j, format!("key {key} after {previous:?}"));
                 }

@@ -29,8 +29,8 @@ pub struct RunPiece {
 }
 
 impl<C: LeafCodec> Pma<C> {
-    /// Calls `f` on the keys from `cursor` on, in order, until it returns `false`.
-    pub fn for_each_from(&self, cursor: Cursor, mut f: impl FnMut(u64) -> bool) {
+    /// Calls `f` on the items from `cursor` on, in order, until it returns `false`.
+    pub fn for_each_from(&self, cursor: Cursor, mut f: impl FnMut(C::Item) -> bool) {
         let first = cursor.leaf as usize;
         if first >= self.num_leaves() {
             return;
@@ -52,13 +52,13 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
-    /// Calls `f` on the `count` keys from `cursor` on (fewer if the array ends first), in
+    /// Calls `f` on the `count` items from `cursor` on (fewer if the array ends first), in
     /// order, until it returns `false`; returns whether all of them were visited.
     pub fn for_count_from(
         &self,
         cursor: Cursor,
         mut count: usize,
-        mut f: impl FnMut(u64) -> bool,
+        mut f: impl FnMut(C::Item) -> bool,
     ) -> bool {
         let (mut leaf, mut offset, mut prev) =
             (cursor.leaf as usize, cursor.offset as usize, cursor.prev);
@@ -129,7 +129,7 @@ mod tests {
         }
     }
 
-    fn check<C: LeafCodec>(keys: &[u64]) {
+    fn check<C: LeafCodec<Item = u64>>(keys: &[u64]) {
         let pma = Pma::<C>::from_sorted_with_config(keys, config()).unwrap();
         let pieces = pma.run_pieces(32);
         assert_eq!(

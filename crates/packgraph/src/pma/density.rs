@@ -5,17 +5,16 @@
 //! The root is at level ⌈log2(leaves)⌉.
 //!
 //! Bounds are on *byte* density (used bytes / capacity), as in the CPMA (paper, section 5).
-//! Upper bounds fall linearly from `1 - LEAF_SLACK_BYTES / leaf_bytes` at the leaves to the
+//! Upper bounds fall linearly from `1 - slack / leaf_bytes` at the leaves to the
 //! configured root bound; lower bounds rise from the leaf bound to the root bound.
 //!
-//! `LEAF_SLACK_BYTES` makes redistribution always fit: spreading a region of density `d`
-//! puts at most `d · leaf_bytes + 19` bytes in any leaf (a cut can land one 10-byte code
-//! late, each new head costs 8 bytes, and a former head re-coded as a delta can grow by 2).
+//! The slack (`LeafCodec::SLACK`) makes redistribution always fit: spreading a region of
+//! density `d` puts at most `d · leaf_bytes + 19` bytes in any leaf of a set (a cut can land
+//! one 10-byte code late, each new head costs 8 bytes, and a former head re-coded as a delta
+//! can grow by 2), so sets keep 20 bytes; a map's entries carry an 8-byte value too (a late
+//! cut costs up to 18 bytes), so maps keep 30.
 
 use std::ops::Range;
-
-/// Free bytes the leaf upper bound keeps so that any redistribution fits.
-pub(crate) const LEAF_SLACK_BYTES: usize = 20;
 
 /// Level of the root for `num_leaves` leaves.
 pub(crate) fn root_level(num_leaves: usize) -> u32 {
@@ -40,10 +39,15 @@ pub(crate) struct Bounds {
 }
 
 impl Bounds {
-    pub(crate) fn new(num_leaves: usize, leaf_bytes: usize, config: &super::PmaConfig) -> Self {
+    pub(crate) fn new(
+        num_leaves: usize,
+        leaf_bytes: usize,
+        slack: usize,
+        config: &super::PmaConfig,
+    ) -> Self {
         Self {
             root: root_level(num_leaves),
-            upper_leaf: upper_leaf_bound(leaf_bytes),
+            upper_leaf: upper_leaf_bound(leaf_bytes, slack),
             upper_root: config.upper_density_root,
             lower_leaf: config.lower_density_leaf,
             lower_root: config.lower_density_root,
@@ -89,9 +93,9 @@ impl Bounds {
     }
 }
 
-/// The leaves' upper density bound for a leaf size.
-pub(crate) fn upper_leaf_bound(leaf_bytes: usize) -> f64 {
-    1.0 - LEAF_SLACK_BYTES as f64 / leaf_bytes as f64
+/// The leaves' upper density bound for a leaf size and a layout's slack.
+pub(crate) fn upper_leaf_bound(leaf_bytes: usize, slack: usize) -> f64 {
+    1.0 - slack as f64 / leaf_bytes as f64
 }
 
 #[cfg(test)]
@@ -110,7 +114,7 @@ mod tests {
     #[test]
     fn bounds_tighten_toward_the_root() {
         let config = crate::pma::PmaConfig::default();
-        let bounds = Bounds::new(1024, 256, &config);
+        let bounds = Bounds::new(1024, 256, 20, &config);
         assert!(bounds.upper(0) > bounds.upper(5));
         assert!((bounds.upper(10) - config.upper_density_root).abs() < 1e-12);
         assert!(bounds.lower(0) < bounds.lower(10));

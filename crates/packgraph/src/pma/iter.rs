@@ -9,20 +9,20 @@ use super::layout::LEAF_GRAIN;
 use super::leaf::LeafCodec;
 use super::Pma;
 
-/// Iterator over the keys of a [`Pma`] in a range, in order. Decodes a leaf at a time.
+/// Iterator over the items of a [`Pma`] whose keys are in a range, in order. Decodes a leaf at a time.
 #[derive(Debug, Clone)]
 pub struct Range<'a, C: LeafCodec> {
     pma: &'a Pma<C>,
     next_leaf: usize,
-    buffer: Vec<u64>,
+    buffer: Vec<C::Item>,
     at: usize,
     end: Bound<u64>,
 }
 
 impl<C: LeafCodec> Iterator for Range<'_, C> {
-    type Item = u64;
+    type Item = C::Item;
 
-    fn next(&mut self) -> Option<u64> {
+    fn next(&mut self) -> Option<C::Item> {
         while self.at == self.buffer.len() {
             if self.next_leaf >= self.pma.num_leaves() {
                 return None;
@@ -33,7 +33,8 @@ impl<C: LeafCodec> Iterator for Range<'_, C> {
             C::decode_into(self.pma.leaf(j), self.pma.leaf_used(j), &mut self.buffer);
             self.next_leaf += 1;
         }
-        let key = self.buffer[self.at];
+        let item = self.buffer[self.at];
+        let key = C::key(item);
         let inside = match self.end {
             Bound::Included(end) => key <= end,
             Bound::Excluded(end) => key < end,
@@ -46,17 +47,17 @@ impl<C: LeafCodec> Iterator for Range<'_, C> {
             return None;
         }
         self.at += 1;
-        Some(key)
+        Some(item)
     }
 }
 
 impl<C: LeafCodec> Pma<C> {
-    /// All keys in ascending order.
+    /// All items in ascending key order.
     pub fn iter(&self) -> Range<'_, C> {
         self.range(..)
     }
 
-    /// The keys inside `range`, in ascending order.
+    /// The items whose keys are inside `range`, in ascending order.
     ///
     /// # Examples
     /// ```
@@ -80,28 +81,29 @@ impl<C: LeafCodec> Pma<C> {
         if let Some(start) = start {
             let j = self.find_leaf(start);
             C::decode_into(self.leaf(j), self.leaf_used(j), &mut iter.buffer);
-            iter.at = iter.buffer.partition_point(|&k| k < start);
+            iter.at = iter.buffer.partition_point(|&k| C::key(k) < start);
             iter.next_leaf = j + 1;
         }
         iter
     }
 
-    /// Calls `f` on every key in `[start, end)` in order; returns how many.
-    pub fn map_range(&self, start: u64, end: u64, mut f: impl FnMut(u64)) -> usize {
+    /// Calls `f` on every item with a key in `[start, end)` in order; returns how many.
+    pub fn map_range(&self, start: u64, end: u64, mut f: impl FnMut(C::Item)) -> usize {
         let mut count = 0;
-        self.scan_from(start, |key| {
-            if key >= end {
+        self.scan_from(start, |item| {
+            if C::key(item) >= end {
                 return false;
             }
-            f(key);
+            f(item);
             count += 1;
             true
         });
         count
     }
 
-    /// Calls `f` on the first `length` keys `>= start` in order; returns how many there were.
-    pub fn map_range_length(&self, start: u64, length: usize, mut f: impl FnMut(u64)) -> usize {
+    /// Calls `f` on the first `length` items with keys `>= start` in order; returns how
+    /// many there were.
+    pub fn map_range_length(&self, start: u64, length: usize, mut f: impl FnMut(C::Item)) -> usize {
         let mut count = 0;
         if length > 0 {
             self.scan_from(start, |key| {
@@ -113,11 +115,11 @@ impl<C: LeafCodec> Pma<C> {
         count
     }
 
-    /// Feeds keys `>= start` to `f` in order until it returns `false`.
-    fn scan_from(&self, start: u64, mut f: impl FnMut(u64) -> bool) {
+    /// Feeds items with keys `>= start` to `f` in order until it returns `false`.
+    fn scan_from(&self, start: u64, mut f: impl FnMut(C::Item) -> bool) {
         let first = self.find_leaf(start);
         let keep_going = C::for_each_while(self.leaf(first), self.leaf_used(first), |k| {
-            k < start || f(k)
+            C::key(k) < start || f(k)
         });
         if !keep_going {
             return;
@@ -129,8 +131,8 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
-    /// Calls `f` on every key, in parallel over leaves (no order guaranteed).
-    pub fn par_for_each(&self, f: impl Fn(u64) + Sync + Send) {
+    /// Calls `f` on every item, in parallel over leaves (no order guaranteed).
+    pub fn par_for_each(&self, f: impl Fn(C::Item) + Sync + Send) {
         (0..self.num_leaves())
             .into_par_iter()
             .with_min_len(LEAF_GRAIN)
@@ -142,7 +144,7 @@ impl<C: LeafCodec> Pma<C> {
             });
     }
 
-    /// Folds every key in parallel: `fold` adds keys to accumulators made by `identity`
+    /// Folds every item in parallel: `fold` adds items to accumulators made by `identity`
     /// (one per run of leaves), then `reduce` combines them (rayon's `fold` + `reduce`).
     ///
     /// # Examples
@@ -153,7 +155,7 @@ impl<C: LeafCodec> Pma<C> {
     pub fn par_fold<T: Send>(
         &self,
         identity: impl Fn() -> T + Sync + Send,
-        fold: impl Fn(&mut T, u64) + Sync + Send,
+        fold: impl Fn(&mut T, C::Item) + Sync + Send,
         reduce: impl Fn(T, T) -> T + Sync + Send,
     ) -> T {
         (0..self.num_leaves())

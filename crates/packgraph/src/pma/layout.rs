@@ -3,7 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::leaf::{LeafCodec, HEAD_BYTES};
+use super::batch::Overflow;
+use super::leaf::LeafCodec;
 use super::{default_leaf_bytes, Pma, PmaConfig, PADDING_BYTES};
 use std::marker::PhantomData;
 
@@ -92,9 +93,9 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
-    /// Builds the array for sorted, duplicate-free `keys` at the build density.
-    pub(super) fn build(config: PmaConfig, keys: &[u64]) -> Self {
-        let sized = SizedKeys::new::<C>(keys);
+    /// Builds the array for `items` (keys sorted, unique) at the build density.
+    pub(super) fn build(config: PmaConfig, items: &[C::Item]) -> Self {
+        let sized = SizedKeys::<C>::new(items);
         let density = config.build_density();
         let capacity = (sized.total as f64 / density).ceil() as usize;
         let leaf_bytes = config
@@ -107,41 +108,41 @@ impl<C: LeafCodec> Pma<C> {
             data: vec![0; num_leaves * leaf_bytes + PADDING_BYTES],
             used: vec![0; num_leaves],
             heads: vec![u64::MAX; num_leaves],
-            len: keys.len(),
+            len: items.len(),
             total_used: 0,
             codec: PhantomData,
         };
-        pma.total_used = spread::<C>(&sized, pma.leaves_mut());
+        pma.total_used = spread(&sized, pma.leaves_mut());
         pma
     }
 
-    /// Every key, in order, with `overflow` standing in for the leaves it names.
-    pub(super) fn gather_all(&self, overflow: &[(usize, Vec<u64>)]) -> Vec<u64> {
+    /// Every item, in order, with `overflow` standing in for the leaves it names.
+    pub(super) fn gather_all(&self, overflow: &[Overflow<C::Item>]) -> Vec<C::Item> {
         let end = self.num_leaves() * self.leaf_bytes;
         gather::<C>(&self.data[..end], &self.used, 0, self.leaf_bytes, overflow)
     }
 }
 
-/// Keys with block sums of their encoded sizes, ready to be cut into leaves by bytes.
-pub(super) struct SizedKeys<'a> {
-    keys: &'a [u64],
+/// Items with block sums of their encoded sizes, ready to be cut into leaves by bytes.
+pub(super) struct SizedKeys<'a, C: LeafCodec> {
+    keys: &'a [C::Item],
     /// `block_prefix[b]` = bytes of keys before index `b * SIZE_BLOCK`; last = total.
     block_prefix: Vec<u64>,
     pub(super) total: u64,
 }
 
-/// Bytes key `i` takes when it follows key `i - 1` (a head's 8 for the first).
+/// Bytes item `i` takes when it follows item `i - 1` (a head's for the first).
 #[inline(always)]
-fn key_size<C: LeafCodec>(keys: &[u64], i: usize) -> u64 {
+fn key_size<C: LeafCodec>(keys: &[C::Item], i: usize) -> u64 {
     if i == 0 {
-        HEAD_BYTES as u64
+        C::HEAD as u64
     } else {
-        C::entry_bytes(keys[i - 1], keys[i]) as u64
+        C::entry_bytes(C::key(keys[i - 1]), keys[i]) as u64
     }
 }
 
-impl<'a> SizedKeys<'a> {
-    pub(super) fn new<C: LeafCodec>(keys: &'a [u64]) -> Self {
+impl<'a, C: LeafCodec> SizedKeys<'a, C> {
+    pub(super) fn new(keys: &'a [C::Item]) -> Self {
         let block_sum = |b: usize| {
             let end = ((b + 1) * SIZE_BLOCK).min(keys.len());
             (b * SIZE_BLOCK..end)
@@ -170,7 +171,7 @@ impl<'a> SizedKeys<'a> {
 
     /// From key `i` whose prefix is `pre`, the first index whose prefix is `>= cut`.
     #[inline]
-    fn advance<C: LeafCodec>(&self, mut i: usize, mut pre: u64, cut: u64) -> (usize, u64) {
+    fn advance(&self, mut i: usize, mut pre: u64, cut: u64) -> (usize, u64) {
         while i < self.keys.len() && pre < cut {
             pre += key_size::<C>(self.keys, i);
             i += 1;
@@ -179,12 +180,12 @@ impl<'a> SizedKeys<'a> {
     }
 
     /// The first index whose prefix is `>= cut`, and that prefix.
-    fn locate<C: LeafCodec>(&self, cut: u64) -> (usize, u64) {
+    fn locate(&self, cut: u64) -> (usize, u64) {
         let block = self.block_prefix.partition_point(|&p| p < cut);
         if block == 0 {
             return (0, 0);
         }
-        self.advance::<C>((block - 1) * SIZE_BLOCK, self.block_prefix[block - 1], cut)
+        self.advance((block - 1) * SIZE_BLOCK, self.block_prefix[block - 1], cut)
     }
 }
 
@@ -192,14 +193,14 @@ impl<'a> SizedKeys<'a> {
 ///
 /// Empty leaves get the head of the next non-empty leaf in the run, or `u64::MAX` after the
 /// last one (the caller repairs those if leaves follow the run).
-pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_>, leaves: LeavesMut<'_>) -> usize {
+pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_, C>, leaves: LeavesMut<'_>) -> usize {
     let plan = SpreadPlan {
         sized,
         num_leaves: leaves.len(),
         leaf_bytes: leaves.leaf_bytes,
     };
     if leaves.len() <= 2 * LEAF_GRAIN {
-        return plan.fill::<C>(0, leaves.data, leaves.used, leaves.heads);
+        return plan.fill(0, leaves.data, leaves.used, leaves.heads);
     }
     let leaf_bytes = leaves.leaf_bytes;
     leaves
@@ -208,49 +209,43 @@ pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_>, leaves: LeavesMut<'_>)
         .zip(leaves.used.par_chunks_mut(LEAF_GRAIN))
         .zip(leaves.heads.par_chunks_mut(LEAF_GRAIN))
         .enumerate()
-        .map(|(group, ((data, used), heads))| plan.fill::<C>(group * LEAF_GRAIN, data, used, heads))
+        .map(|(group, ((data, used), heads))| plan.fill(group * LEAF_GRAIN, data, used, heads))
         .sum()
 }
 
 /// Where the cuts of a spread fall: leaf `j` starts at the first key whose byte prefix
 /// reaches `j * total / num_leaves`.
-struct SpreadPlan<'s, 'k> {
-    sized: &'s SizedKeys<'k>,
+struct SpreadPlan<'s, 'k, C: LeafCodec> {
+    sized: &'s SizedKeys<'k, C>,
     num_leaves: usize,
     leaf_bytes: usize,
 }
 
-impl SpreadPlan<'_, '_> {
+impl<C: LeafCodec> SpreadPlan<'_, '_, C> {
     fn cut(&self, j: usize) -> u64 {
         (j as u128 * u128::from(self.sized.total) / self.num_leaves as u128) as u64
     }
 
     /// Fills the leaves `first..first + used.len()` of the run; returns their used bytes.
-    fn fill<C: LeafCodec>(
-        &self,
-        first: usize,
-        data: &mut [u8],
-        used: &mut [u32],
-        heads: &mut [u64],
-    ) -> usize {
+    fn fill(&self, first: usize, data: &mut [u8], used: &mut [u32], heads: &mut [u64]) -> usize {
         let (sized, keys, leaf_bytes) = (self.sized, self.sized.keys, self.leaf_bytes);
-        let (mut start, mut pre) = sized.locate::<C>(self.cut(first));
+        let (mut start, mut pre) = sized.locate(self.cut(first));
         let mut bytes = 0;
         for local in 0..used.len() {
             let j = first + local;
             let (end, pre_end) = if j + 1 == self.num_leaves {
                 (keys.len(), sized.total)
             } else {
-                sized.advance::<C>(start, pre, self.cut(j + 1))
+                sized.advance(start, pre, self.cut(j + 1))
             };
             let leaf = &mut data[local * leaf_bytes..(local + 1) * leaf_bytes];
             if end > start {
                 used[local] = C::encode(&keys[start..end], leaf) as u32;
-                heads[local] = keys[start];
+                heads[local] = C::key(keys[start]);
                 bytes += used[local] as usize;
             } else {
                 used[local] = 0;
-                heads[local] = keys.get(start).copied().unwrap_or(u64::MAX);
+                heads[local] = keys.get(start).map_or(u64::MAX, |&item| C::key(item));
             }
             (start, pre) = (end, pre_end);
         }
@@ -265,8 +260,8 @@ pub(super) fn gather<C: LeafCodec>(
     used: &[u32],
     first: usize,
     leaf_bytes: usize,
-    overflow: &[(usize, Vec<u64>)],
-) -> Vec<u64> {
+    overflow: &[Overflow<C::Item>],
+) -> Vec<C::Item> {
     let collect = |range: std::ops::Range<usize>| {
         let bytes: usize = used[range.clone()].iter().map(|&u| u as usize).sum();
         let mut keys = Vec::with_capacity(bytes / 2 + 8);
@@ -281,7 +276,7 @@ pub(super) fn gather<C: LeafCodec>(
     if used.len() <= 4 * LEAF_GRAIN {
         return collect(0..used.len());
     }
-    let parts: Vec<Vec<u64>> = (0..used.len().div_ceil(LEAF_GRAIN))
+    let parts: Vec<Vec<C::Item>> = (0..used.len().div_ceil(LEAF_GRAIN))
         .into_par_iter()
         .map(|g| collect(g * LEAF_GRAIN..((g + 1) * LEAF_GRAIN).min(used.len())))
         .collect();
@@ -289,9 +284,9 @@ pub(super) fn gather<C: LeafCodec>(
 }
 
 /// Concatenates `parts` with a parallel copy.
-pub(super) fn concat_parallel(parts: &[Vec<u64>]) -> Vec<u64> {
+pub(super) fn concat_parallel<T: Copy + Default + Send + Sync>(parts: &[Vec<T>]) -> Vec<T> {
     let total: usize = parts.iter().map(Vec::len).sum();
-    let mut out = vec![0u64; total];
+    let mut out = vec![T::default(); total];
     let mut slices = Vec::with_capacity(parts.len());
     let mut rest = out.as_mut_slice();
     for part in parts {

@@ -23,8 +23,10 @@ pub(crate) const HEAD_BYTES: usize = 8;
 /// The result of inserting one key into a leaf in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeafInsert {
-    /// The key was already there; nothing changed.
+    /// The key was already there with this value; nothing changed.
     Present,
+    /// The key was already there; its value was replaced in place (maps only).
+    Replaced,
     /// The key was added; the leaf now uses this many bytes.
     Inserted(usize),
     /// The key is absent but does not fit; nothing changed.
@@ -38,32 +40,45 @@ mod sealed {
 /// A leaf layout for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
 /// [`PlainLeaf`] (the uncompressed PMA); sealed.
 pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
+    /// What the array stores: a key (`u64`, a set) or a key with its value (a map).
+    type Item: Copy + Default + PartialEq + Send + Sync + std::fmt::Debug + 'static;
+
     /// Short name used in reports (`"cpma"`, `"pma"`).
     const NAME: &'static str;
 
-    /// Bytes `key` takes when it follows `prev` inside a leaf.
-    fn entry_bytes(prev: u64, key: u64) -> usize;
+    /// Bytes of a leaf's first entry (its uncompressed head).
+    const HEAD: usize;
 
-    /// Writes `keys` (non-empty, strictly increasing) into `out`, which is long enough;
-    /// returns the bytes written.
-    fn encode(keys: &[u64], out: &mut [u8]) -> usize;
+    /// Free bytes a leaf's upper density bound keeps so that any redistribution fits (see
+    /// `density.rs`): at least the largest entry, plus a head's extra bytes, plus 2.
+    const SLACK: usize;
 
-    /// Writes `keys` (non-empty, strictly increasing) into `out` if they fit and returns the
-    /// bytes written; `None` (with `out` partly overwritten) if they do not.
-    fn encode_bounded(keys: &[u64], out: &mut [u8]) -> Option<usize>;
+    /// The key of an item.
+    fn key(item: Self::Item) -> u64;
 
-    /// Calls `f` on each key of the leaf in order until it returns `false`; returns whether
-    /// every key was visited.
-    fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(u64) -> bool) -> bool;
+    /// Bytes `item` takes when it follows the key `prev` inside a leaf.
+    fn entry_bytes(prev: u64, item: Self::Item) -> usize;
 
-    /// Calls `f` on the keys from the entry at byte `offset` (whose predecessor is `prev`)
-    /// on, until it returns `false`; returns whether the leaf's end was reached.
+    /// Writes `items` (non-empty, keys strictly increasing) into `out`, which is long
+    /// enough; returns the bytes written.
+    fn encode(items: &[Self::Item], out: &mut [u8]) -> usize;
+
+    /// Writes `items` (non-empty, keys strictly increasing) into `out` if they fit and
+    /// returns the bytes written; `None` (with `out` partly overwritten) if they do not.
+    fn encode_bounded(items: &[Self::Item], out: &mut [u8]) -> Option<usize>;
+
+    /// Calls `f` on each item of the leaf in order until it returns `false`; returns
+    /// whether every item was visited.
+    fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(Self::Item) -> bool) -> bool;
+
+    /// Calls `f` on the items from the entry at byte `offset` (whose predecessor's key is
+    /// `prev`) on, until it returns `false`; returns whether the leaf's end was reached.
     fn for_each_from(
         leaf: &[u8],
         used: usize,
         offset: usize,
         prev: u64,
-        f: impl FnMut(u64) -> bool,
+        f: impl FnMut(Self::Item) -> bool,
     ) -> bool;
 
     /// Calls `f` on at most `count` keys from the entry at byte `offset` (predecessor `prev`)
@@ -74,38 +89,44 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         offset: usize,
         prev: u64,
         count: usize,
-        f: &mut impl FnMut(u64) -> bool,
+        f: &mut impl FnMut(Self::Item) -> bool,
     ) -> (usize, bool);
 
     /// Calls `f(key, offset, prev)` on every entry: the key, the byte offset of its entry and
     /// the key before it in the leaf (0 for the head).
     fn for_each_entry(leaf: &[u8], used: usize, f: impl FnMut(u64, usize, u64));
 
-    /// The first key `>= target` in the leaf, if any.
-    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64>;
+    /// The first item whose key is `>= target` in the leaf, if any.
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<Self::Item>;
 
     /// The leaf's largest key.
     fn last(leaf: &[u8], used: usize) -> Option<u64>;
 
-    /// Inserts `key` in place.
-    fn insert(leaf: &mut [u8], used: usize, key: u64) -> LeafInsert;
+    /// Inserts `item` in place (replacing the value of an item with the same key).
+    fn insert(leaf: &mut [u8], used: usize, item: Self::Item) -> LeafInsert;
 
     /// Removes `key` in place; returns the new used bytes, or `None` if it was absent.
     fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize>;
 
-    /// Bytes the encoding of `keys` (non-empty, strictly increasing) takes.
-    fn encoded_len(keys: &[u64]) -> usize {
-        HEAD_BYTES
-            + keys
+    /// Bytes the encoding of `items` (non-empty, keys strictly increasing) takes.
+    fn encoded_len(items: &[Self::Item]) -> usize {
+        Self::HEAD
+            + items
                 .windows(2)
-                .map(|w| Self::entry_bytes(w[0], w[1]))
+                .map(|w| Self::entry_bytes(Self::key(w[0]), w[1]))
                 .sum::<usize>()
     }
 
-    /// Appends the leaf's keys to `out`.
-    fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
-        Self::for_each_while(leaf, used, |key| {
-            out.push(key);
+    /// Sorts `items` by key, stably (items with equal keys keep their order).
+    fn sort_items(items: &mut Vec<Self::Item>) {
+        use rayon::slice::ParallelSliceMut;
+        items.par_sort_by_key(|&item| Self::key(item));
+    }
+
+    /// Appends the leaf's items to `out`.
+    fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<Self::Item>) {
+        Self::for_each_while(leaf, used, |item| {
+            out.push(item);
             true
         });
     }
@@ -137,7 +158,19 @@ fn delta_at(leaf: &[u8], pos: usize) -> (u64, usize) {
 }
 
 impl LeafCodec for DeltaLeaf {
+    type Item = u64;
     const NAME: &'static str = "cpma";
+    const HEAD: usize = HEAD_BYTES;
+    const SLACK: usize = 20;
+
+    #[inline(always)]
+    fn key(item: u64) -> u64 {
+        item
+    }
+
+    fn sort_items(items: &mut Vec<u64>) {
+        super::sort::sort_keys(items);
+    }
 
     #[inline(always)]
     fn entry_bytes(prev: u64, key: u64) -> usize {
@@ -342,7 +375,19 @@ fn plain_position(leaf: &[u8], count: usize, target: u64) -> usize {
 }
 
 impl LeafCodec for PlainLeaf {
+    type Item = u64;
     const NAME: &'static str = "pma";
+    const HEAD: usize = HEAD_BYTES;
+    const SLACK: usize = 20;
+
+    #[inline(always)]
+    fn key(item: u64) -> u64 {
+        item
+    }
+
+    fn sort_items(items: &mut Vec<u64>) {
+        super::sort::sort_keys(items);
+    }
 
     #[inline(always)]
     fn entry_bytes(_prev: u64, _key: u64) -> usize {
@@ -445,13 +490,237 @@ impl LeafCodec for PlainLeaf {
     }
 }
 
+/// The compressed map leaf: the head key and its value, then for every further entry the
+/// byte-coded key delta followed by the value (eight little-endian bytes, not compressed).
+///
+/// ```text
+/// DeltaMapLeaf: | k0 (8 B) | v0 (8 B) | code(k1-k0) | v1 (8 B) | code(k2-k1) | v2 (8 B) | ... |
+/// ```
+///
+/// Items are `(key, value)`; the graph stores an edge weight's bits as the value. In-place
+/// inserts and removals decode the leaf, edit and re-encode it (a leaf is at most a few
+/// kilobytes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeltaMapLeaf;
+
+impl sealed::Sealed for DeltaMapLeaf {}
+
+/// Bytes of a map entry's value.
+const VALUE_BYTES: usize = 8;
+
+#[inline(always)]
+fn read_value(leaf: &[u8], pos: usize) -> u64 {
+    read_head(&leaf[pos..])
+}
+
+impl DeltaMapLeaf {
+    /// Decodes entries from byte `pos` (a delta entry; the previous key is `key`) until
+    /// `count` were visited, the leaf ends or `f` returns `false`; returns how many were
+    /// visited and whether `f` stopped.
+    #[inline(always)]
+    fn scan(
+        leaf: &[u8],
+        used: usize,
+        mut pos: usize,
+        mut key: u64,
+        count: usize,
+        mut f: impl FnMut(usize, u64, (u64, u64)) -> bool,
+    ) -> (usize, bool) {
+        let run = &leaf[..used.min(leaf.len())];
+        let mut visited = 0;
+        while visited < count {
+            let Some((delta, next)) = delta::scan_code(run, pos) else {
+                break;
+            };
+            let Some(value) = run.get(next..next + VALUE_BYTES) else {
+                break;
+            };
+            let value = read_head(value);
+            let prev = key;
+            key = key.wrapping_add(delta);
+            visited += 1;
+            if !f(pos, prev, (key, value)) {
+                return (visited, true);
+            }
+            pos = next + VALUE_BYTES;
+        }
+        (visited, false)
+    }
+
+    fn decode_vec(leaf: &[u8], used: usize) -> Vec<(u64, u64)> {
+        let mut items = Vec::with_capacity(used / 4 + 1);
+        Self::decode_into(leaf, used, &mut items);
+        items
+    }
+}
+
+impl LeafCodec for DeltaMapLeaf {
+    type Item = (u64, u64);
+    const NAME: &'static str = "cpma-map";
+    const HEAD: usize = HEAD_BYTES + VALUE_BYTES;
+    const SLACK: usize = 30;
+
+    #[inline(always)]
+    fn key(item: (u64, u64)) -> u64 {
+        item.0
+    }
+
+    #[inline(always)]
+    fn entry_bytes(prev: u64, item: (u64, u64)) -> usize {
+        encoded_len(item.0.wrapping_sub(prev)) + VALUE_BYTES
+    }
+
+    fn encode(items: &[(u64, u64)], out: &mut [u8]) -> usize {
+        let (head, value) = items[0];
+        write_head(out, head);
+        write_head(&mut out[HEAD_BYTES..], value);
+        let (mut pos, mut prev) = (Self::HEAD, head);
+        for &(key, value) in &items[1..] {
+            pos += varint::write_code_at(key - prev, out, pos);
+            write_head(&mut out[pos..], value);
+            pos += VALUE_BYTES;
+            prev = key;
+        }
+        pos
+    }
+
+    fn encode_bounded(items: &[(u64, u64)], out: &mut [u8]) -> Option<usize> {
+        (Self::encoded_len(items) <= out.len()).then(|| Self::encode(items, out))
+    }
+
+    fn for_each_while(leaf: &[u8], used: usize, mut f: impl FnMut((u64, u64)) -> bool) -> bool {
+        if used == 0 {
+            return true;
+        }
+        let head = read_head(leaf);
+        if !f((head, read_value(leaf, HEAD_BYTES))) {
+            return false;
+        }
+        !Self::scan(leaf, used, Self::HEAD, head, usize::MAX, |_, _, item| {
+            f(item)
+        })
+        .1
+    }
+
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        mut f: impl FnMut((u64, u64)) -> bool,
+    ) -> bool {
+        if offset < Self::HEAD {
+            return Self::for_each_while(leaf, used, f);
+        }
+        !Self::scan(leaf, used, offset, prev, usize::MAX, |_, _, item| f(item)).1
+    }
+
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        count: usize,
+        f: &mut impl FnMut((u64, u64)) -> bool,
+    ) -> (usize, bool) {
+        if count == 0 || used == 0 {
+            return (0, false);
+        }
+        if offset < Self::HEAD {
+            let head = read_head(leaf);
+            if !f((head, read_value(leaf, HEAD_BYTES))) {
+                return (1, true);
+            }
+            let (visited, stopped) =
+                Self::scan(leaf, used, Self::HEAD, head, count - 1, |_, _, item| {
+                    f(item)
+                });
+            return (visited + 1, stopped);
+        }
+        Self::scan(leaf, used, offset, prev, count, |_, _, item| f(item))
+    }
+
+    fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
+        if used == 0 {
+            return;
+        }
+        let head = read_head(leaf);
+        f(head, 0, 0);
+        Self::scan(
+            leaf,
+            used,
+            Self::HEAD,
+            head,
+            usize::MAX,
+            |pos, prev, (key, _)| {
+                f(key, pos, prev);
+                true
+            },
+        );
+    }
+
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<(u64, u64)> {
+        let mut found = None;
+        Self::for_each_while(leaf, used, |item| {
+            if item.0 >= target {
+                found = Some(item);
+                return false;
+            }
+            true
+        });
+        found
+    }
+
+    fn last(leaf: &[u8], used: usize) -> Option<u64> {
+        let mut last = None;
+        Self::for_each_while(leaf, used, |(key, _)| {
+            last = Some(key);
+            true
+        });
+        last
+    }
+
+    fn insert(leaf: &mut [u8], used: usize, item: (u64, u64)) -> LeafInsert {
+        let mut items = Self::decode_vec(leaf, used);
+        let at = items.partition_point(|&(key, _)| key < item.0);
+        if items.get(at).is_some_and(|&(key, _)| key == item.0) {
+            if items[at].1 == item.1 {
+                return LeafInsert::Present;
+            }
+            items[at].1 = item.1;
+            Self::encode(&items, leaf);
+            return LeafInsert::Replaced;
+        }
+        items.insert(at, item);
+        match Self::encode_bounded(&items, leaf) {
+            Some(now) => LeafInsert::Inserted(now),
+            // Nothing was written: encode_bounded checks the size first.
+            None => LeafInsert::Full,
+        }
+    }
+
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+        let mut items = Self::decode_vec(leaf, used);
+        let at = items.partition_point(|&(k, _)| k < key);
+        if items.get(at).is_none_or(|&(k, _)| k != key) {
+            return None;
+        }
+        items.remove(at);
+        Some(if items.is_empty() {
+            0
+        } else {
+            Self::encode(&items, leaf)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
-    fn check_ops<C: LeafCodec>(ops: &[(bool, u64)], capacity: usize) {
+    fn check_ops<C: LeafCodec<Item = u64>>(ops: &[(bool, u64)], capacity: usize) {
         let mut leaf = vec![0u8; capacity];
         let mut used = 0;
         let mut oracle = BTreeSet::new();
@@ -459,6 +728,7 @@ mod tests {
             if insert {
                 match C::insert(&mut leaf, used, key) {
                     LeafInsert::Present => assert!(oracle.contains(&key)),
+                    LeafInsert::Replaced => panic!("a set never replaces"),
                     LeafInsert::Inserted(now) => {
                         assert!(oracle.insert(key));
                         used = now;

@@ -44,13 +44,29 @@ use std::marker::PhantomData;
 
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
-pub use self::leaf::{DeltaLeaf, LeafCodec, LeafInsert, PlainLeaf};
+pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;
 
 /// The compressed packed memory array.
 pub type Cpma = Pma<DeltaLeaf>;
+
+/// The compressed PMA as an ordered map from `u64` keys to `u64` values stored beside them
+/// (items are `(key, value)` pairs; values are not delta-coded).
+///
+/// # Examples
+/// ```
+/// use packgraph::pma::CpmaMap;
+///
+/// let mut map = CpmaMap::new();
+/// assert_eq!(map.insert_batch(&[(30, 3), (10, 1), (20, 2), (10, 7)]), 3);
+/// assert_eq!(map.get(10), Some((10, 7)));
+/// assert!(!map.insert((20, 9)));
+/// assert_eq!(map.iter().collect::<Vec<_>>(), [(10, 7), (20, 9), (30, 3)]);
+/// assert_eq!(map.remove_batch(&[10, 11]), 1);
+/// ```
+pub type CpmaMap = Pma<DeltaMapLeaf>;
 
 /// The uncompressed packed memory array (the baseline).
 pub type PlainPma = Pma<PlainLeaf>;
@@ -140,6 +156,11 @@ impl PmaConfig {
     /// # Errors
     /// [`PmaError::InvalidConfig`] naming the first bad field.
     pub fn validate(&self) -> Result<(), PmaError> {
+        self.validate_for_slack(DeltaLeaf::SLACK)
+    }
+
+    /// [`PmaConfig::validate`] for a leaf layout that keeps `slack` free bytes per leaf.
+    pub(crate) fn validate_for_slack(&self, slack: usize) -> Result<(), PmaError> {
         let bad = |field, value: f64, reason| {
             Err(PmaError::InvalidConfig {
                 field,
@@ -160,12 +181,12 @@ impl PmaConfig {
         if !(1.05..=4.0).contains(&self.growth_factor) {
             return bad("growth_factor", self.growth_factor, "must be in 1.05..=4");
         }
-        let max_upper = density::upper_leaf_bound(min_leaf);
+        let max_upper = density::upper_leaf_bound(min_leaf, slack);
         if !(self.upper_density_root > 0.0 && self.upper_density_root <= max_upper) {
             return bad(
                 "upper_density_root",
                 self.upper_density_root,
-                "must be in (0, 1 - 20 / leaf_bytes]",
+                "must be in (0, 1 - slack / leaf_bytes], slack being 20 bytes for sets and 30 for maps",
             );
         }
         let rebuilt = self.upper_density_root / self.growth_factor;
@@ -269,41 +290,45 @@ impl<C: LeafCodec> Pma<C> {
     /// # Errors
     /// [`PmaError::InvalidConfig`] if a field is out of range.
     pub fn with_config(config: PmaConfig) -> Result<Self, PmaError> {
-        config.validate()?;
+        config.validate_for_slack(C::SLACK)?;
         Ok(Self::build(config, &[]))
     }
 
-    /// Builds a set from keys sorted in non-decreasing order (duplicates are dropped).
+    /// Builds a set (or map) from items with keys in non-decreasing order (of equal keys the
+    /// last is kept).
     ///
     /// # Errors
     /// [`PmaError::NotSorted`] at the first key smaller than its predecessor.
-    pub fn from_sorted(keys: &[u64]) -> Result<Self, PmaError> {
-        Self::from_sorted_with_config(keys, PmaConfig::default())
+    pub fn from_sorted(items: &[C::Item]) -> Result<Self, PmaError> {
+        Self::from_sorted_with_config(items, PmaConfig::default())
     }
 
     /// [`Pma::from_sorted`] with a configuration.
     ///
     /// # Errors
     /// [`PmaError::NotSorted`] or [`PmaError::InvalidConfig`].
-    pub fn from_sorted_with_config(keys: &[u64], config: PmaConfig) -> Result<Self, PmaError> {
-        config.validate()?;
-        if let Some(index) = keys.windows(2).position(|w| w[1] < w[0]) {
+    pub fn from_sorted_with_config(items: &[C::Item], config: PmaConfig) -> Result<Self, PmaError> {
+        config.validate_for_slack(C::SLACK)?;
+        if let Some(index) = items.windows(2).position(|w| C::key(w[1]) < C::key(w[0])) {
             return Err(PmaError::NotSorted {
                 index: index + 1,
-                key: keys[index + 1],
+                key: C::key(items[index + 1]),
             });
         }
-        if keys.windows(2).any(|w| w[0] == w[1]) {
-            let mut unique = keys.to_vec();
-            unique.dedup();
+        if items.windows(2).any(|w| C::key(w[0]) == C::key(w[1])) {
+            let unique = batch::sorted_unique_items::<C>(items);
             return Ok(Self::build(config, &unique));
         }
-        Ok(Self::build(config, keys))
+        Ok(Self::build(config, items))
     }
 
-    /// Builds a set from keys in any order, with duplicates.
-    pub fn from_unsorted(keys: &[u64]) -> Self {
-        Self::build(PmaConfig::default(), &batch::sorted_unique(keys))
+    /// Builds a set (or map) from items in any order; of items with equal keys the last is
+    /// kept.
+    pub fn from_unsorted(items: &[C::Item]) -> Self {
+        Self::build(
+            PmaConfig::default(),
+            &batch::sorted_unique_items::<C>(items),
+        )
     }
 
     /// Number of keys.
@@ -381,9 +406,9 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-impl<C: LeafCodec> FromIterator<u64> for Pma<C> {
-    fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> Self {
-        let keys: Vec<u64> = iter.into_iter().collect();
+impl<C: LeafCodec> FromIterator<C::Item> for Pma<C> {
+    fn from_iter<I: IntoIterator<Item = C::Item>>(iter: I) -> Self {
+        let keys: Vec<C::Item> = iter.into_iter().collect();
         Self::from_unsorted(&keys)
     }
 }

@@ -6,23 +6,25 @@ use super::leaf::{LeafCodec, LeafInsert};
 use super::Pma;
 
 impl<C: LeafCodec> Pma<C> {
-    /// Inserts `key`; returns whether it was absent.
+    /// Inserts `item`; returns whether its key was absent (for a map, a present key gets
+    /// the new value).
     ///
     /// # Complexity
     /// O(log n) cache lines to search plus O(log² n / B) amortized to rebalance.
-    pub fn insert(&mut self, key: u64) -> bool {
+    pub fn insert(&mut self, item: C::Item) -> bool {
+        let key = C::key(item);
         let j = self.find_leaf(key);
         let used = self.leaf_used(j);
         let range = j * self.leaf_bytes..(j + 1) * self.leaf_bytes;
-        let (new_used, overflow) = match C::insert(&mut self.data[range], used, key) {
-            LeafInsert::Present => return false,
+        let (new_used, overflow) = match C::insert(&mut self.data[range], used, item) {
+            LeafInsert::Present | LeafInsert::Replaced => return false,
             LeafInsert::Inserted(now) => (now, Vec::new()),
             LeafInsert::Full => {
-                let mut keys = Vec::with_capacity(used / 2 + 1);
-                C::decode_into(self.leaf(j), used, &mut keys);
-                let at = keys.partition_point(|&k| k < key);
-                keys.insert(at, key);
-                (C::encoded_len(&keys), vec![(j, keys)])
+                let mut items = Vec::with_capacity(used / 2 + 1);
+                C::decode_into(self.leaf(j), used, &mut items);
+                let at = items.partition_point(|&k| C::key(k) < key);
+                items.insert(at, item);
+                (C::encoded_len(&items), vec![(j, items)])
             }
         };
         self.len += 1;
@@ -58,7 +60,7 @@ impl<C: LeafCodec> Pma<C> {
         self.used[j] = new_used as u32;
         if key == self.heads[j] {
             if new_used > 0 {
-                self.heads[j] = C::lower_bound(self.leaf(j), new_used, 0).unwrap_or(u64::MAX);
+                self.heads[j] = C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key);
             }
             self.repair_heads(j..j + 1);
         }
@@ -70,15 +72,20 @@ impl<C: LeafCodec> Pma<C> {
 
     /// Whether `key` is in the set.
     pub fn contains(&self, key: u64) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The item with key `key`, if any (for a map: the key with its value).
+    pub fn get(&self, key: u64) -> Option<C::Item> {
         let j = self.find_leaf(key);
-        C::lower_bound(self.leaf(j), self.leaf_used(j), key) == Some(key)
+        C::lower_bound(self.leaf(j), self.leaf_used(j), key).filter(|&item| C::key(item) == key)
     }
 
     /// The smallest key `>= key`, if any.
     pub fn successor(&self, key: u64) -> Option<u64> {
         let j = self.find_leaf(key);
         if let Some(found) = C::lower_bound(self.leaf(j), self.leaf_used(j), key) {
-            return Some(found);
+            return Some(C::key(found));
         }
         self.next_nonempty(j + 1).map(|next| self.heads[next])
     }

@@ -15,6 +15,7 @@
 use rayon::prelude::*;
 use std::ops::Range;
 
+use super::batch::Overflow;
 use super::density::{node_leaves, Bounds};
 use super::layout::{gather, spread, LeavesMut, SizedKeys};
 use super::leaf::LeafCodec;
@@ -25,7 +26,7 @@ const PARALLEL_COUNT_MIN: usize = 256;
 
 impl<C: LeafCodec> Pma<C> {
     pub(super) fn bounds(&self) -> Bounds {
-        Bounds::new(self.num_leaves(), self.leaf_bytes, &self.config)
+        Bounds::new(self.num_leaves(), self.leaf_bytes, C::SLACK, &self.config)
     }
 
     /// Phases 2 and 3 after a merge that changed `touched` (ascending) and left `overflow`.
@@ -33,7 +34,7 @@ impl<C: LeafCodec> Pma<C> {
     pub(super) fn rebalance(
         &mut self,
         touched: Vec<usize>,
-        overflow: Vec<(usize, Vec<u64>)>,
+        overflow: Vec<Overflow<C::Item>>,
         growing: bool,
     ) {
         if touched.is_empty() {
@@ -110,7 +111,7 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// Phase 3: redistributes each region in parallel.
-    fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[(usize, Vec<u64>)]) {
+    fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[Overflow<C::Item>]) {
         let mut parts = Vec::with_capacity(regions.len());
         let mut rest = self.leaves_mut();
         for region in regions {
@@ -151,11 +152,11 @@ impl<C: LeafCodec> Pma<C> {
 }
 
 /// Gathers and re-spreads one region; returns the change in used bytes.
-fn redistribute_region<C: LeafCodec>(part: LeavesMut<'_>, overflow: &[(usize, Vec<u64>)]) -> isize {
+fn redistribute_region<C: LeafCodec>(part: LeavesMut<'_>, overflow: &[Overflow<C::Item>]) -> isize {
     let before: usize = part.used.iter().map(|&u| u as usize).sum();
     let keys = gather::<C>(part.data, part.used, part.first, part.leaf_bytes, overflow);
-    let sized = SizedKeys::new::<C>(&keys);
-    let after = spread::<C>(&sized, part);
+    let sized = SizedKeys::<C>::new(&keys);
+    let after = spread(&sized, part);
     after as isize - before as isize
 }
 
