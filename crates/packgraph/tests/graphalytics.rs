@@ -1,12 +1,12 @@
 //! The LDBC Graphalytics validation graphs (tests/data/graphalytics, see its SOURCE.md):
-//! BFS, PageRank and WCC on the dynamic graph and the static CSR must reproduce the
+//! BFS, PageRank, WCC, CDLP, LCC and SSSP on the dynamic graph and the static CSR must reproduce the
 //! reference outputs under the benchmark's own comparison rules.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use packgraph::algo::{bfs, cdlp, lcc, pagerank, wcc, UNREACHED};
-use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
+use packgraph::algo::{bfs, cdlp, lcc, pagerank, sssp, wcc, UNREACHED};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId, WeightedGraph, WeightedGraphRead};
 
 fn data(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -163,6 +163,65 @@ fn check_lcc<G: GraphRead>(graph: &G, g: &Loaded, output: &str) {
     }
 }
 
+/// The weights of a `.e` file's third column, in line order.
+fn weights(prefix: &str) -> Vec<f64> {
+    read(&format!("{prefix}.e"))
+        .lines()
+        .map(|line| {
+            let weight = line.split_whitespace().nth(2).expect("a weight column");
+            weight
+                .parse()
+                .unwrap_or_else(|_| panic!("bad weight {weight:?}"))
+        })
+        .collect()
+}
+
+/// Graphalytics compares SSSP distances with a relative tolerance of 1e-4; `Infinity` must
+/// match exactly.
+fn check_sssp<G: WeightedGraphRead>(graph: &G, g: &Loaded, source: u64, output: &str) {
+    let distances = sssp(graph, g.dense[&source]).unwrap();
+    let expected = expected(output);
+    assert_eq!(expected.len(), g.ids.len(), "{output}");
+    for (dense, &id) in g.ids.iter().enumerate() {
+        let value = &expected[&id];
+        let got = distances[dense];
+        if value == "Infinity" {
+            assert_eq!(got, f64::INFINITY, "{output}: vertex {id}");
+        } else {
+            let reference: f64 = value.parse().unwrap();
+            assert!(
+                (got - reference).abs() <= 1e-4 * reference.abs().max(1e-12),
+                "{output}: vertex {id}: {got} vs {reference}"
+            );
+        }
+    }
+}
+
+fn weighted_graphs(g: &Loaded, prefix: &str, directed: bool) -> (WeightedGraph, CsrGraph) {
+    let weighted: Vec<(VertexId, VertexId, f64)> = g
+        .edges
+        .iter()
+        .zip(weights(prefix))
+        .map(|(&(u, v), w)| (u, v, w))
+        .collect();
+    let n = g.ids.len();
+    (
+        WeightedGraph::from_weighted_edges(n, &weighted, directed).unwrap(),
+        CsrGraph::from_weighted_edges(n, &weighted, directed),
+    )
+}
+
+#[test]
+fn sssp_matches_reference_outputs() {
+    for (dir, directed) in [("dir", true), ("undir", false)] {
+        let prefix = format!("sssp/{dir}-input");
+        let g = load_vertex_edge(&prefix);
+        let (dynamic, csr) = weighted_graphs(&g, &prefix, directed);
+        check_sssp(&dynamic, &g, 1, &format!("sssp/{dir}-output"));
+        check_sssp(&csr, &g, 1, &format!("sssp/{dir}-output"));
+    }
+}
+
 fn graphs(g: &Loaded, directed: bool) -> (Graph, CsrGraph) {
     let n = g.ids.len();
     (
@@ -237,5 +296,9 @@ fn example_graphs_match_reference_outputs() {
         check_cdlp(&csr, &g, 2, &out("CDLP"));
         check_lcc(&dynamic, &g, &out("LCC"));
         check_lcc(&csr, &g, &out("LCC"));
+        let prefix = format!("example/example-{name}");
+        let (dynamic, csr) = weighted_graphs(&g, &prefix, directed);
+        check_sssp(&dynamic, &g, source, &out("SSSP"));
+        check_sssp(&csr, &g, source, &out("SSSP"));
     }
 }

@@ -15,6 +15,7 @@ mod lcc;
 mod mis;
 mod neighborhood;
 mod pagerank;
+mod sssp;
 #[cfg(test)]
 mod tests;
 mod triangles;
@@ -31,6 +32,7 @@ pub use self::khop::{khop, khop_vertices};
 pub use self::lcc::{lcc, lcc_serial};
 pub use self::mis::mis;
 pub use self::pagerank::{pagerank, pagerank_serial};
+pub use self::sssp::{sssp, sssp_serial};
 pub use self::triangles::{triangle_count, triangle_count_serial};
 pub use self::vertex_subset::VertexSubset;
 pub use self::wcc::{wcc, wcc_serial};
@@ -38,7 +40,7 @@ pub use self::wcc::{wcc, wcc_serial};
 use crate::graph::{GraphRead, VertexId};
 
 /// Errors of the algorithm layer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AlgoError {
     /// A source vertex that is not in the graph.
@@ -48,6 +50,16 @@ pub enum AlgoError {
         vertex: VertexId,
         /// Vertices in the graph.
         num_vertices: usize,
+    },
+    /// A negative or NaN edge weight where an algorithm needs non-negative ones.
+    #[error("edge {u} -> {v} has weight {weight}: shortest paths need non-negative weights")]
+    NegativeWeight {
+        /// Source of the edge.
+        u: VertexId,
+        /// Target of the edge.
+        v: VertexId,
+        /// Its weight.
+        weight: f64,
     },
 }
 

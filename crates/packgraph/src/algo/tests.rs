@@ -198,3 +198,59 @@ fn verifiers_reject_corrupted_outputs() {
     assert!(verify::pagerank(&graph, 0.85, &ranks).is_err());
     assert!(verify::pagerank(&graph, 0.85, &ranks[..3]).is_err());
 }
+
+/// Weighted random graphs: weights in quarter steps from 0 (zero-weight edges included).
+fn weighted_graphs() -> impl Strategy<Value = (usize, Vec<(VertexId, VertexId, f64)>, bool)> {
+    (1usize..60, any::<bool>()).prop_flat_map(|(n, directed)| {
+        let id = 0..n as VertexId;
+        let edge = (id.clone(), id, 0u32..40).prop_map(|(u, v, w)| (u, v, f64::from(w) * 0.25));
+        (Just(n), vec(edge, 0..(n * 4)), Just(directed))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn sssp_matches_dijkstra((n, edges, directed) in weighted_graphs(), source in any::<prop::sample::Index>()) {
+        let source = source.index(n) as VertexId;
+        let dynamic = crate::graph::WeightedGraph::from_weighted_edges(n, &edges, directed).unwrap();
+        let csr = CsrGraph::from_weighted_edges(n, &edges, directed);
+        let expected = sssp_serial(&csr, source);
+        prop_assert_eq!(sssp_serial(&dynamic, source), expected.clone());
+        for threads in [1, 4] {
+            let pool = ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            // Quarter steps add exactly, so distances compare exactly.
+            prop_assert_eq!(pool.install(|| sssp(&dynamic, source)).unwrap(), expected.clone());
+            prop_assert_eq!(pool.install(|| sssp(&csr, source)).unwrap(), expected.clone());
+        }
+        // Unweighted graphs count hops: SSSP equals BFS depths.
+        let plain: Vec<(VertexId, VertexId)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
+        let hops = sssp(&Graph::from_edges(n, &plain, directed), source).unwrap();
+        let depths = bfs_depths_serial(&CsrGraph::from_edges(n, &plain, directed), source);
+        let as_f64: Vec<f64> = depths.iter().map(|&d| if d == UNREACHED { f64::INFINITY } else { f64::from(d) }).collect();
+        prop_assert_eq!(hops, as_f64);
+    }
+}
+
+#[test]
+fn sssp_rejects_negative_weights_and_unknown_sources() {
+    let csr = CsrGraph::from_weighted_edges(0, &[(0, 1, 1.0), (1, 2, -0.5)], true);
+    let err = sssp(&csr, 0).unwrap_err();
+    assert_eq!(
+        err,
+        AlgoError::NegativeWeight {
+            u: 1,
+            v: 2,
+            weight: -0.5
+        }
+    );
+    assert!(err.to_string().contains("non-negative"), "{err}");
+    assert!(matches!(
+        sssp(&csr, 3),
+        Err(AlgoError::VertexNotFound {
+            vertex: 3,
+            num_vertices: 3
+        })
+    ));
+}

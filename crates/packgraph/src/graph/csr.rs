@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::read::{GraphRead, VertexId};
+use super::read::{GraphRead, VertexId, WeightedGraphRead};
 
 /// One direction of adjacency: `targets[offsets[v]..offsets[v + 1]]` are `v`'s neighbors.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +43,8 @@ pub struct CsrGraph {
     out: Adjacency,
     /// In-edges of a directed graph (empty when undirected: they equal `out`).
     incoming: Adjacency,
+    /// Weights of the out-edges, parallel to `out.targets` (none: every weight is 1).
+    weights: Option<Vec<f64>>,
 }
 
 impl CsrGraph {
@@ -75,13 +77,45 @@ impl CsrGraph {
             num_vertices,
             out,
             incoming,
+            weights: None,
         }
+    }
+
+    /// Builds a weighted graph with the dynamic graph's policy: self-loops dropped, and of
+    /// edges given more than once the last weight wins.
+    pub fn from_weighted_edges(
+        num_vertices: usize,
+        edges: &[(VertexId, VertexId, f64)],
+        directed: bool,
+    ) -> Self {
+        let plain: Vec<(VertexId, VertexId)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
+        let mut graph = Self::from_edges(num_vertices, &plain, directed);
+        let mut arcs: Vec<(VertexId, VertexId, f64)> = Vec::with_capacity(2 * edges.len());
+        for &(u, v, w) in edges.iter().filter(|e| e.0 != e.1) {
+            arcs.push((u, v, w));
+            if !directed {
+                arcs.push((v, u, w));
+            }
+        }
+        // Stable: equal arcs keep their batch order, so the last is the one kept.
+        arcs.par_sort_by_key(|&(u, v, _)| (u, v));
+        let mut weights: Vec<f64> = Vec::with_capacity(graph.out.targets.len());
+        for (i, &(u, v, w)) in arcs.iter().enumerate() {
+            match arcs.get(i + 1) {
+                Some(&(nu, nv, _)) if (nu, nv) == (u, v) => {}
+                _ => weights.push(w),
+            }
+        }
+        debug_assert_eq!(weights.len(), graph.out.targets.len());
+        graph.weights = Some(weights);
+        graph
     }
 
     /// Bytes held by the offset and target arrays.
     pub fn size_in_bytes(&self) -> usize {
         (self.out.offsets.capacity() + self.incoming.offsets.capacity()) * 8
             + (self.out.targets.capacity() + self.incoming.targets.capacity()) * 4
+            + self.weights.as_ref().map_or(0, |w| w.capacity() * 8)
     }
 
     /// The out-neighbors of `v` as a slice.
@@ -128,6 +162,20 @@ impl GraphRead for CsrGraph {
     }
 }
 
+impl WeightedGraphRead for CsrGraph {
+    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        let targets = self.out.neighbors(v);
+        match &self.weights {
+            None => targets.iter().all(|&u| f(u, 1.0)),
+            Some(weights) => {
+                let start = self.out.offsets[v as usize] as usize;
+                let weights = &weights[start..start + targets.len()];
+                targets.iter().zip(weights).all(|(&u, &w)| f(u, w))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +189,22 @@ mod tests {
         assert_eq!(g.in_degree(1), 2);
         assert_eq!(g.out_degree(2), 0);
         assert_eq!(g.out_degree(99), 0);
+    }
+
+    #[test]
+    fn weighted_edges_keep_the_last_weight() {
+        let g = CsrGraph::from_weighted_edges(
+            0,
+            &[(0, 1, 1.0), (1, 2, 2.0), (1, 0, 3.0), (2, 2, 9.0)],
+            false,
+        );
+        let mut edges = Vec::new();
+        g.for_each_out_edge(1, |u, w| {
+            edges.push((u, w));
+            true
+        });
+        assert_eq!(edges, [(0, 3.0), (2, 2.0)]);
+        assert_eq!(g.num_edges(), 4);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! degree is known without decoding. It costs 20 bytes per vertex and is rebuilt after an
 //! update, on first use.
 
-use crate::pma::{Cpma, Cursor};
+use crate::pma::{Cursor, LeafCodec, Pma};
 
 use super::read::VertexId;
 
@@ -18,7 +18,7 @@ pub(crate) struct RunIndex {
 
 impl RunIndex {
     /// Indexes the runs of `edges` (keys `(source << 32) | target`) for `num_vertices`.
-    pub(crate) fn build(edges: &Cpma, num_vertices: usize) -> Self {
+    pub(crate) fn build<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize) -> Self {
         let mut starts = vec![Cursor::default(); num_vertices];
         let mut degrees = vec![0u32; num_vertices];
         for piece in edges.run_pieces(32) {
@@ -39,19 +39,20 @@ impl RunIndex {
         &self.degrees
     }
 
-    /// Calls `f` on the targets of `v`'s run until it returns `false`.
+    /// Calls `f` on the items (edge keys, or keys with weights) of `v`'s run until it
+    /// returns `false`.
     #[inline]
-    pub(crate) fn for_each(
+    pub(crate) fn for_each<C: LeafCodec>(
         &self,
-        edges: &Cpma,
+        edges: &Pma<C>,
         v: VertexId,
-        mut f: impl FnMut(VertexId) -> bool,
+        f: impl FnMut(C::Item) -> bool,
     ) -> bool {
         let degree = self.degree(v);
         if degree == 0 {
             return true;
         }
-        edges.for_count_from(self.starts[v as usize], degree, |key| f(key as VertexId))
+        edges.for_count_from(self.starts[v as usize], degree, f)
     }
 
     pub(crate) fn size_in_bytes(&self) -> usize {

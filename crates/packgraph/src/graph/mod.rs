@@ -12,7 +12,12 @@
 //! * Reads go through [`GraphRead`]; the flat vertex index they use is built in parallel on
 //!   first use after an update and cached until the next one.
 //!
-//! Left out for now: edge weights (the key→value PMA) and snapshots, which come next.
+//! * Weighted graphs ([`WeightedGraph`]) store each edge's `f64` weight beside its key in a
+//!   key→value CPMA ([`CpmaMap`](crate::pma::CpmaMap)); inserting a present edge replaces its weight, and of
+//!   duplicates within one batch the last wins. Weights must be finite (NaN and infinities
+//!   are rejected with the batch left unapplied).
+//!
+//! Left out for now: snapshots, which come next.
 
 mod csr;
 mod index;
@@ -21,14 +26,31 @@ mod read;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::pma::Cpma;
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma};
 
 pub use self::csr::CsrGraph;
 use self::index::RunIndex;
-pub use self::read::{GraphRead, VertexId};
+pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
+
+/// A dynamic graph whose edges carry `f64` weights.
+///
+/// # Examples
+/// ```
+/// use packgraph::graph::{GraphRead, WeightedGraph, WeightedGraphRead};
+///
+/// let mut g = WeightedGraph::new_weighted(true);
+/// g.insert_edges(&[(0, 1, 2.5), (1, 2, 1.0), (0, 1, 4.0)]).unwrap();
+/// assert_eq!(g.edge_weight(0, 1), Some(4.0));
+/// let mut edges = Vec::new();
+/// g.for_each_out_edge(0, |v, w| { edges.push((v, w)); true });
+/// assert_eq!(edges, [(1, 4.0)]);
+/// assert!(g.insert_edges(&[(2, 3, f64::NAN)]).is_err());
+/// assert_eq!(g.num_edges(), 2);
+/// ```
+pub type WeightedGraph = Graph<DeltaMapLeaf>;
 
 /// Errors of the graph layer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraphError {
     /// More vertices than 32-bit ids can name.
@@ -38,6 +60,18 @@ pub enum GraphError {
         existing: usize,
         /// Vertices asked for.
         requested: usize,
+    },
+    /// An edge weight that is NaN or infinite.
+    #[error("edge {index} of the batch ({u} -> {v}) has weight {weight}: weights must be finite")]
+    InvalidWeight {
+        /// Position of the edge in the batch.
+        index: usize,
+        /// Source vertex.
+        u: VertexId,
+        /// Target vertex.
+        v: VertexId,
+        /// The weight given.
+        weight: f64,
     },
 }
 
@@ -65,6 +99,9 @@ struct FlatIndex {
 
 /// A dynamic graph stored in compressed packed memory arrays; the single writer.
 ///
+/// `C` is the edge array's leaf layout: [`DeltaLeaf`] for plain edges (the default) or
+/// [`DeltaMapLeaf`] for weighted edges ([`WeightedGraph`]).
+///
 /// # Examples
 /// ```
 /// use packgraph::graph::{Graph, GraphRead};
@@ -77,24 +114,18 @@ struct FlatIndex {
 /// assert_eq!(g.out_degree(1), 1);
 /// ```
 #[derive(Debug)]
-pub struct Graph {
+pub struct Graph<C: LeafCodec = DeltaLeaf> {
     directed: bool,
     num_vertices: usize,
-    out: Cpma,
-    incoming: Option<Cpma>,
+    out: Pma<C>,
+    incoming: Option<Pma<C>>,
     index: OnceLock<FlatIndex>,
 }
 
-impl Graph {
+impl Graph<DeltaLeaf> {
     /// An empty graph.
     pub fn new(directed: bool) -> Self {
-        Self {
-            directed,
-            num_vertices: 0,
-            out: Cpma::new(),
-            incoming: directed.then(Cpma::new),
-            index: OnceLock::new(),
-        }
+        Self::empty(directed)
     }
 
     /// A graph on `num_vertices` vertices (grown to cover every endpoint) with `edges`.
@@ -107,44 +138,137 @@ impl Graph {
 
     /// Inserts a batch of edges (any order; duplicates and present edges are no-ops).
     pub fn insert_edges(&mut self, edges: &[(VertexId, VertexId)]) -> EdgeBatchStats {
-        self.update(edges, true)
+        let (out, incoming, self_loops) =
+            self.arcs(edges.len(), |i| edges[i], |_, u, v| edge_key(u, v), true);
+        self.apply(out, incoming, self_loops, |set, keys| {
+            set.insert_batch(keys)
+        })
+    }
+}
+
+impl Graph<DeltaMapLeaf> {
+    /// An empty weighted graph.
+    pub fn new_weighted(directed: bool) -> Self {
+        Self::empty(directed)
+    }
+
+    /// A weighted graph on `num_vertices` vertices (grown to cover every endpoint).
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidWeight`] for a NaN or infinite weight.
+    pub fn from_weighted_edges(
+        num_vertices: usize,
+        edges: &[(VertexId, VertexId, f64)],
+        directed: bool,
+    ) -> Result<Self, GraphError> {
+        let mut graph = Self::new_weighted(directed);
+        graph.num_vertices = num_vertices;
+        graph.insert_edges(edges)?;
+        Ok(graph)
+    }
+
+    /// Inserts a batch of weighted edges (any order). A present edge gets the new weight; of
+    /// duplicates in the batch the last wins. `changed` counts edges that were absent.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidWeight`] for a NaN or infinite weight; the batch is not applied.
+    pub fn insert_edges(
+        &mut self,
+        edges: &[(VertexId, VertexId, f64)],
+    ) -> Result<EdgeBatchStats, GraphError> {
+        if let Some(index) = edges.iter().position(|e| !e.2.is_finite()) {
+            let (u, v, weight) = edges[index];
+            return Err(GraphError::InvalidWeight {
+                index,
+                u,
+                v,
+                weight,
+            });
+        }
+        let (out, incoming, self_loops) = self.arcs(
+            edges.len(),
+            |i| (edges[i].0, edges[i].1),
+            |i, u, v| (edge_key(u, v), edges[i].2.to_bits()),
+            true,
+        );
+        Ok(self.apply(out, incoming, self_loops, |set, items| {
+            set.insert_batch(items)
+        }))
+    }
+
+    /// The weight of edge `(u, v)`, if present.
+    pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        self.out
+            .get(edge_key(u, v))
+            .map(|(_, bits)| f64::from_bits(bits))
+    }
+}
+
+impl<C: LeafCodec> Graph<C> {
+    fn empty(directed: bool) -> Self {
+        Self {
+            directed,
+            num_vertices: 0,
+            out: Pma::new(),
+            incoming: directed.then(Pma::new),
+            index: OnceLock::new(),
+        }
     }
 
     /// Deletes a batch of edges (absent edges are no-ops).
     pub fn delete_edges(&mut self, edges: &[(VertexId, VertexId)]) -> EdgeBatchStats {
-        self.update(edges, false)
+        let (out, incoming, self_loops) =
+            self.arcs(edges.len(), |i| edges[i], |_, u, v| edge_key(u, v), false);
+        self.apply(out, incoming, self_loops, |set, keys| {
+            set.remove_batch(keys)
+        })
     }
 
-    fn update(&mut self, edges: &[(VertexId, VertexId)], insert: bool) -> EdgeBatchStats {
-        let arcs_per_edge = if self.directed { 1 } else { 2 };
-        let mut keys = Vec::with_capacity(edges.len() * arcs_per_edge);
-        let mut reversed = Vec::with_capacity(if self.directed { edges.len() } else { 0 });
+    /// The arcs of a batch: `make(i, u, v)` for every stored direction of edge `i`, split
+    /// into the out-array's and the reversed array's; also counts the self-loops skipped.
+    /// Inserts (`grow`) extend the vertex count to cover every endpoint.
+    fn arcs<T>(
+        &mut self,
+        len: usize,
+        endpoints: impl Fn(usize) -> (VertexId, VertexId),
+        make: impl Fn(usize, VertexId, VertexId) -> T,
+        grow: bool,
+    ) -> (Vec<T>, Vec<T>, usize) {
+        let mut out = Vec::with_capacity(if self.directed { len } else { 2 * len });
+        let mut reversed = Vec::with_capacity(if self.directed { len } else { 0 });
         let mut self_loops = 0;
-        for &(u, v) in edges {
-            if insert {
+        for i in 0..len {
+            let (u, v) = endpoints(i);
+            if grow {
                 self.num_vertices = self.num_vertices.max(u.max(v) as usize + 1);
             }
             if u == v {
                 self_loops += 1;
                 continue;
             }
-            keys.push(edge_key(u, v));
+            out.push(make(i, u, v));
             if self.directed {
-                reversed.push(edge_key(v, u));
+                reversed.push(make(i, v, u));
             } else {
-                keys.push(edge_key(v, u));
+                out.push(make(i, v, u));
             }
         }
-        let apply = |set: &mut Cpma, keys: &[u64]| {
-            if insert {
-                set.insert_batch(keys)
-            } else {
-                set.remove_batch(keys)
-            }
-        };
+        (out, reversed, self_loops)
+    }
+
+    /// Applies a batch's arcs to both arrays (in parallel) with `op` (which returns how many
+    /// arcs it added or removed) and drops the flat index.
+    fn apply<T: Sync>(
+        &mut self,
+        out: Vec<T>,
+        reversed: Vec<T>,
+        self_loops: usize,
+        op: impl Fn(&mut Pma<C>, &[T]) -> usize + Sync,
+    ) -> EdgeBatchStats {
+        let arcs_per_edge = if self.directed { 1 } else { 2 };
         let (arcs, _) = rayon::join(
-            || apply(&mut self.out, &keys),
-            || self.incoming.as_mut().map(|set| apply(set, &reversed)),
+            || op(&mut self.out, &out),
+            || self.incoming.as_mut().map(|set| op(set, &reversed)),
         );
         self.index = OnceLock::new();
         EdgeBatchStats {
@@ -187,7 +311,7 @@ impl Graph {
         let index = self.index.get().map_or(0, |i| {
             i.out.size_in_bytes() + i.incoming.as_ref().map_or(0, RunIndex::size_in_bytes)
         });
-        self.out.size_in_bytes() + self.incoming.as_ref().map_or(0, Cpma::size_in_bytes) + index
+        self.out.size_in_bytes() + self.incoming.as_ref().map_or(0, Pma::size_in_bytes) + index
     }
 
     /// Builds the flat vertex index now (it is otherwise built on the first read).
@@ -215,7 +339,7 @@ impl Graph {
     }
 }
 
-impl GraphRead for Graph {
+impl<C: LeafCodec> GraphRead for Graph<C> {
     fn num_vertices(&self) -> usize {
         self.num_vertices
     }
@@ -237,16 +361,34 @@ impl GraphRead for Graph {
         flat.incoming.as_ref().unwrap_or(&flat.out).degree(v)
     }
 
-    fn for_each_out_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool {
-        self.flat().out.for_each(&self.out, v, f)
+    fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
+        self.flat()
+            .out
+            .for_each(&self.out, v, |item| f(C::key(item) as VertexId))
     }
 
-    fn for_each_in_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool {
+    fn for_each_in_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         let flat = self.flat();
+        let mut f = |item| f(C::key(item) as VertexId);
         match (&flat.incoming, &self.incoming) {
-            (Some(index), Some(set)) => index.for_each(set, v, f),
-            _ => flat.out.for_each(&self.out, v, f),
+            (Some(index), Some(set)) => index.for_each(set, v, &mut f),
+            _ => flat.out.for_each(&self.out, v, &mut f),
         }
+    }
+}
+
+impl WeightedGraphRead for Graph<DeltaMapLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.flat().out.for_each(&self.out, v, |(key, bits)| {
+            f(key as VertexId, f64::from_bits(bits))
+        })
+    }
+}
+
+/// Unweighted edges have weight 1.
+impl WeightedGraphRead for Graph<DeltaLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.for_each_out_neighbor(v, |u| f(u, 1.0))
     }
 }
 

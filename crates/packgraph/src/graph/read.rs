@@ -45,3 +45,11 @@ pub trait GraphRead: Sync {
         out
     }
 }
+
+/// Read access to edge weights (for shortest paths). Graphs without weights give every edge
+/// weight 1.
+pub trait WeightedGraphRead: GraphRead {
+    /// Calls `f(target, weight)` on the out-edges of `v` in increasing target order until it
+    /// returns `false`; returns whether all were visited.
+    fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool;
+}

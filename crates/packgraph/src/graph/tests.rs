@@ -165,3 +165,97 @@ fn index_is_rebuilt_after_each_update() {
     assert_eq!(graph.out_neighbors(0), [2, 3]);
     assert_eq!(graph.num_vertices(), 4);
 }
+
+/// Every out-edge with its weight, per vertex.
+fn weighted_lists<G: WeightedGraphRead>(graph: &G) -> Vec<Vec<(VertexId, f64)>> {
+    (0..graph.num_vertices() as VertexId)
+        .map(|v| {
+            let mut edges = Vec::new();
+            graph.for_each_out_edge(v, |u, w| {
+                edges.push((u, w));
+                true
+            });
+            edges
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn weighted_batches_match_a_weight_map(
+        directed in any::<bool>(),
+        batches in vec((any::<bool>(), vec((0u32..40, 0u32..40, 0u32..8), 0..200)), 1..10),
+    ) {
+        use std::collections::BTreeMap;
+        let mut graph = WeightedGraph::new_weighted(directed);
+        let mut oracle: BTreeMap<(VertexId, VertexId), f64> = BTreeMap::new();
+        let mut n = 0usize;
+        let mut all: Vec<(VertexId, VertexId, f64)> = Vec::new();
+        for (step, (insert, batch)) in batches.iter().enumerate() {
+            // Weights differ per step so that re-inserting an edge changes its weight.
+            let weighted: Vec<(VertexId, VertexId, f64)> = batch
+                .iter()
+                .map(|&(u, v, w)| (u, v, f64::from(w) * 0.5 + step as f64))
+                .collect();
+            if *insert {
+                let before = oracle.len();
+                for &(u, v, w) in &weighted {
+                    n = n.max(u.max(v) as usize + 1);
+                    if u != v {
+                        oracle.insert((u, v), w);
+                        if !directed {
+                            oracle.insert((v, u), w);
+                        }
+                    }
+                }
+                let added = (oracle.len() - before) / if directed { 1 } else { 2 };
+                prop_assert_eq!(graph.insert_edges(&weighted).unwrap().changed, added);
+                all.extend(&weighted);
+            } else {
+                let pairs: Vec<(VertexId, VertexId)> = batch.iter().map(|&(u, v, _)| (u, v)).collect();
+                for &(u, v) in &pairs {
+                    oracle.remove(&(u, v));
+                    if !directed {
+                        oracle.remove(&(v, u));
+                    }
+                }
+                graph.delete_edges(&pairs);
+                let keep: std::collections::BTreeSet<_> = oracle.keys().copied().collect();
+                all.retain(|&(u, v, _)| keep.contains(&(u, v)));
+            }
+            prop_assert_eq!(graph.num_vertices(), n);
+            prop_assert_eq!(graph.num_edges(), oracle.len());
+            let lists = weighted_lists(&graph);
+            for (&(u, v), &w) in &oracle {
+                prop_assert!(lists[u as usize].contains(&(v, w)), "edge {} -> {} weight {}", u, v, w);
+                prop_assert_eq!(graph.edge_weight(u, v), Some(w));
+            }
+        }
+        let csr = CsrGraph::from_weighted_edges(n, &all, directed);
+        prop_assert_eq!(weighted_lists(&csr), weighted_lists(&graph));
+    }
+}
+
+#[test]
+fn invalid_weights_are_rejected_and_nothing_changes() {
+    let mut graph = WeightedGraph::new_weighted(false);
+    graph.insert_edges(&[(0, 1, 1.0)]).unwrap();
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let err = graph.insert_edges(&[(1, 2, 2.0), (2, 3, bad)]).unwrap_err();
+        assert!(matches!(
+            err,
+            GraphError::InvalidWeight {
+                index: 1,
+                u: 2,
+                v: 3,
+                ..
+            }
+        ));
+        assert!(err.to_string().contains("must be finite"), "{err}");
+    }
+    assert_eq!((graph.num_vertices(), graph.num_edges()), (2, 2));
+    assert_eq!(graph.edge_weight(1, 0), Some(1.0));
+    assert_eq!(graph.edge_weight(1, 2), None);
+}
