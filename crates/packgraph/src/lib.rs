@@ -39,3 +39,8 @@ pub mod io;
 pub mod pma;
 
 pub use error::{Error, Result};
+
+/// The README's Rust examples, compiled and run as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
