@@ -3,6 +3,7 @@
 use crate::algo::AlgoError;
 use crate::codec::CodecError;
 use crate::graph::GraphError;
+use crate::io::IoError;
 use crate::pma::PmaError;
 
 /// Any error the packgraph library can return.
@@ -21,6 +22,9 @@ pub enum Error {
     /// An invalid algorithm argument.
     #[error(transparent)]
     Algo(#[from] AlgoError),
+    /// A graph file that cannot be read or written.
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 /// `Result` with the crate's [`Error`] as the default error type.

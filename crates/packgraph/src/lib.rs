@@ -7,7 +7,8 @@
 //! * [`graph`]: the dynamic [`graph::Graph`] (edges as keys in a CPMA), the static
 //!   [`graph::CsrGraph`] and the read trait [`graph::GraphRead`] both implement;
 //! * [`algo`]: Ligra's `VertexSubset` / `edge_map` and the algorithms on them;
-//! * [`io`]: graph generators (Graph500 Kronecker, R-MAT, Erdős–Rényi).
+//! * [`io`]: graph files (edge lists, Matrix Market, Graphalytics, snapshots) and
+//!   generators (Graph500 Kronecker, R-MAT, Erdős–Rényi).
 //!
 //! ```
 //! use packgraph::algo::{bfs, pagerank};

@@ -26,7 +26,7 @@ mod read;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
 
 pub use self::csr::CsrGraph;
 use self::index::RunIndex;
@@ -73,6 +73,9 @@ pub enum GraphError {
         /// The weight given.
         weight: f64,
     },
+    /// Arrays given to [`Graph::from_parts`] that do not form a valid graph.
+    #[error("invalid graph arrays: {0}")]
+    InvalidParts(String),
 }
 
 /// What one edge batch did.
@@ -336,6 +339,168 @@ impl<C: LeafCodec> Graph<C> {
             );
             FlatIndex { out, incoming }
         })
+    }
+}
+
+impl<C: LeafCodec> Graph<C> {
+    /// The edge arrays as they are in memory: out-edges, and in-edges for a directed graph.
+    pub fn parts(&self) -> (PmaPartsRef<'_>, Option<PmaPartsRef<'_>>) {
+        (self.out.parts(), self.incoming.as_ref().map(Pma::parts))
+    }
+
+    /// Rebuilds a graph from its edge arrays (as [`Graph::parts`] gives them), checking every
+    /// structural invariant and that each edge joins two distinct vertices below
+    /// `num_vertices`; `item_ok` adds a check per stored item.
+    fn from_parts_checked(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Self, GraphError> {
+        if num_vertices > u32::MAX as usize {
+            return Err(GraphError::InvalidParts(format!(
+                "{num_vertices} vertices is more than 32-bit ids allow"
+            )));
+        }
+        if incoming.is_some() != directed {
+            return Err(GraphError::InvalidParts(
+                "in-edge arrays must be present exactly for directed graphs".into(),
+            ));
+        }
+        let n = num_vertices as u64;
+        let ok = |item: C::Item| {
+            let key = C::key(item);
+            let (u, v) = (key >> 32, key & 0xffff_ffff);
+            u < n && v < n && u != v && item_ok(item)
+        };
+        let bad = |e: crate::pma::PmaError| GraphError::InvalidParts(e.to_string());
+        let out = Pma::from_parts(out, ok).map_err(bad)?;
+        let incoming = incoming
+            .map(|parts| Pma::from_parts(parts, ok).map_err(bad))
+            .transpose()?;
+        if let Some(incoming) = &incoming {
+            if incoming.len() != out.len() {
+                return Err(GraphError::InvalidParts(format!(
+                    "{} in-edges but {} out-edges",
+                    incoming.len(),
+                    out.len()
+                )));
+            }
+        }
+        Ok(Self {
+            directed,
+            num_vertices,
+            out,
+            incoming,
+            index: OnceLock::new(),
+        })
+    }
+}
+
+impl Graph<DeltaLeaf> {
+    /// Rebuilds a graph from its edge arrays (see [`Graph::parts`]), validating them fully.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidParts`] naming the first thing that does not hold.
+    pub fn from_parts(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Self, GraphError> {
+        Self::from_parts_checked(directed, num_vertices, out, incoming, |_| true)
+    }
+}
+
+impl Graph<DeltaMapLeaf> {
+    /// Rebuilds a weighted graph from its edge arrays (see [`Graph::parts`]), validating
+    /// them fully, weights included.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidParts`] naming the first thing that does not hold.
+    pub fn from_weighted_parts(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Self, GraphError> {
+        Self::from_parts_checked(directed, num_vertices, out, incoming, |(_, bits)| {
+            f64::from_bits(bits).is_finite()
+        })
+    }
+}
+
+/// A graph whose edges may or may not carry weights, as files give them.
+#[derive(Debug)]
+pub enum AnyGraph {
+    /// Edges without weights.
+    Unweighted(Graph),
+    /// Edges with `f64` weights.
+    Weighted(WeightedGraph),
+}
+
+impl AnyGraph {
+    /// Whether edges carry weights.
+    pub fn is_weighted(&self) -> bool {
+        matches!(self, Self::Weighted(_))
+    }
+
+    /// Number of vertices.
+    pub fn num_vertices(&self) -> usize {
+        match self {
+            Self::Unweighted(g) => g.num_vertices(),
+            Self::Weighted(g) => g.num_vertices(),
+        }
+    }
+
+    /// Stored arcs (an undirected edge is stored as two arcs).
+    pub fn num_arcs(&self) -> usize {
+        match self {
+            Self::Unweighted(g) => g.num_edges(),
+            Self::Weighted(g) => g.num_edges(),
+        }
+    }
+
+    /// Edges: arcs for a directed graph, half of them for an undirected one.
+    pub fn num_edges(&self) -> usize {
+        if self.is_directed() {
+            self.num_arcs()
+        } else {
+            self.num_arcs() / 2
+        }
+    }
+
+    /// Whether edges are directed.
+    pub fn is_directed(&self) -> bool {
+        match self {
+            Self::Unweighted(g) => g.is_directed(),
+            Self::Weighted(g) => g.is_directed(),
+        }
+    }
+
+    /// Bytes of the edge arrays and of the flat index if built.
+    pub fn size_in_bytes(&self) -> usize {
+        match self {
+            Self::Unweighted(g) => g.size_in_bytes(),
+            Self::Weighted(g) => g.size_in_bytes(),
+        }
+    }
+
+    /// Builds the flat vertex index now.
+    pub fn build_index(&self) {
+        match self {
+            Self::Unweighted(g) => g.build_index(),
+            Self::Weighted(g) => g.build_index(),
+        }
+    }
+
+    /// Out-degrees of all vertices.
+    pub fn out_degrees(&self) -> &[u32] {
+        match self {
+            Self::Unweighted(g) => g.out_degrees(),
+            Self::Weighted(g) => g.out_degrees(),
+        }
     }
 }
 

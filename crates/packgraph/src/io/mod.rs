@@ -1,3 +1,266 @@
-//! Getting graphs in: generators now; file readers and writers come next.
+//! Getting graphs in and out: file readers and writers, and generators.
+//!
+//! Formats ([`Format`]):
+//! * edge lists and SNAP text files ([`edgelist`]), optionally gzip-compressed (detected by
+//!   content);
+//! * Matrix Market coordinate files ([`mtx`]);
+//! * LDBC Graphalytics `.v`/`.e` datasets and its `id value` output ([`graphalytics`]);
+//! * packgraph snapshots ([`binary`]): the in-memory arrays with a checksum.
+//!
+//! Text readers parse blocks of the file on all threads. Files name vertices by arbitrary
+//! `u64` ids; a loaded [`Dataset`] holds the graph over dense ids `0..n` and the [`IdMap`]
+//! back to the file's ids. Every error names the file, and for text the line and the value.
+//!
+//! ```
+//! use packgraph::io::{load, LoadOptions};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("g.txt");
+//! std::fs::write(&path, "# a triangle and a tail\n10 20\n20 30\n30 10\n30 99\n").unwrap();
+//! let data = load(&path, &LoadOptions::default()).unwrap();
+//! assert_eq!(data.graph.num_vertices(), 4);
+//! assert_eq!(data.graph.num_edges(), 4);
+//! assert_eq!(data.ids.internal(99), Some(3));
+//!
+//! std::fs::write(&path, "10 20\n20 x\n").unwrap();
+//! let error = load(&path, &LoadOptions::default()).unwrap_err();
+//! assert!(error.to_string().ends_with("g.txt:2: vertex id is not a non-negative integer: `x`"));
+//! ```
 
+pub mod binary;
+pub mod edgelist;
+mod error;
 pub mod generate;
+pub mod graphalytics;
+mod idmap;
+pub mod mtx;
+mod text;
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::graph::{AnyGraph, Graph, VertexId, WeightedGraph};
+
+pub use self::error::{IoError, LineError};
+pub use self::idmap::{IdMap, MAX_VERTICES};
+pub use self::text::Progress;
+
+/// A graph file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `u v [weight]` lines (SNAP text files included).
+    EdgeList,
+    /// Matrix Market coordinate.
+    MatrixMarket,
+    /// LDBC Graphalytics `.v` + `.e`.
+    Graphalytics,
+    /// packgraph snapshot.
+    Binary,
+}
+
+impl Format {
+    /// Every format, with its name on the command line.
+    pub const ALL: [(Format, &'static str); 4] = [
+        (Format::EdgeList, "edgelist"),
+        (Format::MatrixMarket, "mtx"),
+        (Format::Graphalytics, "graphalytics"),
+        (Format::Binary, "binary"),
+    ];
+
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("?", |(_, n)| n)
+    }
+
+    /// The format named `name` (as [`Format::name`] gives it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f)
+    }
+
+    /// The format of the file(s) `path` names: a Graphalytics pair if `path` is (the prefix
+    /// of) an existing `.v`/`.e` pair, else by the first bytes (snapshot magic, Matrix Market
+    /// banner, after gzip decompression), else an edge list.
+    ///
+    /// # Errors
+    /// [`IoError`] if the file cannot be opened.
+    pub fn detect(path: &Path) -> Result<Self, IoError> {
+        if graphalytics::Files::find(path).is_some() {
+            return Ok(Self::Graphalytics);
+        }
+        let head = text::open(path)?.head(path, 16)?;
+        Ok(if binary::sniff(&head) {
+            Self::Binary
+        } else if mtx::sniff(&head) {
+            Self::MatrixMarket
+        } else {
+            Self::EdgeList
+        })
+    }
+
+    /// The format to write for an output path: `.v`, `.e` or `.properties` → Graphalytics,
+    /// `.pgb` → snapshot, anything else → edge list.
+    pub fn for_output(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("v" | "e" | "properties") => Self::Graphalytics,
+            Some("pgb") => Self::Binary,
+            _ => Self::EdgeList,
+        }
+    }
+}
+
+/// How to read a file.
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    /// The format; detected when `None`.
+    pub format: Option<Format>,
+    /// Whether edges are directed. `None`: edge lists and Graphalytics datasets without a
+    /// properties file are undirected, Matrix Market files follow their symmetry, snapshots
+    /// say themselves.
+    pub directed: Option<bool>,
+    /// Called with the file bytes consumed so far.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("format", &self.format)
+            .field("directed", &self.directed)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// A graph read from a file, with the file's vertex ids.
+#[derive(Debug)]
+pub struct Dataset {
+    /// The graph over dense vertex ids.
+    pub graph: AnyGraph,
+    /// Dense ids to the file's ids and back.
+    pub ids: IdMap,
+    /// Self-loops in the file, which the graph does not store.
+    pub self_loops: usize,
+}
+
+/// Reads a graph file.
+///
+/// # Errors
+/// [`IoError`] naming the file (and line and value for text) for anything unreadable or
+/// malformed; nothing is returned partially.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
+    let format = match options.format {
+        Some(format) => format,
+        None => Format::detect(path)?,
+    };
+    let progress = options.progress.as_ref();
+    match format {
+        Format::EdgeList => edgelist::read(path, options.directed.unwrap_or(false), progress),
+        Format::MatrixMarket => mtx::read(path, options.directed, progress),
+        Format::Graphalytics => {
+            let files = graphalytics::Files::find(path).ok_or_else(|| {
+                IoError::format(
+                    path,
+                    "a Graphalytics dataset needs both NAME.v and NAME.e beside each other",
+                )
+            })?;
+            graphalytics::read(&files, options.directed, progress)
+        }
+        Format::Binary => {
+            let data = binary::read(path)?;
+            if options
+                .directed
+                .is_some_and(|d| d != data.graph.is_directed())
+            {
+                return Err(IoError::format(
+                    path,
+                    format!(
+                        "the snapshot holds a {} graph",
+                        if data.graph.is_directed() {
+                            "directed"
+                        } else {
+                            "undirected"
+                        }
+                    ),
+                ));
+            }
+            Ok(data)
+        }
+    }
+}
+
+/// Writes a graph file in `format`. For Graphalytics, `path` may name the `.v` or `.e` file
+/// or the prefix; the `.v`, `.e` and `.properties` files are written.
+///
+/// # Errors
+/// [`IoError`] if a file cannot be written, or for Matrix Market, which is read-only.
+pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<(), IoError> {
+    match format {
+        Format::EdgeList => write_file(path, |out| edgelist::write(dataset, out)),
+        Format::Graphalytics => {
+            let text = path.to_string_lossy();
+            let prefix = text
+                .strip_suffix(".v")
+                .or_else(|| text.strip_suffix(".e"))
+                .or_else(|| text.strip_suffix(".properties"))
+                .unwrap_or(&text);
+            graphalytics::write(dataset, Path::new(prefix)).map(|_| ())
+        }
+        Format::Binary => binary::write(dataset, path),
+        Format::MatrixMarket => Err(IoError::format(
+            path,
+            "writing Matrix Market is not supported; write an edge list, Graphalytics or a snapshot (.pgb)",
+        )),
+    }
+}
+
+/// Creates `path` and writes it through a buffer; any failure names the file.
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), IoError> {
+    let os = |e| IoError::os(path, e);
+    let file = std::fs::File::create(path).map_err(os)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    write(&mut out).map_err(os)?;
+    out.flush().map_err(os)
+}
+
+/// Builds the graph of parsed edges (dense ids), weighted if a weight column was present.
+pub(crate) fn build(
+    path: &Path,
+    ids: IdMap,
+    edges: Vec<(VertexId, VertexId)>,
+    weights: Option<Vec<f64>>,
+    directed: bool,
+) -> Result<Dataset, IoError> {
+    let n = ids.len();
+    let (graph, self_loops) = match weights {
+        None => {
+            let self_loops = edges.iter().filter(|(u, v)| u == v).count();
+            (
+                AnyGraph::Unweighted(Graph::from_edges(n, &edges, directed)),
+                self_loops,
+            )
+        }
+        Some(weights) => {
+            let triples: Vec<(VertexId, VertexId, f64)> = edges
+                .iter()
+                .zip(&weights)
+                .map(|(&(u, v), &w)| (u, v, w))
+                .collect();
+            drop(edges);
+            let self_loops = triples.iter().filter(|(u, v, _)| u == v).count();
+            let graph = WeightedGraph::from_weighted_edges(n, &triples, directed)
+                .map_err(|e| IoError::invalid(path, e.to_string()))?;
+            (AnyGraph::Weighted(graph), self_loops)
+        }
+    };
+    Ok(Dataset {
+        graph,
+        ids,
+        self_loops,
+    })
+}

@@ -33,6 +33,7 @@ mod density;
 mod iter;
 mod layout;
 mod leaf;
+mod parts;
 mod point;
 mod raw;
 mod rebalance;
@@ -45,6 +46,7 @@ use std::marker::PhantomData;
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
+pub use self::parts::{PmaParts, PmaPartsRef};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;

@@ -1,0 +1,205 @@
+//! Edge lists: one edge per line, `u v` or `u v weight`, fields separated by blanks or
+//! commas, `#` and `%` comment lines (SNAP files included). Ids are any `u64`; the vertices
+//! are the endpoints, numbered by rank (see [`IdMap`]). Every data line must have the same
+//! number of columns.
+
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::error::IoError;
+use super::idmap::{IdMap, IdMapError};
+use super::text::{self, parse_id, parse_weight, Fields, Progress};
+use super::Dataset;
+use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+
+/// Edges parsed from text, in file order.
+#[derive(Debug, Default)]
+pub(crate) struct EdgeChunk<I> {
+    pub(crate) edges: Vec<(I, I)>,
+    pub(crate) weights: Vec<f64>,
+    /// Columns of this chunk's lines (0 before the first line).
+    pub(crate) columns: usize,
+}
+
+/// Records the column count of a line, refusing a change within a chunk.
+#[inline]
+pub(crate) fn same_columns<I>(
+    chunk: &mut EdgeChunk<I>,
+    columns: usize,
+) -> Result<(), &'static str> {
+    if chunk.columns == 0 {
+        chunk.columns = columns;
+    } else if chunk.columns != columns {
+        return Err(if columns == 3 {
+            "this line has a weight column but earlier lines have none"
+        } else {
+            "this line has no weight column but earlier lines have one"
+        });
+    }
+    Ok(())
+}
+
+/// Edges in file order, with their weights if the file has a weight column.
+pub(crate) type Parsed<I> = (Vec<(I, I)>, Option<Vec<f64>>);
+
+/// Concatenates chunks, checking that they agree on columns.
+pub(crate) fn concat<I: Copy + Send + Sync>(
+    path: &Path,
+    chunks: Vec<(u64, EdgeChunk<I>)>,
+) -> Result<Parsed<I>, IoError> {
+    let mut columns = 0;
+    for (line, chunk) in &chunks {
+        if chunk.columns == 0 {
+            continue;
+        }
+        if columns == 0 {
+            columns = chunk.columns;
+        } else if chunk.columns != columns {
+            return Err(IoError::Parse {
+                path: path.to_path_buf(),
+                line: *line,
+                value: format!("{} columns", chunk.columns),
+                reason: format!("earlier lines have {columns} columns"),
+            });
+        }
+    }
+    let total: usize = chunks.iter().map(|(_, c)| c.edges.len()).sum();
+    let mut edges = Vec::with_capacity(total);
+    let mut weights = Vec::with_capacity(if columns == 3 { total } else { 0 });
+    for (_, chunk) in chunks {
+        edges.extend_from_slice(&chunk.edges);
+        weights.extend_from_slice(&chunk.weights);
+    }
+    Ok((edges, (columns == 3).then_some(weights)))
+}
+
+/// Parses a line `u v [w]` with external ids.
+#[inline]
+fn parse_line<'l>(
+    line: &'l [u8],
+    out: &mut EdgeChunk<u64>,
+) -> Result<(), (&'l [u8], &'static str)> {
+    let mut fields = Fields::new(line);
+    let first = fields.next().ok_or((line, "missing vertex id"))?;
+    let u = parse_id(first).map_err(|r| (first, r))?;
+    let second = fields
+        .next()
+        .ok_or((line, "expected two vertex ids, found one"))?;
+    let v = parse_id(second).map_err(|r| (second, r))?;
+    let columns = match fields.next() {
+        None => 2,
+        Some(field) => {
+            out.weights
+                .push(parse_weight(field).map_err(|r| (field, r))?);
+            3
+        }
+    };
+    if fields.next().is_some() {
+        return Err((line, "too many columns: expected `u v` or `u v weight`"));
+    }
+    same_columns(out, columns).map_err(|r| (line, r))?;
+    out.edges.push((u, v));
+    Ok(())
+}
+
+/// Reads an edge list (plain or gzip).
+pub(crate) fn read(
+    path: &Path,
+    directed: bool,
+    progress: Option<&Progress>,
+) -> Result<Dataset, IoError> {
+    let mut input = text::open(path)?;
+    let chunks = text::parse_lines(path, &mut input, 1, progress, parse_line)?;
+    let (edges, weights) = concat(path, chunks)?;
+    if edges.is_empty() {
+        return Err(IoError::invalid(
+            path,
+            "contains no edges (an edge list needs lines `u v` or `u v weight`)",
+        ));
+    }
+    let (ids, edges) = IdMap::from_endpoints(&edges).map_err(|e| match e {
+        IdMapError::TooMany(n) => IoError::invalid(
+            path,
+            format!("{n} distinct vertices: more than the 2^32-1 supported"),
+        ),
+        IdMapError::Duplicate(id) => IoError::invalid(path, format!("vertex {id} repeated")),
+    })?;
+    super::build(path, ids, edges, weights, directed)
+}
+
+/// Writes the graph as an edge list in external ids: each undirected edge once (smaller id
+/// first), with a weight column for weighted graphs, after a `#` header.
+pub fn write(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
+    let graph = &dataset.graph;
+    writeln!(
+        out,
+        "# packgraph edge list: {} vertices, {} edges, {}{}",
+        graph.num_vertices(),
+        graph.num_edges(),
+        if graph.is_directed() {
+            "directed"
+        } else {
+            "undirected"
+        },
+        if graph.is_weighted() {
+            ", weighted"
+        } else {
+            ""
+        }
+    )?;
+    let ids = &dataset.ids;
+    let lines = |v: VertexId| -> Vec<u8> {
+        let mut text = Vec::new();
+        let u = ids.external(v);
+        let keep = |w: VertexId| graph.is_directed() || v < w;
+        match graph {
+            AnyGraph::Unweighted(g) => {
+                g.for_each_out_neighbor(v, |w| {
+                    if keep(w) {
+                        let _ = writeln!(text, "{u} {}", ids.external(w));
+                    }
+                    true
+                });
+            }
+            AnyGraph::Weighted(g) => {
+                g.for_each_out_edge(v, |w, weight| {
+                    if keep(w) {
+                        let _ = writeln!(text, "{u} {} {weight}", ids.external(w));
+                    }
+                    true
+                });
+            }
+        }
+        text
+    };
+    write_in_blocks(graph.num_vertices(), lines, out)
+}
+
+/// Writes the text `lines(v)` of every vertex in order, formatting blocks of vertices in
+/// parallel.
+pub(crate) fn write_in_blocks(
+    num_vertices: usize,
+    lines: impl Fn(VertexId) -> Vec<u8> + Sync,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    const VERTICES_PER_BLOCK: usize = 1 << 16;
+    let blocks = num_vertices.div_ceil(VERTICES_PER_BLOCK);
+    let per_round = rayon::current_num_threads() * 4;
+    for round in (0..blocks).step_by(per_round.max(1)) {
+        let texts: Vec<Vec<u8>> = (round..blocks.min(round + per_round))
+            .into_par_iter()
+            .map(|b| {
+                let end = ((b + 1) * VERTICES_PER_BLOCK).min(num_vertices);
+                (b * VERTICES_PER_BLOCK..end)
+                    .flat_map(|v| lines(v as VertexId))
+                    .collect()
+            })
+            .collect();
+        for text in texts {
+            out.write_all(&text)?;
+        }
+    }
+    Ok(())
+}

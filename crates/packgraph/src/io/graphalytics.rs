@@ -1,0 +1,271 @@
+//! LDBC Graphalytics datasets: a vertex file `NAME.v` (one id per line) and an edge file
+//! `NAME.e` (`src dst` or `src dst weight` per line), ids any `u64`, with an optional
+//! `NAME.properties` beside them whose `graph.NAME.directed` says whether edges are
+//! directed. Every edge endpoint must be listed in the vertex file. Also the benchmark's
+//! output format: `id value` per line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::edgelist::{concat, same_columns, write_in_blocks, EdgeChunk};
+use super::error::IoError;
+use super::idmap::{IdMap, IdMapError};
+use super::text::{self, parse_id, parse_weight, Fields, Progress};
+use super::Dataset;
+use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+
+/// The files of one dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Files {
+    /// The vertex file.
+    pub vertices: PathBuf,
+    /// The edge file.
+    pub edges: PathBuf,
+    /// The properties file (it may not exist).
+    pub properties: PathBuf,
+}
+
+impl Files {
+    /// The files with common prefix `prefix` (`prefix.v`, `prefix.e`, `prefix.properties`).
+    pub fn with_prefix(prefix: &Path) -> Self {
+        let with = |ext: &str| {
+            let mut name = prefix.as_os_str().to_owned();
+            name.push(ext);
+            PathBuf::from(name)
+        };
+        Self {
+            vertices: with(".v"),
+            edges: with(".e"),
+            properties: with(".properties"),
+        }
+    }
+
+    /// The dataset `path` names: its `.v` file, its `.e` file or their common prefix; `None`
+    /// unless both files exist.
+    pub fn find(path: &Path) -> Option<Self> {
+        let text = path.to_string_lossy();
+        let prefix = text
+            .strip_suffix(".v")
+            .or_else(|| text.strip_suffix(".e"))
+            .unwrap_or(&text);
+        let files = Self::with_prefix(Path::new(prefix));
+        (files.vertices.is_file() && files.edges.is_file()).then_some(files)
+    }
+
+    /// The dataset's name (the prefix's file name).
+    fn name(&self) -> String {
+        let stem = self.vertices.file_stem().unwrap_or_default();
+        stem.to_string_lossy().into_owned()
+    }
+}
+
+/// `graph.NAME.directed` from the properties file, if it exists and says.
+fn directed_property(files: &Files) -> Result<Option<bool>, IoError> {
+    let text = match std::fs::read_to_string(&files.properties) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(IoError::os(&files.properties, e)),
+    };
+    let key = format!("graph.{}.directed", files.name());
+    for (i, line) in text.lines().enumerate() {
+        let Some((k, value)) = line.split_once('=') else {
+            continue;
+        };
+        if k.trim() == key {
+            return match value.trim() {
+                "true" => Ok(Some(true)),
+                "false" => Ok(Some(false)),
+                other => Err(IoError::Parse {
+                    path: files.properties.clone(),
+                    line: i as u64 + 1,
+                    value: other.into(),
+                    reason: format!("{key} must be true or false"),
+                }),
+            };
+        }
+    }
+    Ok(None)
+}
+
+/// Reads a dataset. Directedness: `directed` if given, else the properties file, else
+/// undirected.
+pub(crate) fn read(
+    files: &Files,
+    directed: Option<bool>,
+    progress: Option<&Progress>,
+) -> Result<Dataset, IoError> {
+    let directed = match directed {
+        Some(d) => d,
+        None => directed_property(files)?.unwrap_or(false),
+    };
+    let ids = read_vertices(&files.vertices)?;
+    let path = files.edges.as_path();
+    let mut input = text::open(path)?;
+    let parse = text::line_parser(|line: &[u8], out: &mut EdgeChunk<VertexId>| {
+        let mut fields = Fields::new(line);
+        let mut endpoint = || -> Result<VertexId, (&[u8], &'static str)> {
+            let field = fields.next().ok_or((line, "expected `source target`"))?;
+            let id = parse_id(field).map_err(|r| (field, r))?;
+            ids.internal(id)
+                .ok_or((field, "edge endpoint is not listed in the vertex file"))
+        };
+        let (u, v) = (endpoint()?, endpoint()?);
+        let columns = match fields.next() {
+            None => 2,
+            Some(field) => {
+                out.weights
+                    .push(parse_weight(field).map_err(|r| (field, r))?);
+                3
+            }
+        };
+        if fields.next().is_some() {
+            return Err((
+                line,
+                "too many columns: expected `src dst` or `src dst weight`",
+            ));
+        }
+        same_columns(out, columns).map_err(|r| (line, r))?;
+        out.edges.push((u, v));
+        Ok(())
+    });
+    let chunks = text::parse_lines(path, &mut input, 1, progress, parse)?;
+    let (edges, weights) = concat(path, chunks)?;
+    super::build(path, ids, edges, weights, directed)
+}
+
+fn read_vertices(path: &Path) -> Result<IdMap, IoError> {
+    let mut input = text::open(path)?;
+    let parse = text::line_parser(|line: &[u8], out: &mut Vec<u64>| {
+        let mut fields = Fields::new(line);
+        let field = fields.next().ok_or((line, "missing vertex id"))?;
+        out.push(parse_id(field).map_err(|r| (field, r))?);
+        if fields.next().is_some() {
+            return Err((line, "a vertex line holds one id"));
+        }
+        Ok(())
+    });
+    let chunks = text::parse_lines(path, &mut input, 1, None, parse)?;
+    let ids: Vec<u64> = chunks.into_iter().flat_map(|(_, ids)| ids).collect();
+    if ids.is_empty() {
+        return Err(IoError::invalid(path, "the vertex file lists no vertices"));
+    }
+    IdMap::from_vertex_list(ids).map_err(|e| match e {
+        IdMapError::TooMany(n) => IoError::invalid(
+            path,
+            format!("{n} vertices: more than the 2^32-1 supported"),
+        ),
+        IdMapError::Duplicate(id) => duplicate_error(path, id),
+    })
+}
+
+/// The error for a vertex listed twice, naming its second line (found by reading again).
+fn duplicate_error(path: &Path, id: u64) -> IoError {
+    let text = std::fs::read(path).unwrap_or_default();
+    let mut seen = false;
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        let first = Fields::new(line).next().and_then(|f| parse_id(f).ok());
+        if first == Some(id) && !text::is_comment(line) {
+            if seen {
+                return IoError::Parse {
+                    path: path.to_path_buf(),
+                    line: i as u64 + 1,
+                    value: id.to_string(),
+                    reason: "vertex listed twice".into(),
+                };
+            }
+            seen = true;
+        }
+    }
+    IoError::invalid(path, format!("vertex {id} is listed twice"))
+}
+
+/// Writes `prefix.v`, `prefix.e` and `prefix.properties`; returns the files.
+pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, IoError> {
+    let files = Files::with_prefix(prefix);
+    let graph = &dataset.graph;
+    let ids = &dataset.ids;
+    super::write_file(&files.vertices, |out| {
+        write_in_blocks(
+            graph.num_vertices(),
+            |v| format!("{}\n", ids.external(v)).into_bytes(),
+            out,
+        )
+    })?;
+    super::write_file(&files.edges, |out| {
+        let lines = |v: VertexId| {
+            let mut text = Vec::new();
+            let u = ids.external(v);
+            let keep = |w: VertexId| graph.is_directed() || v < w;
+            match graph {
+                AnyGraph::Unweighted(g) => {
+                    g.for_each_out_neighbor(v, |w| {
+                        if keep(w) {
+                            let _ = writeln!(text, "{u} {}", ids.external(w));
+                        }
+                        true
+                    });
+                }
+                AnyGraph::Weighted(g) => {
+                    g.for_each_out_edge(v, |w, weight| {
+                        if keep(w) {
+                            let _ = writeln!(text, "{u} {} {weight}", ids.external(w));
+                        }
+                        true
+                    });
+                }
+            }
+            text
+        };
+        write_in_blocks(graph.num_vertices(), lines, out)
+    })?;
+    let name = files.name();
+    let file_name = |p: &Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut properties = format!(
+        "# Written by packgraph\n\
+         graph.{name}.vertex-file = {}\n\
+         graph.{name}.edge-file = {}\n\
+         graph.{name}.meta.vertices = {}\n\
+         graph.{name}.meta.edges = {}\n\
+         graph.{name}.directed = {}\n",
+        file_name(&files.vertices),
+        file_name(&files.edges),
+        graph.num_vertices(),
+        graph.num_edges(),
+        graph.is_directed(),
+    );
+    if graph.is_weighted() {
+        properties.push_str(&format!(
+            "graph.{name}.edge-properties.names = weight\n\
+             graph.{name}.edge-properties.types = real\n"
+        ));
+    }
+    super::write_file(&files.properties, |out| {
+        out.write_all(properties.as_bytes())
+    })?;
+    Ok(files)
+}
+
+/// Writes per-vertex results as Graphalytics output lines `id value`, in external ids and in
+/// increasing id order; `value(v, out)` appends vertex `v`'s value.
+pub fn write_output(
+    ids: &IdMap,
+    value: impl Fn(VertexId, &mut Vec<u8>) + Sync,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    write_in_blocks(
+        ids.len(),
+        |v| {
+            let mut line = Vec::with_capacity(24);
+            let _ = write!(line, "{} ", ids.external(v));
+            value(v, &mut line);
+            line.push(b'\n');
+            line
+        },
+        out,
+    )
+}

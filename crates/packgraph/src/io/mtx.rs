@@ -1,0 +1,159 @@
+//! Matrix Market coordinate files: the banner
+//! `%%MatrixMarket matrix coordinate <pattern|integer|real> <general|symmetric>`, `%`
+//! comments, a size line `rows cols entries`, then one `i j [value]` line per entry with
+//! 1-based indices. The matrix must be square; vertex `i` is row/column `i` (external ids
+//! `1..=rows`). `symmetric` files give undirected graphs; `general` ones are directed unless
+//! asked otherwise. `integer` and `real` values are edge weights. The number of entries
+//! must be exactly what the size line says.
+
+use std::path::Path;
+
+use super::edgelist::{concat, same_columns, EdgeChunk};
+use super::error::{IoError, LineError};
+use super::idmap::{IdMap, MAX_VERTICES};
+use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
+use super::Dataset;
+use crate::graph::VertexId;
+
+/// The banner's first word.
+pub(crate) const BANNER: &[u8] = b"%%MatrixMarket";
+
+/// Reads a Matrix Market file (plain or gzip). `directed` applies to `general` files.
+pub(crate) fn read(
+    path: &Path,
+    directed: Option<bool>,
+    progress: Option<&Progress>,
+) -> Result<Dataset, IoError> {
+    let mut input = text::open(path)?;
+    let Some(banner) = input.read_line(path)? else {
+        return Err(IoError::invalid(path, "file is empty"));
+    };
+    let (weighted, symmetric) = parse_banner(&banner).map_err(|e| e.in_file(path))?;
+    let mut line_no = 1;
+    let size_line = loop {
+        let Some(line) = input.read_line(path)? else {
+            return Err(IoError::invalid(
+                path,
+                "ends before the size line `rows columns entries`",
+            ));
+        };
+        line_no += 1;
+        if !is_comment(&line) {
+            break line;
+        }
+    };
+    let (rows, cols, entries) = parse_size(&size_line).map_err(|(value, reason)| {
+        LineError::new(line_no, value.as_bytes(), reason).in_file(path)
+    })?;
+    if rows != cols {
+        return Err(IoError::invalid(
+            path,
+            format!("the matrix is {rows} x {cols}: an adjacency matrix must be square"),
+        ));
+    }
+    if rows > MAX_VERTICES as u64 {
+        return Err(IoError::invalid(
+            path,
+            format!("{rows} rows: more than the 2^32-1 vertices supported"),
+        ));
+    }
+    let n = rows;
+    let columns = if weighted { 3 } else { 2 };
+    let parse = text::line_parser(|line: &[u8], out: &mut EdgeChunk<VertexId>| {
+        let mut fields = Fields::new(line);
+        let mut index = || -> Result<VertexId, (&[u8], &'static str)> {
+            let field = fields.next().ok_or((line, "expected `row column`"))?;
+            let i = parse_id(field).map_err(|r| (field, r))?;
+            if i == 0 || i > n {
+                return Err((field, "index outside 1..=rows of the size line"));
+            }
+            Ok((i - 1) as VertexId)
+        };
+        let (i, j) = (index()?, index()?);
+        if weighted {
+            let field = fields.next().ok_or((line, "missing the entry's value"))?;
+            out.weights
+                .push(parse_weight(field).map_err(|r| (field, r))?);
+        }
+        if fields.next().is_some() {
+            return Err((
+                line,
+                if weighted {
+                    "too many fields: expected `row column value`"
+                } else {
+                    "too many fields: a pattern entry is `row column`"
+                },
+            ));
+        }
+        same_columns(out, columns).map_err(|r| (line, r))?;
+        out.edges.push((i, j));
+        Ok(())
+    });
+    let chunks = text::parse_lines(path, &mut input, line_no + 1, progress, parse)?;
+    let (edges, weights) = concat(path, chunks)?;
+    if edges.len() as u64 != entries {
+        return Err(IoError::invalid(
+            path,
+            format!(
+                "the size line declares {entries} entries but the file has {}",
+                edges.len()
+            ),
+        ));
+    }
+    let directed = !symmetric && directed.unwrap_or(true);
+    super::build(path, IdMap::range(1, n as usize), edges, weights, directed)
+}
+
+/// `(weighted, symmetric)` from the banner line.
+fn parse_banner(line: &[u8]) -> Result<(bool, bool), LineError> {
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&[u8]> = Fields::new(&lower).collect();
+    let bad = |reason: &str| LineError::new(1, line, reason);
+    if words.first() != Some(&&b"%%matrixmarket"[..]) {
+        return Err(bad(
+            "not a Matrix Market file: the first line must start with %%MatrixMarket",
+        ));
+    }
+    if words.len() != 5 || words[1] != b"matrix" {
+        return Err(bad(
+            "expected `%%MatrixMarket matrix coordinate <field> <symmetry>`",
+        ));
+    }
+    if words[2] != b"coordinate" {
+        return Err(bad("only the coordinate format is supported, not array"));
+    }
+    let weighted = match words[3] {
+        b"pattern" => false,
+        b"integer" | b"real" => true,
+        _ => return Err(bad("the field must be pattern, integer or real")),
+    };
+    let symmetric = match words[4] {
+        b"general" => false,
+        b"symmetric" => true,
+        _ => return Err(bad("the symmetry must be general or symmetric")),
+    };
+    Ok((weighted, symmetric))
+}
+
+fn parse_size(line: &[u8]) -> Result<(u64, u64, u64), (String, &'static str)> {
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let fields: Vec<&[u8]> = Fields::new(line).collect();
+    if fields.len() != 3 {
+        return Err((text(), "the size line must be `rows columns entries`"));
+    }
+    let mut numbers = [0u64; 3];
+    for (slot, field) in numbers.iter_mut().zip(&fields) {
+        *slot = parse_id(field).map_err(|_| {
+            (
+                String::from_utf8_lossy(field).into_owned(),
+                "size is not a non-negative integer",
+            )
+        })?;
+    }
+    Ok((numbers[0], numbers[1], numbers[2]))
+}
+
+/// Whether bytes start like a Matrix Market file.
+pub(crate) fn sniff(head: &[u8]) -> bool {
+    head.len() >= BANNER.len() && head[..BANNER.len()].eq_ignore_ascii_case(BANNER)
+}

@@ -1,0 +1,432 @@
+//! The text-parsing core shared by every text format: opening a file (gzip detected by its
+//! magic bytes), reading it in blocks that end at line boundaries, and parsing each block's
+//! lines on all threads with exact line numbers for errors.
+//!
+//! Blank lines and lines whose first non-blank character is `#` or `%` are comments.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::error::{IoError, LineError};
+
+/// Bytes read per block (the unit of streaming).
+const BLOCK_BYTES: usize = 32 << 20;
+/// Bytes per parallel parsing task within a block.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// Called with the number of file bytes consumed so far.
+pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// A file opened for reading: transparently decompressed when it starts with the gzip magic
+/// bytes, counting the file bytes consumed for progress reports.
+pub(crate) struct Input {
+    reader: Box<dyn Read + Send>,
+    /// Whether the content is gzip-compressed.
+    pub(crate) gzip: bool,
+    consumed: Arc<AtomicU64>,
+}
+
+struct Counting<R> {
+    inner: R,
+    consumed: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Opens `path`, refusing directories, and peeks for the gzip magic bytes.
+pub(crate) fn open(path: &Path) -> Result<Input, IoError> {
+    let meta = std::fs::metadata(path).map_err(|e| IoError::os(path, e))?;
+    if meta.is_dir() {
+        return Err(IoError::invalid(path, "is a directory, not a graph file"));
+    }
+    let mut file = File::open(path).map_err(|e| IoError::os(path, e))?;
+    let mut magic = [0u8; 2];
+    let mut got = 0;
+    while got < 2 {
+        match file.read(&mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(IoError::os(path, e)),
+        }
+    }
+    let consumed = Arc::new(AtomicU64::new(got as u64));
+    let head = std::io::Cursor::new(magic[..got].to_vec());
+    let raw = Counting {
+        inner: head.chain(file),
+        consumed: Arc::clone(&consumed),
+    };
+    let gzip = magic[..got] == [0x1f, 0x8b];
+    let reader: Box<dyn Read + Send> = if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            raw,
+        )))
+    } else {
+        Box::new(raw)
+    };
+    Ok(Input {
+        reader,
+        gzip,
+        consumed,
+    })
+}
+
+impl Input {
+    /// File bytes consumed so far (compressed bytes for gzip input).
+    pub(crate) fn consumed(&self) -> u64 {
+        self.consumed.load(Ordering::Relaxed)
+    }
+
+    /// Reads until `buf` has grown by `want` bytes or the input ends; returns the bytes read.
+    fn fill(&mut self, path: &Path, buf: &mut Vec<u8>, want: usize) -> Result<usize, IoError> {
+        let start = buf.len();
+        let goal = start + want;
+        buf.resize(goal, 0);
+        let mut len = start;
+        while len < goal {
+            match self.reader.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    buf.truncate(len);
+                    return Err(self.read_error(path, e));
+                }
+            }
+        }
+        buf.truncate(len);
+        Ok(len - start)
+    }
+
+    fn read_error(&self, path: &Path, e: std::io::Error) -> IoError {
+        if self.gzip
+            && matches!(
+                e.kind(),
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput
+            )
+        {
+            IoError::invalid(path, format!("gzip stream is truncated or corrupt ({e})"))
+        } else if self.gzip && e.kind() == std::io::ErrorKind::InvalidData {
+            IoError::invalid(path, format!("gzip stream is corrupt ({e})"))
+        } else {
+            IoError::os(path, e)
+        }
+    }
+
+    /// The first `n` bytes of the (decompressed) input, fewer if it is shorter.
+    pub(crate) fn head(&mut self, path: &Path, n: usize) -> Result<Vec<u8>, IoError> {
+        let mut buf = Vec::new();
+        self.fill(path, &mut buf, n)?;
+        Ok(buf)
+    }
+
+    /// Reads one line (without its terminator); `None` at the end of the input.
+    pub(crate) fn read_line(&mut self, path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            match self.reader.read(&mut byte) {
+                Ok(0) => return Ok((!line.is_empty()).then_some(line)),
+                Ok(_) if byte[0] == b'\n' => {
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    return Ok(Some(line));
+                }
+                Ok(_) => line.push(byte[0]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.read_error(path, e)),
+            }
+        }
+    }
+}
+
+/// Whether a line is blank or a comment.
+#[inline]
+pub(crate) fn is_comment(line: &[u8]) -> bool {
+    match line.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(&b) => b == b'#' || b == b'%',
+    }
+}
+
+#[inline]
+fn is_separator(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b',' || b == b'\r' || b == b'\x0b' || b == b'\x0c'
+}
+
+/// Splits a line into fields separated by runs of blanks or commas.
+#[derive(Debug, Clone)]
+pub(crate) struct Fields<'a> {
+    line: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(line: &'a [u8]) -> Self {
+        Self { line, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let line = self.line;
+        let mut i = self.pos;
+        while i < line.len() && is_separator(line[i]) {
+            i += 1;
+        }
+        if i == line.len() {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        while i < line.len() && !is_separator(line[i]) {
+            i += 1;
+        }
+        self.pos = i;
+        Some(&line[start..i])
+    }
+}
+
+/// Parses a vertex id: a decimal integer in `0..=u64::MAX`.
+#[inline]
+pub(crate) fn parse_id(field: &[u8]) -> Result<u64, &'static str> {
+    if field.len() <= 19 && !field.is_empty() {
+        let mut value = 0u64;
+        for &b in field {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                return Err(id_reason(field));
+            }
+            value = value * 10 + u64::from(digit);
+        }
+        return Ok(value);
+    }
+    let mut value = 0u64;
+    for &b in field {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return Err(id_reason(field));
+        }
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(digit)))
+            .ok_or("vertex id beyond the supported range (0 to 2^64-1)")?;
+    }
+    if field.is_empty() {
+        return Err("missing vertex id");
+    }
+    Ok(value)
+}
+
+#[cold]
+fn id_reason(field: &[u8]) -> &'static str {
+    if field.first() == Some(&b'-') && field.len() > 1 && field[1..].iter().all(u8::is_ascii_digit)
+    {
+        "negative vertex id"
+    } else {
+        "vertex id is not a non-negative integer"
+    }
+}
+
+/// Parses a finite edge weight.
+pub(crate) fn parse_weight(field: &[u8]) -> Result<f64, &'static str> {
+    let text = std::str::from_utf8(field).map_err(|_| "weight is not a number")?;
+    let weight: f64 = text.parse().map_err(|_| "weight is not a number")?;
+    if weight.is_finite() {
+        Ok(weight)
+    } else {
+        Err("weight is not finite (NaN or infinity)")
+    }
+}
+
+/// Pins a line parser's signature (the error borrows from the line), which closures
+/// cannot infer on their own.
+pub(crate) fn line_parser<T, F>(f: F) -> F
+where
+    F: for<'l> Fn(&'l [u8], &mut T) -> Result<(), (&'l [u8], &'static str)>,
+{
+    f
+}
+
+/// Parses every data line of `input` (from its current position, whose first line is
+/// `first_line`) with `parse_line`, in blocks and on all threads. Returns the per-piece
+/// outputs in file order, each with the line number of its first record (0 if it has none).
+///
+/// `parse_line(line, out)` appends the line's record to `out` or says what is wrong with it
+/// (the offending text and the reason).
+pub(crate) fn parse_lines<T, P>(
+    path: &Path,
+    input: &mut Input,
+    first_line: u64,
+    progress: Option<&Progress>,
+    parse_line: P,
+) -> Result<Vec<(u64, T)>, IoError>
+where
+    T: Default + Send,
+    P: for<'l> Fn(&'l [u8], &mut T) -> Result<(), (&'l [u8], &'static str)> + Sync,
+{
+    let mut pieces_out = Vec::new();
+    let mut line = first_line;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        buf.clear();
+        buf.append(&mut carry);
+        let read = input.fill(path, &mut buf, BLOCK_BYTES)?;
+        let at_end = read == 0;
+        let end = if at_end {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                None => {
+                    // A line longer than a block: keep reading.
+                    carry = std::mem::take(&mut buf);
+                    continue;
+                }
+            }
+        };
+        carry.extend_from_slice(&buf[end..]);
+        let block = &buf[..end];
+        let pieces = split_pieces(block);
+        let results: Vec<Result<(u64, u64, T), LineError>> = pieces
+            .par_iter()
+            .map(|piece| parse_piece(piece, &parse_line))
+            .collect();
+        for result in results {
+            match result {
+                Ok((lines, first_record, out)) => {
+                    let first = if first_record == 0 {
+                        0
+                    } else {
+                        line + first_record - 1
+                    };
+                    pieces_out.push((first, out));
+                    line += lines;
+                }
+                Err(mut error) => {
+                    error.line += line - 1;
+                    return Err(error.in_file(path));
+                }
+            }
+        }
+        if let Some(progress) = progress {
+            progress(input.consumed());
+        }
+        if at_end {
+            return Ok(pieces_out);
+        }
+    }
+}
+
+/// Splits a block into pieces of about `PIECE_BYTES` ending at line boundaries.
+fn split_pieces(block: &[u8]) -> Vec<&[u8]> {
+    let mut pieces = Vec::with_capacity(block.len() / PIECE_BYTES + 1);
+    let mut start = 0;
+    while start < block.len() {
+        let goal = (start + PIECE_BYTES).min(block.len());
+        let end = if goal == block.len() {
+            goal
+        } else {
+            memchr::memchr(b'\n', &block[goal..]).map_or(block.len(), |i| goal + i + 1)
+        };
+        pieces.push(&block[start..end]);
+        start = end;
+    }
+    pieces
+}
+
+/// Parses one piece; returns its line count, the line of its first record (0 if none) and
+/// its output, or the first bad line (lines numbered from 1 within the piece).
+fn parse_piece<T, P>(piece: &[u8], parse_line: &P) -> Result<(u64, u64, T), LineError>
+where
+    T: Default,
+    P: for<'l> Fn(&'l [u8], &mut T) -> Result<(), (&'l [u8], &'static str)>,
+{
+    let mut out = T::default();
+    let (mut lines, mut first_record) = (0, 0);
+    for raw in piece.split_inclusive(|&b| b == b'\n') {
+        lines += 1;
+        let text = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if is_comment(text) {
+            continue;
+        }
+        if let Err((value, reason)) = parse_line(text, &mut out) {
+            return Err(LineError::new(lines, value, reason));
+        }
+        if first_record == 0 {
+            first_record = lines;
+        }
+    }
+    Ok((lines, first_record, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_and_reject_clearly() {
+        assert_eq!(parse_id(b"0"), Ok(0));
+        assert_eq!(parse_id(b"18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse_id(b"18446744073709551616"),
+            Err("vertex id beyond the supported range (0 to 2^64-1)")
+        );
+        assert_eq!(parse_id(b"-3"), Err("negative vertex id"));
+        assert_eq!(
+            parse_id(b"1.5"),
+            Err("vertex id is not a non-negative integer")
+        );
+        assert_eq!(
+            parse_id(b"x"),
+            Err("vertex id is not a non-negative integer")
+        );
+        assert_eq!(parse_id(b""), Err("missing vertex id"));
+        assert_eq!(parse_id(b"00000000000000000000042"), Ok(42));
+    }
+
+    #[test]
+    fn weights_must_be_finite_numbers() {
+        assert_eq!(parse_weight(b"0.5"), Ok(0.5));
+        assert_eq!(parse_weight(b"-2e3"), Ok(-2000.0));
+        assert!(parse_weight(b"nan").is_err());
+        assert!(parse_weight(b"inf").is_err());
+        assert!(parse_weight(b"1e999").is_err());
+        assert!(parse_weight(b"abc").is_err());
+    }
+
+    #[test]
+    fn fields_split_on_blanks_and_commas() {
+        let fields: Vec<_> = Fields::new(b" 1,\t2 ,, 3.5\r").collect();
+        assert_eq!(fields, [&b"1"[..], b"2", b"3.5"]);
+        assert_eq!(Fields::new(b"   ").count(), 0);
+    }
+
+    #[test]
+    fn pieces_cover_the_block_at_line_boundaries() {
+        let block: Vec<u8> = (0..300_000)
+            .flat_map(|i| format!("{i} {}\n", i + 1).into_bytes())
+            .collect();
+        let pieces = split_pieces(&block);
+        assert!(pieces.len() > 1);
+        assert_eq!(pieces.concat(), block);
+        assert!(pieces.iter().all(|p| p.ends_with(b"\n")));
+    }
+}
