@@ -135,7 +135,8 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), IoError> {
     header.extend_from_slice(&first_id.to_le_bytes());
     header.extend_from_slice(&len.to_le_bytes());
     header.extend_from_slice(&hasher.finalize().to_le_bytes());
-    header.extend_from_slice(&[0u8; 4]);
+    let header_sum = crc32fast::hash(&header);
+    header.extend_from_slice(&header_sum.to_le_bytes());
     let mut file = out.into_inner().map_err(|e| os(e.into_error()))?;
     file.seek(SeekFrom::Start(0)).map_err(os)?;
     file.write_all(&header).map_err(os)?;
@@ -240,15 +241,16 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     }
     let mut file = File::open(path).map_err(os)?;
     let mut header = [0u8; HEADER_BYTES];
-    if meta.len() < HEADER_BYTES as u64 {
+    let got = (meta.len() as usize).min(HEADER_BYTES);
+    file.read_exact(&mut header[..got]).map_err(os)?;
+    if !sniff(&header[..got]) {
+        return Err(IoError::format(path, "not a packgraph snapshot"));
+    }
+    if got < HEADER_BYTES {
         return Err(IoError::corrupted(
             path,
             format!("{} bytes is shorter than the header", meta.len()),
         ));
-    }
-    file.read_exact(&mut header).map_err(os)?;
-    if !sniff(&header) {
-        return Err(IoError::format(path, "not a packgraph snapshot"));
     }
     let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap_or_default());
     let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or_default());
@@ -257,6 +259,16 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
         return Err(IoError::format(
             path,
             format!("snapshot format version {version}; this packgraph reads version {VERSION}"),
+        ));
+    }
+    let header_sum = crc32fast::hash(&header[..44]);
+    if header_sum != u32_at(44) {
+        return Err(IoError::corrupted(
+            path,
+            format!(
+                "header checksum mismatch (stored {:#010x}, computed {header_sum:#010x})",
+                u32_at(44)
+            ),
         ));
     }
     if flags & !KNOWN_FLAGS != 0 {
