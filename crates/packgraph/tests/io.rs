@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use packgraph::graph::{AnyGraph, GraphRead, WeightedGraphRead};
+use packgraph::graph::{AnyGraph, WeightedGraphRead};
 use packgraph::io::{load, save, Dataset, Format, IoError, LoadOptions};
 use proptest::prelude::*;
 
