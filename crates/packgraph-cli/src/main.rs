@@ -2,6 +2,9 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod files;
+mod input;
+mod run;
 
 use std::process::ExitCode;
 
@@ -15,8 +18,13 @@ use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 /// packgraph: a dynamic-graph engine on a compressed packed memory array.
+///
+/// Start with `packgraph info FILE` on a graph you have (an edge list `u v [weight]`, gzip or
+/// not, a Matrix Market file, a Graphalytics .v/.e pair or a .pgb snapshot), then
+/// `packgraph run bfs --input FILE --source ID`. `packgraph generate kronecker -o g.txt`
+/// makes a graph if you have none.
 #[derive(Parser, Debug)]
-#[command(name = "packgraph", version, about, long_about = None)]
+#[command(name = "packgraph", version, about, long_about)]
 struct Cli {
     /// Worker threads (default: RAYON_NUM_THREADS, else one per core).
     #[arg(long, global = true, value_name = "N")]
@@ -27,6 +35,15 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a graph algorithm on a file; results as `id value` lines (Graphalytics format)
+    /// in the file's own vertex ids, timings on stderr.
+    Run(run::RunArgs),
+    /// Print a graph's size, degree statistics and memory use.
+    Info(files::InfoArgs),
+    /// Convert a graph file to another format (edge list, Graphalytics, .pgb snapshot).
+    Convert(files::ConvertArgs),
+    /// Generate a synthetic graph (Graph500 Kronecker, R-MAT, Erdős–Rényi) into a file.
+    Generate(files::GenerateArgs),
     /// Run benchmarks against baselines measured in the same run.
     Bench(bench::BenchArgs),
 }
@@ -44,7 +61,10 @@ fn main() -> ExitCode {
 
 /// 2 for input the user can fix, 1 for everything else.
 fn error_code(error: &anyhow::Error) -> u8 {
-    if error.chain().any(|cause| cause.is::<UsageError>()) {
+    if error
+        .chain()
+        .any(|cause| cause.is::<UsageError>() || cause.is::<input::BadInput>())
+    {
         2
     } else {
         1
@@ -78,6 +98,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .build()
         .context("starting the worker threads")?;
     match cli.command {
+        Command::Run(args) => pool.install(|| run::run(&args, threads)),
+        Command::Info(args) => pool.install(|| files::info(&args)),
+        Command::Convert(args) => pool.install(|| files::convert(&args)),
+        Command::Generate(args) => pool.install(|| files::generate(&args)),
         Command::Bench(args) => pool.install(|| bench::run(&args, threads)),
     }
 }

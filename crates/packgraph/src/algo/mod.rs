@@ -33,7 +33,9 @@ pub use self::lcc::{lcc, lcc_serial};
 pub use self::mis::mis;
 pub use self::pagerank::{pagerank, pagerank_serial};
 pub use self::sssp::{sssp, sssp_serial};
-pub use self::triangles::{triangle_count, triangle_count_serial};
+pub use self::triangles::{
+    triangle_count, triangle_count_serial, triangles_per_vertex, triangles_per_vertex_serial,
+};
 pub use self::vertex_subset::VertexSubset;
 pub use self::wcc::{wcc, wcc_serial};
 

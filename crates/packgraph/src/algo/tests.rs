@@ -66,6 +66,9 @@ fn check_all<G: GraphRead>(graph: &G, source: VertexId) {
     assert_eq!(cdlp(graph, 4), cdlp_serial(graph, 4));
     close(&lcc(graph), &lcc_serial(graph), "lcc");
     assert_eq!(triangle_count(graph), triangle_count_serial(graph));
+    let per_vertex = triangles_per_vertex(graph);
+    assert_eq!(per_vertex, triangles_per_vertex_serial(graph));
+    assert_eq!(per_vertex.iter().sum::<u64>(), 3 * triangle_count(graph));
     assert_eq!(kcore(graph), kcore_serial(graph));
     let set = mis(graph, 7);
     verify::mis(graph, &set).unwrap();

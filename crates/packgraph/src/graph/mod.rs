@@ -24,6 +24,8 @@ mod index;
 mod read;
 
 use std::ops::Range;
+
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
@@ -230,13 +232,47 @@ impl<C: LeafCodec> Graph<C> {
     /// The arcs of a batch: `make(i, u, v)` for every stored direction of edge `i`, split
     /// into the out-array's and the reversed array's; also counts the self-loops skipped.
     /// Inserts (`grow`) extend the vertex count to cover every endpoint.
-    fn arcs<T>(
+    fn arcs<T: Send>(
         &mut self,
         len: usize,
-        endpoints: impl Fn(usize) -> (VertexId, VertexId),
-        make: impl Fn(usize, VertexId, VertexId) -> T,
+        endpoints: impl Fn(usize) -> (VertexId, VertexId) + Sync,
+        make: impl Fn(usize, VertexId, VertexId) -> T + Sync,
         grow: bool,
     ) -> (Vec<T>, Vec<T>, usize) {
+        const PARALLEL_MIN: usize = 1 << 16;
+        if len >= PARALLEL_MIN {
+            let (max, self_loops) = (0..len)
+                .into_par_iter()
+                .map(|i| {
+                    let (u, v) = endpoints(i);
+                    (u.max(v) as usize + 1, usize::from(u == v))
+                })
+                .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
+            if grow {
+                self.num_vertices = self.num_vertices.max(max);
+            }
+            let directed = self.directed;
+            let out = (0..len)
+                .into_par_iter()
+                .flat_map_iter(|i| {
+                    let (u, v) = endpoints(i);
+                    let both = (u != v && !directed).then(|| make(i, v, u));
+                    (u != v).then(|| make(i, u, v)).into_iter().chain(both)
+                })
+                .collect();
+            let reversed = if directed {
+                (0..len)
+                    .into_par_iter()
+                    .filter_map(|i| {
+                        let (u, v) = endpoints(i);
+                        (u != v).then(|| make(i, v, u))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            return (out, reversed, self_loops);
+        }
         let mut out = Vec::with_capacity(if self.directed { len } else { 2 * len });
         let mut reversed = Vec::with_capacity(if self.directed { len } else { 0 });
         let mut self_loops = 0;

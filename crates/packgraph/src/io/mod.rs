@@ -39,7 +39,7 @@ mod text;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::graph::{AnyGraph, Graph, VertexId, WeightedGraph};
+use crate::graph::{AnyGraph, Graph, GraphError, VertexId, WeightedGraph};
 
 pub use self::error::{IoError, LineError};
 pub use self::idmap::{IdMap, MAX_VERTICES};
@@ -143,6 +143,42 @@ pub struct Dataset {
     pub ids: IdMap,
     /// Self-loops in the file, which the graph does not store.
     pub self_loops: usize,
+}
+
+impl Dataset {
+    /// A dataset over vertices `0..num_vertices` (grown to cover every endpoint) whose ids
+    /// are their own, with `weights[i]` on `edges[i]` when given.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidWeight`] for a NaN or infinite weight.
+    pub fn from_edges(
+        num_vertices: usize,
+        edges: &[(VertexId, VertexId)],
+        weights: Option<&[f64]>,
+        directed: bool,
+    ) -> Result<Self, GraphError> {
+        let self_loops = edges.iter().filter(|(u, v)| u == v).count();
+        let graph = match weights {
+            None => AnyGraph::Unweighted(Graph::from_edges(num_vertices, edges, directed)),
+            Some(weights) => {
+                let triples: Vec<_> = edges
+                    .iter()
+                    .zip(weights)
+                    .map(|(&(u, v), &w)| (u, v, w))
+                    .collect();
+                AnyGraph::Weighted(WeightedGraph::from_weighted_edges(
+                    num_vertices,
+                    &triples,
+                    directed,
+                )?)
+            }
+        };
+        Ok(Self {
+            ids: IdMap::identity(graph.num_vertices()),
+            graph,
+            self_loops,
+        })
+    }
 }
 
 /// Reads a graph file.

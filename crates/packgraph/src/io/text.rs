@@ -91,23 +91,11 @@ impl Input {
 
     /// Reads until `buf` has grown by `want` bytes or the input ends; returns the bytes read.
     fn fill(&mut self, path: &Path, buf: &mut Vec<u8>, want: usize) -> Result<usize, IoError> {
-        let start = buf.len();
-        let goal = start + want;
-        buf.resize(goal, 0);
-        let mut len = start;
-        while len < goal {
-            match self.reader.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    buf.truncate(len);
-                    return Err(self.read_error(path, e));
-                }
-            }
-        }
-        buf.truncate(len);
-        Ok(len - start)
+        buf.reserve(want);
+        (&mut self.reader)
+            .take(want as u64)
+            .read_to_end(buf)
+            .map_err(|e| self.read_error(path, e))
     }
 
     fn read_error(&self, path: &Path, e: std::io::Error) -> IoError {

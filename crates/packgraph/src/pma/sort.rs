@@ -12,15 +12,108 @@ const RADIX_MIN: usize = 1 << 15;
 /// Batches at least this long, but too short for radix, are sorted in parallel.
 const PARALLEL_SORT_MIN: usize = 1 << 14;
 
+/// Inputs from which the radix sort splits by the most significant digit first and sorts
+/// the buckets on all threads.
+const PARALLEL_RADIX_MIN: usize = 1 << 21;
+
 /// Sorts `keys` ascending.
 pub(super) fn sort_keys(keys: &mut Vec<u64>) {
-    if keys.len() >= RADIX_MIN {
+    if keys.len() >= PARALLEL_RADIX_MIN && rayon::current_num_threads() > 1 {
+        parallel_radix_sort(keys);
+    } else if keys.len() >= RADIX_MIN {
         radix_sort(keys);
     } else if keys.len() >= PARALLEL_SORT_MIN {
         keys.par_sort_unstable();
     } else {
         keys.sort_unstable();
     }
+}
+
+/// MSD radix pass on all threads, then each bucket sorted on its own: the keys are split by
+/// the eight bits below their highest differing bit (histograms and scatter per chunk of
+/// the input, every chunk writing its own disjoint pieces of the buffer), then the buckets
+/// are sorted in parallel.
+fn parallel_radix_sort(keys: &mut Vec<u64>) {
+    let first = keys[0];
+    let differing = keys
+        .par_iter()
+        .with_min_len(1 << 16)
+        .map(|&k| k ^ first)
+        .reduce(|| 0, |a, b| a | b);
+    if differing == 0 {
+        return;
+    }
+    let top = 63 - differing.leading_zeros();
+    let shift = top.saturating_sub(7);
+    let digit = |k: u64| ((k >> shift) & 0xff) as usize;
+    let chunk_len = keys.len().div_ceil(rayon::current_num_threads() * 4);
+    let histograms: Vec<[usize; 256]> = keys
+        .par_chunks(chunk_len)
+        .map(|chunk| {
+            let mut counts = [0usize; 256];
+            for &k in chunk {
+                counts[digit(k)] += 1;
+            }
+            counts
+        })
+        .collect();
+    let mut buffer = vec![0u64; keys.len()];
+    // Carve the buffer into buckets, and each bucket into one piece per input chunk.
+    let mut pieces: Vec<Vec<&mut [u64]>> = histograms.iter().map(|_| Vec::new()).collect();
+    let mut bucket_slices: Vec<&mut [u64]> = Vec::with_capacity(256);
+    {
+        let mut rest: &mut [u64] = &mut buffer;
+        for bucket in 0..256 {
+            let size: usize = histograms.iter().map(|h| h[bucket]).sum();
+            let (this, tail) = rest.split_at_mut(size);
+            bucket_slices.push(this);
+            rest = tail;
+        }
+    }
+    let mut bucket_rest: Vec<&mut [u64]> = bucket_slices;
+    for (chunk, histogram) in histograms.iter().enumerate() {
+        for (bucket, rest) in bucket_rest.iter_mut().enumerate() {
+            let (piece, tail) = std::mem::take(rest).split_at_mut(histogram[bucket]);
+            pieces[chunk].push(piece);
+            *rest = tail;
+        }
+    }
+    keys.par_chunks(chunk_len)
+        .zip(pieces.par_iter_mut())
+        .for_each(|(chunk, pieces)| {
+            let mut cursor = [0usize; 256];
+            for &k in chunk {
+                let d = digit(k);
+                pieces[d][cursor[d]] = k;
+                cursor[d] += 1;
+            }
+        });
+    drop(pieces);
+    // Sort each bucket: buckets are contiguous ranges of the buffer.
+    let mut bounds = Vec::with_capacity(257);
+    let mut sum = 0;
+    bounds.push(0);
+    for bucket in 0..256 {
+        sum += histograms.iter().map(|h| h[bucket]).sum::<usize>();
+        bounds.push(sum);
+    }
+    let mut slices: Vec<&mut [u64]> = Vec::with_capacity(256);
+    let mut rest: &mut [u64] = &mut buffer;
+    for w in bounds.windows(2) {
+        let (this, tail) = rest.split_at_mut(w[1] - w[0]);
+        slices.push(this);
+        rest = tail;
+    }
+    slices.into_par_iter().for_each(|bucket| {
+        if bucket.len() >= RADIX_MIN {
+            let mut owned = bucket.to_vec();
+            radix_sort(&mut owned);
+            bucket.copy_from_slice(&owned);
+        } else {
+            bucket.sort_unstable();
+        }
+    });
+    *keys = buffer;
 }
 
 /// LSD radix sort with eight-bit digits.
@@ -75,6 +168,24 @@ mod tests {
         expected.sort_unstable();
         sort_keys(&mut keys);
         assert_eq!(keys, expected);
+        let mut wide: Vec<u64> = (0..(PARALLEL_RADIX_MIN as u64 + 77))
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 40))
+            .collect();
+        let mut expected = wide.clone();
+        expected.sort_unstable();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        pool.install(|| sort_keys(&mut wide));
+        assert_eq!(wide, expected);
+        let mut narrow: Vec<u64> = (0..PARALLEL_RADIX_MIN as u64)
+            .map(|i| i % 5 + 100)
+            .collect();
+        let mut expected = narrow.clone();
+        expected.sort_unstable();
+        pool.install(|| sort_keys(&mut narrow));
+        assert_eq!(narrow, expected);
         let mut same = vec![42u64; RADIX_MIN];
         sort_keys(&mut same);
         assert!(same.iter().all(|&k| k == 42));

@@ -1,0 +1,311 @@
+//! `packgraph generate`, `convert` and `info`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use packgraph::graph::VertexId;
+use packgraph::io::generate::{self, Initiator};
+use packgraph::io::{save, Dataset, Format};
+use serde::Serialize;
+
+use crate::input::{self, parse_format, InputArgs, ReadArgs};
+use crate::UsageError;
+
+/// Arguments of `packgraph generate`.
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    #[command(subcommand)]
+    model: Model,
+    /// Where to write the graph; the format follows the extension (.pgb snapshot, .v/.e
+    /// Graphalytics, anything else an edge list) unless --to says.
+    #[arg(long, short, value_name = "FILE", global = true)]
+    output: Option<PathBuf>,
+    /// The output format: edgelist, graphalytics or binary.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format, global = true)]
+    to: Option<Format>,
+    /// Random seed; the same seed gives the same graph on any number of threads.
+    #[arg(long, default_value_t = 1, global = true)]
+    seed: u64,
+    /// Make the edges directed (default: undirected).
+    #[arg(long, global = true)]
+    directed: bool,
+    /// Give each edge a weight uniform in (0, 1].
+    #[arg(long, global = true)]
+    weighted: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Model {
+    /// Graph500 Kronecker graph: 2^scale vertices, edge-factor · 2^scale edges, initiator
+    /// A=0.57, B=C=0.19, vertices randomly relabelled.
+    Kronecker {
+        /// log2 of the number of vertices (1..=31).
+        #[arg(long, default_value_t = 16)]
+        scale: u32,
+        /// Edges per vertex.
+        #[arg(long, default_value_t = 16)]
+        edge_factor: usize,
+    },
+    /// R-MAT graph with the given quadrant probabilities (d = 1 - a - b - c).
+    Rmat {
+        /// log2 of the number of vertices (1..=31).
+        #[arg(long, default_value_t = 16)]
+        scale: u32,
+        /// Number of edges to draw.
+        #[arg(long, default_value = "1e6", value_parser = crate::bench::parse_count)]
+        edges: usize,
+        /// Probability of the top-left quadrant.
+        #[arg(long, default_value_t = 0.57)]
+        a: f64,
+        /// Probability of the top-right quadrant.
+        #[arg(long, default_value_t = 0.19)]
+        b: f64,
+        /// Probability of the bottom-left quadrant.
+        #[arg(long, default_value_t = 0.19)]
+        c: f64,
+    },
+    /// Erdős–Rényi G(n, m): m edges with endpoints drawn uniformly.
+    Er {
+        /// Number of vertices.
+        #[arg(long, default_value = "1e5", value_parser = crate::bench::parse_count)]
+        vertices: usize,
+        /// Number of edges to draw.
+        #[arg(long, default_value = "1e6", value_parser = crate::bench::parse_count)]
+        edges: usize,
+    },
+}
+
+fn check_scale(scale: u32) -> anyhow::Result<()> {
+    if !(1..=31).contains(&scale) {
+        return Err(UsageError(format!("--scale {scale}: must be in 1..=31")).into());
+    }
+    Ok(())
+}
+
+pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
+    let output = args.output.as_ref().ok_or_else(|| {
+        UsageError("say where to write the graph with -o FILE (e.g. -o graph.txt)".into())
+    })?;
+    let start = Instant::now();
+    let bar = input::spinner("generating");
+    let (num_vertices, edges) = match args.model {
+        Model::Kronecker { scale, edge_factor } => {
+            check_scale(scale)?;
+            (
+                1usize << scale,
+                generate::kronecker(scale, edge_factor, args.seed),
+            )
+        }
+        Model::Rmat {
+            scale,
+            edges,
+            a,
+            b,
+            c,
+        } => {
+            check_scale(scale)?;
+            let valid = |p: f64| (0.0..=1.0).contains(&p);
+            if !(valid(a) && valid(b) && valid(c) && a + b + c <= 1.0) {
+                return Err(UsageError(format!(
+                    "--a {a} --b {b} --c {c}: probabilities must be in 0..=1 with a + b + c <= 1"
+                ))
+                .into());
+            }
+            (
+                1usize << scale,
+                generate::rmat(scale, edges, Initiator { a, b, c }, args.seed),
+            )
+        }
+        Model::Er { vertices, edges } => {
+            if vertices == 0 || vertices > u32::MAX as usize {
+                return Err(UsageError(format!(
+                    "--vertices {vertices}: must be in 1..=4294967295"
+                ))
+                .into());
+            }
+            (vertices, generate::erdos_renyi(vertices, edges, args.seed))
+        }
+    };
+    let generated = start.elapsed();
+    bar.set_message("building the graph");
+    let weights = args
+        .weighted
+        .then(|| generate::uniform_weights(edges.len(), args.seed));
+    let data = Dataset::from_edges(num_vertices, &edges, weights.as_deref(), args.directed)?;
+    let format = input::output_format(output, args.to);
+    bar.set_message(format!("writing {}", output.display()));
+    save(&data, output, format)?;
+    bar.finish_and_clear();
+    eprintln!(
+        "generated {} edges in {:.3} s; wrote {} vertices, {} distinct edges ({} self-loops dropped) to {} as {} in {:.3} s total",
+        edges.len(),
+        generated.as_secs_f64(),
+        data.graph.num_vertices(),
+        data.graph.num_edges(),
+        data.self_loops,
+        output.display(),
+        format.name(),
+        start.elapsed().as_secs_f64(),
+    );
+    Ok(())
+}
+
+/// Arguments of `packgraph convert`.
+#[derive(Args, Debug)]
+pub(crate) struct ConvertArgs {
+    /// The file to read (any supported format).
+    input: PathBuf,
+    /// The file to write; the format follows the extension (.pgb snapshot, .v/.e
+    /// Graphalytics, anything else an edge list) unless --to says.
+    output: PathBuf,
+    /// The output format: edgelist, graphalytics or binary.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    to: Option<Format>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    let (data, load_time) = input::read(&args.input, &args.read)?;
+    let format = input::output_format(&args.output, args.to);
+    if format == Format::MatrixMarket {
+        return Err(UsageError(
+            "writing Matrix Market is not supported; use edgelist, graphalytics or binary".into(),
+        )
+        .into());
+    }
+    let start = Instant::now();
+    let bar = input::spinner("writing");
+    save(&data, &args.output, format)?;
+    bar.finish_and_clear();
+    eprintln!(
+        "{} vertices, {} edges: read {} in {:.3} s, wrote {} ({}) in {:.3} s",
+        data.graph.num_vertices(),
+        data.graph.num_edges(),
+        args.input.display(),
+        load_time.as_secs_f64(),
+        args.output.display(),
+        format.name(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Arguments of `packgraph info`.
+#[derive(Args, Debug)]
+pub(crate) struct InfoArgs {
+    /// The graph file (any supported format).
+    input: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Info {
+    file: String,
+    vertices: usize,
+    edges: usize,
+    directed: bool,
+    weighted: bool,
+    self_loops_dropped: usize,
+    min_degree: u32,
+    max_degree: u32,
+    mean_degree: f64,
+    median_degree: u32,
+    isolated_vertices: usize,
+    bytes_in_memory: usize,
+    bytes_per_edge: f64,
+    load_seconds: f64,
+}
+
+pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
+    let (data, load_time) = input::read(&args.input, &args.read)?;
+    let graph = &data.graph;
+    graph.build_index();
+    let mut degrees: Vec<u32> = graph.out_degrees().to_vec();
+    degrees.sort_unstable();
+    let n = degrees.len();
+    let info = Info {
+        file: args.input.display().to_string(),
+        vertices: n,
+        edges: graph.num_edges(),
+        directed: graph.is_directed(),
+        weighted: graph.is_weighted(),
+        self_loops_dropped: data.self_loops,
+        min_degree: degrees.first().copied().unwrap_or(0),
+        max_degree: degrees.last().copied().unwrap_or(0),
+        mean_degree: if n == 0 {
+            0.0
+        } else {
+            graph.num_arcs() as f64 / n as f64
+        },
+        median_degree: degrees.get(n / 2).copied().unwrap_or(0),
+        isolated_vertices: degrees.partition_point(|&d| d == 0),
+        bytes_in_memory: graph.size_in_bytes(),
+        bytes_per_edge: graph.size_in_bytes() as f64 / graph.num_edges().max(1) as f64,
+        load_seconds: load_time.as_secs_f64(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&info)?);
+        return Ok(());
+    }
+    let degree = if info.directed {
+        "out-degree"
+    } else {
+        "degree"
+    };
+    println!("file        {}", info.file);
+    println!(
+        "graph       {}, {}",
+        if info.directed {
+            "directed"
+        } else {
+            "undirected"
+        },
+        if info.weighted {
+            "weighted"
+        } else {
+            "unweighted"
+        }
+    );
+    println!("vertices    {}", info.vertices);
+    println!("edges       {}", info.edges);
+    if info.self_loops_dropped > 0 {
+        println!("self-loops  {} (not stored)", info.self_loops_dropped);
+    }
+    println!(
+        "{degree:<11} min {}, median {}, mean {:.2}, max {}; {} isolated vertices",
+        info.min_degree,
+        info.median_degree,
+        info.mean_degree,
+        info.max_degree,
+        info.isolated_vertices
+    );
+    println!(
+        "memory      {} bytes ({:.2} bytes per edge, index included)",
+        info.bytes_in_memory, info.bytes_per_edge
+    );
+    println!("loaded in   {:.3} s", info.load_seconds);
+    Ok(())
+}
+
+/// Reads the input of `run` (kept here beside the other file commands).
+pub(crate) fn read_input(args: &InputArgs) -> anyhow::Result<(Dataset, std::time::Duration)> {
+    input::read(&args.input, &args.read).with_context(|| "reading the input graph".to_string())
+}
+
+/// The internal id of a vertex named by its external id, or a usage error.
+pub(crate) fn vertex(data: &Dataset, id: u64, flag: &str) -> anyhow::Result<VertexId> {
+    data.ids.internal(id).ok_or_else(|| {
+        UsageError(format!(
+            "{flag} {id}: not a vertex of the input graph ({} vertices)",
+            data.ids.len()
+        ))
+        .into()
+    })
+}
