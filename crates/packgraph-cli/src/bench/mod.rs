@@ -5,6 +5,7 @@
 //! when it is a terminal.
 
 mod graph;
+mod io;
 mod pma;
 
 use std::io::Write;
@@ -29,12 +30,16 @@ enum BenchTarget {
     /// Graph algorithms and edge updates on the dynamic graph against a static CSR
     /// (CPMA paper, section 6).
     Graph(graph::GraphArgs),
+    /// Getting graphs in: Kronecker generation, text edge-list load against the raw read,
+    /// snapshot reload, and `packgraph run bfs` end to end.
+    Io(io::IoArgs),
 }
 
 pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
     match &args.target {
         BenchTarget::Pma(pma_args) => pma::run(pma_args, threads),
         BenchTarget::Graph(graph_args) => graph::run(graph_args, threads),
+        BenchTarget::Io(io_args) => io::run(io_args, threads),
     }
 }
 
