@@ -252,6 +252,43 @@ impl<C: LeafCodec> Graph<C> {
                 self.num_vertices = self.num_vertices.max(max);
             }
             let directed = self.directed;
+            if self_loops == 0 {
+                // Exact sizes: collected straight into place, no intermediate lists.
+                let endpoints = &endpoints;
+                let make = &make;
+                return if directed {
+                    let (out, reversed) = rayon::join(
+                        || {
+                            (0..len)
+                                .into_par_iter()
+                                .map(|i| {
+                                    let (u, v) = endpoints(i);
+                                    make(i, u, v)
+                                })
+                                .collect()
+                        },
+                        || {
+                            (0..len)
+                                .into_par_iter()
+                                .map(|i| {
+                                    let (u, v) = endpoints(i);
+                                    make(i, v, u)
+                                })
+                                .collect()
+                        },
+                    );
+                    (out, reversed, 0)
+                } else {
+                    let pairs: Vec<[T; 2]> = (0..len)
+                        .into_par_iter()
+                        .map(|i| {
+                            let (u, v) = endpoints(i);
+                            [make(i, u, v), make(i, v, u)]
+                        })
+                        .collect();
+                    (pairs.into_flattened(), Vec::new(), 0)
+                };
+            }
             let out = (0..len)
                 .into_par_iter()
                 .flat_map_iter(|i| {
