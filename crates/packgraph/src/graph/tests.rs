@@ -259,3 +259,28 @@ fn invalid_weights_are_rejected_and_nothing_changes() {
     assert_eq!(graph.edge_weight(1, 0), Some(1.0));
     assert_eq!(graph.edge_weight(1, 2), None);
 }
+
+#[test]
+fn large_batches_take_the_parallel_arc_paths() {
+    // Above the parallel threshold, with and without self-loops, both directions.
+    let n = 3_000u32;
+    let mut edges: Vec<(VertexId, VertexId)> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) % n, (i / 7) % n))
+        .filter(|(u, v)| u != v)
+        .collect();
+    for with_loops in [false, true] {
+        if with_loops {
+            edges.extend((0..50).map(|v| (v, v)));
+        }
+        for directed in [false, true] {
+            let graph = Graph::from_edges(0, &edges, directed);
+            let csr = CsrGraph::from_edges(n as usize, &edges, directed);
+            assert_eq!(graph.num_vertices(), n as usize);
+            assert_eq!(graph.num_edges(), csr.num_edges());
+            for v in (0..n).step_by(37) {
+                assert_eq!(graph.out_neighbors(v), csr.out_neighbors(v));
+                assert_eq!(graph.in_degree(v), csr.in_degree(v));
+            }
+        }
+    }
+}
