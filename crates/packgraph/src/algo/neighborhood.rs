@@ -39,17 +39,24 @@ pub(crate) fn all_undirected_neighbors<G: GraphRead>(graph: &G) -> Vec<Vec<Verte
 
 /// Size of the intersection of two sorted lists.
 pub(crate) fn intersection_len(a: &[VertexId], b: &[VertexId]) -> usize {
-    let (mut i, mut j, mut count) = (0, 0, 0);
+    let mut count = 0;
+    for_each_common(a, b, |_| count += 1);
+    count
+}
+
+/// Calls `f` on each element of both sorted lists, in order.
+#[inline]
+pub(crate) fn for_each_common(a: &[VertexId], b: &[VertexId], mut f: impl FnMut(VertexId)) {
+    let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                count += 1;
+                f(a[i]);
                 i += 1;
                 j += 1;
             }
         }
     }
-    count
 }

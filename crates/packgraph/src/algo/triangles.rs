@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::neighborhood::{intersection_len, undirected_neighbors};
+use super::neighborhood::{for_each_common, intersection_len, undirected_neighbors};
 use crate::graph::{GraphRead, VertexId};
 
 /// Number of triangles.
@@ -63,20 +63,11 @@ pub fn triangles_per_vertex<G: GraphRead>(graph: &G) -> Vec<u64> {
                     undirected_neighbors(graph, v, theirs);
                     let from = theirs.partition_point(|&w| w <= v);
                     let start = mine.partition_point(|&w| w <= v);
-                    let (a, b) = (&mine[start..], &theirs[from..]);
-                    let (mut i, mut j, mut at_v) = (0, 0, 0);
-                    while i < a.len() && j < b.len() {
-                        match a[i].cmp(&b[j]) {
-                            std::cmp::Ordering::Less => i += 1,
-                            std::cmp::Ordering::Greater => j += 1,
-                            std::cmp::Ordering::Equal => {
-                                credit(a[i], 1);
-                                at_v += 1;
-                                i += 1;
-                                j += 1;
-                            }
-                        }
-                    }
+                    let mut at_v = 0;
+                    for_each_common(&mine[start..], &theirs[from..], |w| {
+                        credit(w, 1);
+                        at_v += 1;
+                    });
                     credit(v, at_v);
                     at_u += at_v;
                 }

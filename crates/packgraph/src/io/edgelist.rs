@@ -149,7 +149,13 @@ pub fn write(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
             ""
         }
     )?;
-    let ids = &dataset.ids;
+    write_edges(dataset, out)
+}
+
+/// Writes `u v` or `u v weight` lines in external ids: each undirected edge once (smaller
+/// id first).
+pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
+    let (graph, ids) = (&dataset.graph, &dataset.ids);
     let lines = |v: VertexId| -> Vec<u8> {
         let mut text = Vec::new();
         let u = ids.external(v);

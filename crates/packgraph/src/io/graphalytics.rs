@@ -7,12 +7,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::edgelist::{concat, same_columns, write_in_blocks, EdgeChunk};
+use super::edgelist::{concat, same_columns, write_edges, write_in_blocks, EdgeChunk};
 use super::error::IoError;
 use super::idmap::{IdMap, IdMapError};
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
-use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+use crate::graph::VertexId;
 
 /// The files of one dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,33 +191,7 @@ pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, IoError> {
             out,
         )
     })?;
-    super::write_file(&files.edges, |out| {
-        let lines = |v: VertexId| {
-            let mut text = Vec::new();
-            let u = ids.external(v);
-            let keep = |w: VertexId| graph.is_directed() || v < w;
-            match graph {
-                AnyGraph::Unweighted(g) => {
-                    g.for_each_out_neighbor(v, |w| {
-                        if keep(w) {
-                            let _ = writeln!(text, "{u} {}", ids.external(w));
-                        }
-                        true
-                    });
-                }
-                AnyGraph::Weighted(g) => {
-                    g.for_each_out_edge(v, |w, weight| {
-                        if keep(w) {
-                            let _ = writeln!(text, "{u} {} {weight}", ids.external(w));
-                        }
-                        true
-                    });
-                }
-            }
-            text
-        };
-        write_in_blocks(graph.num_vertices(), lines, out)
-    })?;
+    super::write_file(&files.edges, |out| write_edges(dataset, out))?;
     let name = files.name();
     let file_name = |p: &Path| {
         p.file_name()
