@@ -80,9 +80,11 @@ impl<W: Write> Payload<W> {
         ] {
             self.u64(value as u64)?;
         }
-        self.bytes(parts.data)?;
+        for page in &parts.data {
+            self.bytes(page)?;
+        }
         let mut used = Vec::with_capacity(parts.used.len() * 4);
-        for &u in parts.used {
+        for &u in &parts.used {
             used.extend_from_slice(&u.to_le_bytes());
         }
         self.bytes(&used)?;
@@ -212,6 +214,7 @@ impl Reader<'_> {
             point_batch_max: sizes[1],
             rebuild_divisor: sizes[2],
             parallel_grain: sizes[3],
+            ..PmaConfig::default()
         };
         let data_bytes = (num_leaves as u64).saturating_mul(leaf_bytes as u64);
         let data = self.take(data_bytes, "the leaves")?;

@@ -224,7 +224,8 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed).
+/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed): split at the page of
+/// the batch's middle key, merge that page's share serially and the two sides in parallel.
 fn merge_recursive<C: LeafCodec>(
     leaves: LeavesMut<'_>,
     batch: Batch<'_, C>,
@@ -233,21 +234,24 @@ fn merge_recursive<C: LeafCodec>(
     if batch.len() == 0 {
         return MergeOutcome::default();
     }
-    if batch.len() <= grain {
+    if batch.len() <= grain || leaves.num_pages() <= 1 {
         return merge_serial::<C>(leaves, batch);
     }
-    let j = leaves.target(batch.key(batch.len() / 2));
-    let lo = if j == 0 {
+    let shift = leaves.shift();
+    let view = leaves.as_ref();
+    let p = view.target(batch.key(batch.len() / 2)) >> shift;
+    let lo = if p == 0 {
         0
     } else {
-        batch.count_below(leaves.heads[j])
+        batch.count_below(view.head(p << shift))
     };
-    let hi = match leaves.heads.get(j + 1) {
-        Some(&next) => batch.count_below(next),
-        None => batch.len(),
+    let hi = if p + 1 < leaves.num_pages() {
+        batch.count_below(view.head((p + 1) << shift))
+    } else {
+        batch.len()
     };
-    let (left, rest) = leaves.split_at(j);
-    let (mid, right) = rest.split_at(1);
+    let (left, rest) = leaves.split_at_page(p);
+    let (mid, right) = rest.split_at_page(1);
     let ((mut out, right_out), mid_out) = rayon::join(
         || {
             rayon::join(
@@ -270,12 +274,14 @@ fn merge_serial<C: LeafCodec>(
     batch: Batch<'_, C>,
 ) -> MergeOutcome<C::Item> {
     let mut groups = Vec::new();
-    let (mut i, mut j) = (0, leaves.target(batch.key(0)));
+    let view = leaves.as_ref();
+    let (mut i, mut j) = (0, view.target(batch.key(0)));
     while i < batch.len() {
-        j = leaves.target_from(j, batch.key(i));
-        let end = match leaves.heads.get(j + 1) {
-            Some(&next) => i + batch.slice(i..batch.len()).count_below(next),
-            None => batch.len(),
+        j = view.target_from(j, batch.key(i));
+        let end = if j + 1 < view.len() {
+            i + batch.slice(i..batch.len()).count_below(view.head(j + 1))
+        } else {
+            batch.len()
         };
         groups.push((j, i..end));
         i = end;
@@ -284,8 +290,7 @@ fn merge_serial<C: LeafCodec>(
     let leaf_bytes = leaves.leaf_bytes;
     for (at, (j, run)) in groups.iter().enumerate() {
         if let Some((ahead, _)) = groups.get(at + PREFETCH_GROUPS) {
-            let start = ahead * leaf_bytes;
-            raw::prefetch(&leaves.data[start..start + leaf_bytes], PREFETCH_LINES);
+            raw::prefetch(&leaves.as_ref().leaf(*ahead)[..leaf_bytes], PREFETCH_LINES);
         }
         merge_leaf::<C>(&mut leaves, *j, batch.slice(run.clone()), &mut out);
     }
@@ -299,9 +304,8 @@ fn merge_leaf<C: LeafCodec>(
     batch: Batch<'_, C>,
     out: &mut MergeOutcome<C::Item>,
 ) {
-    let leaf_bytes = leaves.leaf_bytes;
-    let leaf = &mut leaves.data[j * leaf_bytes..(j + 1) * leaf_bytes];
-    let old_used = leaves.used[j] as usize;
+    let old_used = leaves.as_ref().used(j);
+    let leaf = leaves.leaf_mut(j);
     let mut used = old_used;
     let mut changed = 0;
     let mut rest = batch;
@@ -350,14 +354,15 @@ fn merge_leaf<C: LeafCodec>(
         // Nothing added or removed (values replaced in place at most): sizes and heads stand.
         return;
     }
+    let head = match &overflow {
+        Some(items) => Some(C::key(items[0])),
+        None if used > 0 => Some(C::lower_bound(leaf, used, 0).map_or(u64::MAX, C::key)),
+        None => None, // empty: the head is repaired after the merge
+    };
     let global = leaves.first + j;
-    leaves.used[j] = used as u32;
-    match &overflow {
-        Some(items) => leaves.heads[j] = C::key(items[0]),
-        None if used > 0 => {
-            leaves.heads[j] = C::lower_bound(leaf, used, 0).map_or(u64::MAX, C::key)
-        }
-        None => {} // empty: the head is repaired after the merge
+    leaves.set_used(j, used);
+    if let Some(head) = head {
+        leaves.set_head(j, head);
     }
     if let Some(items) = overflow {
         out.overflow.push((global, items));

@@ -11,10 +11,26 @@ impl<C: LeafCodec> Pma<C> {
     pub fn check_invariants(&self) -> Result<(), PmaError> {
         let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
         let num_leaves = self.num_leaves();
-        if self.heads.len() != num_leaves
-            || self.data.len() != num_leaves * self.leaf_bytes + PADDING_BYTES
+        let table = &self.table;
+        if table.page_heads.len() != table.pages.len()
+            || table.pages.len() != num_leaves.div_ceil(self.page_leaves())
         {
-            return broken(0, "array lengths disagree with the leaf count".into());
+            return broken(0, "page table lengths disagree with the leaf count".into());
+        }
+        for (p, page) in table.pages.iter().enumerate() {
+            let leaves = (num_leaves - p * self.page_leaves()).min(self.page_leaves());
+            if page.heads.len() != leaves
+                || page.used.len() != leaves
+                || page.data.len() != leaves * self.leaf_bytes + PADDING_BYTES
+            {
+                return broken(
+                    p * self.page_leaves(),
+                    format!("page {p} has the wrong size"),
+                );
+            }
+            if table.page_heads[p] != page.heads[0] {
+                return broken(p * self.page_leaves(), format!("page {p}'s head is stale"));
+            }
         }
         let mut previous: Option<u64> = None;
         let (mut count, mut bytes) = (0, 0);
@@ -25,9 +41,9 @@ impl<C: LeafCodec> Pma<C> {
                 return broken(j, format!("uses {used} of {} bytes", self.leaf_bytes));
             }
             if used == 0 {
-                let next = self.next_nonempty(j).map_or(u64::MAX, |n| self.heads[n]);
-                if self.heads[j] != next {
-                    return broken(j, format!("empty leaf head {} != {next}", self.heads[j]));
+                let next = self.next_nonempty(j).map_or(u64::MAX, |n| self.head(n));
+                if self.head(j) != next {
+                    return broken(j, format!("empty leaf head {} != {next}", self.head(j)));
                 }
                 continue;
             }
@@ -37,8 +53,8 @@ impl<C: LeafCodec> Pma<C> {
             keys.clear();
             C::decode_into(self.leaf(j), used, &mut keys);
             let first = C::key(keys[0]);
-            if first != self.heads[j] {
-                return broken(j, format!("head {} != first key {first}", self.heads[j]));
+            if first != self.head(j) {
+                return broken(j, format!("head {} != first key {first}", self.head(j)));
             }
             if C::encoded_len(&keys) != used {
                 return broken(j, format!("used {used} != encoded length"));

@@ -5,8 +5,10 @@ use rayon::prelude::*;
 
 use super::batch::Overflow;
 use super::leaf::LeafCodec;
-use super::{default_leaf_bytes, Pma, PmaConfig, PADDING_BYTES};
+use super::{default_leaf_bytes, Page, Pma, PmaConfig, Table};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Keys per block of the byte-size prefix sums.
 const SIZE_BLOCK: usize = 1024;
@@ -16,80 +18,295 @@ pub(super) const LEAF_GRAIN: usize = 32;
 /// more than a small redistribution).
 const SERIAL_BLOCKS_MAX: usize = 8;
 
-/// A run of consecutive leaves borrowed mutably; split to hand disjoint leaves to tasks.
-pub(super) struct LeavesMut<'a> {
-    /// Global index of the first leaf.
-    pub(super) first: usize,
+/// A run of whole pages, read-only: leaf indices are local to the run.
+#[derive(Clone, Copy)]
+pub(super) struct Leaves<'a> {
     pub(super) leaf_bytes: usize,
-    pub(super) data: &'a mut [u8],
-    pub(super) used: &'a mut [u32],
-    pub(super) heads: &'a mut [u64],
+    shift: u32,
+    num_leaves: usize,
+    pages: &'a [Arc<Page>],
+    page_heads: &'a [u64],
 }
 
-impl<'a> LeavesMut<'a> {
+impl<'a> Leaves<'a> {
     pub(super) fn len(&self) -> usize {
-        self.used.len()
+        self.num_leaves
     }
 
-    /// Leaves `[0, mid)` and `[mid, len)`.
-    pub(super) fn split_at(self, mid: usize) -> (Self, Self) {
-        let (data_l, data_r) = self.data.split_at_mut(mid * self.leaf_bytes);
-        let (used_l, used_r) = self.used.split_at_mut(mid);
-        let (heads_l, heads_r) = self.heads.split_at_mut(mid);
-        let left = LeavesMut {
-            first: self.first,
-            leaf_bytes: self.leaf_bytes,
-            data: data_l,
-            used: used_l,
-            heads: heads_l,
-        };
-        let right = LeavesMut {
-            first: self.first + mid,
-            leaf_bytes: self.leaf_bytes,
-            data: data_r,
-            used: used_r,
-            heads: heads_r,
-        };
-        (left, right)
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        (1 << self.shift) - 1
     }
 
-    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0).
+    /// The leaf `j` and the rest of its page, padding included.
+    #[inline(always)]
+    pub(super) fn leaf(&self, j: usize) -> &'a [u8] {
+        &self.pages[j >> self.shift].data[(j & self.mask()) * self.leaf_bytes..]
+    }
+
+    #[inline(always)]
+    pub(super) fn used(&self, j: usize) -> usize {
+        self.pages[j >> self.shift].used[j & self.mask()] as usize
+    }
+
+    #[inline(always)]
+    pub(super) fn head(&self, j: usize) -> u64 {
+        self.pages[j >> self.shift].heads[j & self.mask()]
+    }
+
+    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0): the
+    /// last page whose first head is at most `key`, then the last such leaf in it.
     pub(super) fn target(&self, key: u64) -> usize {
-        self.heads
+        let p = self
+            .page_heads
             .partition_point(|&head| head <= key)
-            .saturating_sub(1)
+            .saturating_sub(1);
+        let Some(page) = self.pages.get(p) else {
+            return 0;
+        };
+        (p << self.shift)
+            + page
+                .heads
+                .partition_point(|&head| head <= key)
+                .saturating_sub(1)
     }
 
     /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
     /// (1, 2, 4, … leaves) and then searches the window, so the consecutive targets of a
     /// sorted batch cost O(log gap) reads near each other instead of a full binary search.
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
-        let heads = &*self.heads;
         let (mut lo, mut step) = (from, 1);
-        let hi = loop {
+        let mut hi = loop {
             let probe = from + step;
-            if probe >= heads.len() || heads[probe] > key {
-                break probe.min(heads.len());
+            if probe >= self.num_leaves || self.head(probe) > key {
+                break probe.min(self.num_leaves);
             }
             lo = probe;
             step *= 2;
         };
-        lo + heads[lo..hi]
-            .partition_point(|&head| head <= key)
-            .saturating_sub(1)
+        // The last leaf in lo..hi with head <= key (lo's head is, or lo == from).
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.head(mid) <= key {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 }
 
+/// A run of whole pages borrowed mutably; split (at page boundaries) to hand disjoint
+/// pages to tasks. Writes go through [`LeavesMut::page_mut`], which copies a page that
+/// another version shares before the first write to it (and writes in place otherwise).
+pub(super) struct LeavesMut<'a> {
+    /// Global index of the first leaf.
+    pub(super) first: usize,
+    pub(super) leaf_bytes: usize,
+    shift: u32,
+    num_leaves: usize,
+    pages: &'a mut [Arc<Page>],
+    page_heads: &'a mut [u64],
+    copies: &'a AtomicUsize,
+}
+
+impl<'a> LeavesMut<'a> {
+    pub(super) fn len(&self) -> usize {
+        self.num_leaves
+    }
+
+    pub(super) fn num_pages(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub(super) fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// The read-only view of the same leaves.
+    pub(super) fn as_ref(&self) -> Leaves<'_> {
+        Leaves {
+            leaf_bytes: self.leaf_bytes,
+            shift: self.shift,
+            num_leaves: self.num_leaves,
+            pages: self.pages,
+            page_heads: self.page_heads,
+        }
+    }
+
+    /// Pages `[0, p)` and `[p, num_pages)`.
+    pub(super) fn split_at_page(self, p: usize) -> (Self, Self) {
+        let left_leaves = (p << self.shift).min(self.num_leaves);
+        let (pages_l, pages_r) = self.pages.split_at_mut(p);
+        let (heads_l, heads_r) = self.page_heads.split_at_mut(p);
+        let left = LeavesMut {
+            first: self.first,
+            leaf_bytes: self.leaf_bytes,
+            shift: self.shift,
+            num_leaves: left_leaves,
+            pages: pages_l,
+            page_heads: heads_l,
+            copies: self.copies,
+        };
+        let right = LeavesMut {
+            first: self.first + left_leaves,
+            leaf_bytes: self.leaf_bytes,
+            shift: self.shift,
+            num_leaves: self.num_leaves - left_leaves,
+            pages: pages_r,
+            page_heads: heads_r,
+            copies: self.copies,
+        };
+        (left, right)
+    }
+
+    /// Page `p` for writing: copied first if another version shares it.
+    #[inline]
+    pub(super) fn page_mut(&mut self, p: usize) -> &mut Page {
+        cow(&mut self.pages[p], self.copies)
+    }
+
+    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing.
+    pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
+        let (lb, local) = (self.leaf_bytes, j & ((1 << self.shift) - 1));
+        &mut self.page_mut(j >> self.shift).data[local * lb..(local + 1) * lb]
+    }
+
+    /// Sets leaf `j`'s used bytes (no write, and no copy, if unchanged).
+    pub(super) fn set_used(&mut self, j: usize, used: usize) {
+        if self.as_ref().used(j) != used {
+            let local = j & ((1 << self.shift) - 1);
+            self.page_mut(j >> self.shift).used[local] = used as u32;
+        }
+    }
+
+    /// Sets leaf `j`'s head, and its page's head if it is the page's first leaf (no write,
+    /// and no copy, if unchanged).
+    pub(super) fn set_head(&mut self, j: usize, head: u64) {
+        if self.as_ref().head(j) != head {
+            let (p, local) = (j >> self.shift, j & ((1 << self.shift) - 1));
+            self.page_mut(p).heads[local] = head;
+            if local == 0 {
+                self.page_heads[p] = head;
+            }
+        }
+    }
+
+    /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
+    /// right before it, from the head of the leaf after it.
+    pub(super) fn repair_heads(&mut self, range: std::ops::Range<usize>) {
+        let view = self.as_ref();
+        let mut next = if range.end < view.len() {
+            view.head(range.end)
+        } else {
+            u64::MAX
+        };
+        for j in range.clone().rev() {
+            if self.as_ref().used(j) > 0 {
+                next = self.as_ref().head(j);
+            } else {
+                self.set_head(j, next);
+            }
+        }
+        for j in (0..range.start).rev() {
+            if self.as_ref().used(j) > 0 {
+                break;
+            }
+            self.set_head(j, next);
+        }
+    }
+
+    /// Calls `f(first_in_range, data, used, heads)` for each page's share of the local leaf
+    /// range `range`, in parallel when the range is long; pages wholly inside the range are
+    /// replaced rather than copied when shared. Keeps the page heads right. Returns the sum
+    /// of `f`'s results.
+    pub(super) fn fill_range(
+        &mut self,
+        range: std::ops::Range<usize>,
+        f: impl Fn(usize, &mut [u8], &mut [u32], &mut [u64]) -> usize + Sync,
+    ) -> usize {
+        if range.is_empty() {
+            return 0;
+        }
+        let (shift, lb, copies) = (self.shift, self.leaf_bytes, self.copies);
+        let (first_page, last_page) = (range.start >> shift, (range.end - 1) >> shift);
+        let pages = &mut self.pages[first_page..=last_page];
+        let heads = &mut self.page_heads[first_page..=last_page];
+        let fill_page = |(i, (slot, page_head)): (usize, (&mut Arc<Page>, &mut u64))| {
+            let p = first_page + i;
+            let page_start = p << shift;
+            let leaves = slot.used.len();
+            let lo = range.start.max(page_start) - page_start;
+            let hi = range.end.min(page_start + leaves) - page_start;
+            let whole = lo == 0 && hi == leaves;
+            let page = if whole && Arc::get_mut(slot).is_none() {
+                copies.fetch_add(1, Ordering::Relaxed);
+                *slot = Arc::new(Page::empty(leaves, lb));
+                Arc::get_mut(slot).expect("a new page is unique")
+            } else {
+                cow(slot, copies)
+            };
+            let done = f(
+                page_start + lo - range.start,
+                &mut page.data[lo * lb..hi * lb],
+                &mut page.used[lo..hi],
+                &mut page.heads[lo..hi],
+            );
+            *page_head = page.heads[0];
+            done
+        };
+        if range.len() <= 2 * LEAF_GRAIN {
+            pages
+                .iter_mut()
+                .zip(heads.iter_mut())
+                .enumerate()
+                .map(fill_page)
+                .sum()
+        } else {
+            pages
+                .par_iter_mut()
+                .zip(heads.par_iter_mut())
+                .enumerate()
+                .map(fill_page)
+                .sum()
+        }
+    }
+}
+
+/// The page in `slot` for writing: copied first (and counted) if another version holds it.
+#[inline]
+pub(super) fn cow<'p>(slot: &'p mut Arc<Page>, copies: &AtomicUsize) -> &'p mut Page {
+    if Arc::get_mut(slot).is_none() {
+        copies.fetch_add(1, Ordering::Relaxed);
+        *slot = Arc::new(Page::clone(slot));
+    }
+    Arc::get_mut(slot).expect("the page was just made unique")
+}
+
 impl<C: LeafCodec> Pma<C> {
-    /// All leaves, borrowed mutably.
+    /// All leaves, read-only.
+    pub(super) fn leaves(&self) -> Leaves<'_> {
+        Leaves {
+            leaf_bytes: self.leaf_bytes,
+            shift: self.page_shift,
+            num_leaves: self.num_leaves,
+            pages: &self.table.pages,
+            page_heads: &self.table.page_heads,
+        }
+    }
+
+    /// All leaves, borrowed mutably (copies the page table first if a clone shares it).
     pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
-        let end = self.num_leaves() * self.leaf_bytes;
+        let table = Arc::make_mut(&mut self.table);
         LeavesMut {
             first: 0,
             leaf_bytes: self.leaf_bytes,
-            data: &mut self.data[..end],
-            used: &mut self.used,
-            heads: &mut self.heads,
+            shift: self.page_shift,
+            num_leaves: self.num_leaves,
+            pages: &mut table.pages,
+            page_heads: &mut table.page_heads,
+            copies: &self.page_copies,
         }
     }
 
@@ -102,24 +319,37 @@ impl<C: LeafCodec> Pma<C> {
             .leaf_bytes
             .unwrap_or_else(|| default_leaf_bytes(capacity));
         let num_leaves = capacity.div_ceil(leaf_bytes).max(1);
+        let page_shift = config.page_shift(leaf_bytes);
+        let num_pages = num_leaves.div_ceil(1 << page_shift);
+        let pages = (0..num_pages)
+            .map(|p| {
+                let leaves = (num_leaves - (p << page_shift)).min(1 << page_shift);
+                Arc::new(Page::empty(leaves, leaf_bytes))
+            })
+            .collect();
         let mut pma = Self {
             config,
             leaf_bytes,
-            data: vec![0; num_leaves * leaf_bytes + PADDING_BYTES],
-            used: vec![0; num_leaves],
-            heads: vec![u64::MAX; num_leaves],
+            page_shift,
+            num_leaves,
+            table: Arc::new(Table {
+                pages,
+                page_heads: vec![u64::MAX; num_pages],
+            }),
             len: items.len(),
             total_used: 0,
+            page_copies: AtomicUsize::new(0),
             codec: PhantomData,
         };
-        pma.total_used = spread(&sized, pma.leaves_mut());
+        let mut leaves = pma.leaves_mut();
+        let all = 0..leaves.len();
+        pma.total_used = spread(&sized, &mut leaves, all);
         pma
     }
 
     /// Every item, in order, with `overflow` standing in for the leaves it names.
     pub(super) fn gather_all(&self, overflow: &[Overflow<C::Item>]) -> Vec<C::Item> {
-        let end = self.num_leaves() * self.leaf_bytes;
-        gather::<C>(&self.data[..end], &self.used, 0, self.leaf_bytes, overflow)
+        gather::<C>(self.leaves(), 0, 0..self.num_leaves, overflow)
     }
 }
 
@@ -189,28 +419,35 @@ impl<'a, C: LeafCodec> SizedKeys<'a, C> {
     }
 }
 
-/// Spreads `sized` over `leaves`, cutting at equal byte shares; returns the bytes used.
+/// Spreads `sized` over the local leaf range `range` of `leaves`, cutting at equal byte
+/// shares; returns the bytes used.
 ///
 /// Empty leaves get the head of the next non-empty leaf in the run, or `u64::MAX` after the
 /// last one (the caller repairs those if leaves follow the run).
-pub(super) fn spread<C: LeafCodec>(sized: &SizedKeys<'_, C>, leaves: LeavesMut<'_>) -> usize {
+pub(super) fn spread<C: LeafCodec>(
+    sized: &SizedKeys<'_, C>,
+    leaves: &mut LeavesMut<'_>,
+    range: std::ops::Range<usize>,
+) -> usize {
     let plan = SpreadPlan {
         sized,
-        num_leaves: leaves.len(),
+        num_leaves: range.len(),
         leaf_bytes: leaves.leaf_bytes,
     };
-    if leaves.len() <= 2 * LEAF_GRAIN {
-        return plan.fill(0, leaves.data, leaves.used, leaves.heads);
-    }
-    let leaf_bytes = leaves.leaf_bytes;
-    leaves
-        .data
-        .par_chunks_mut(LEAF_GRAIN * leaf_bytes)
-        .zip(leaves.used.par_chunks_mut(LEAF_GRAIN))
-        .zip(leaves.heads.par_chunks_mut(LEAF_GRAIN))
-        .enumerate()
-        .map(|(group, ((data, used), heads))| plan.fill(group * LEAF_GRAIN, data, used, heads))
-        .sum()
+    leaves.fill_range(range, |first, data, used, heads| {
+        if used.len() <= 2 * LEAF_GRAIN {
+            return plan.fill(first, data, used, heads);
+        }
+        let lb = plan.leaf_bytes;
+        data.par_chunks_mut(LEAF_GRAIN * lb)
+            .zip(used.par_chunks_mut(LEAF_GRAIN))
+            .zip(heads.par_chunks_mut(LEAF_GRAIN))
+            .enumerate()
+            .map(|(group, ((data, used), heads))| {
+                plan.fill(first + group * LEAF_GRAIN, data, used, heads)
+            })
+            .sum()
+    })
 }
 
 /// Where the cuts of a spread fall: leaf `j` starts at the first key whose byte prefix
@@ -253,32 +490,33 @@ impl<C: LeafCodec> SpreadPlan<'_, '_, C> {
     }
 }
 
-/// The keys of the leaves in `data`/`used` (global index of the first: `first`), in order,
-/// taking a leaf's keys from `overflow` where it has an entry (sorted by leaf).
+/// The keys of the local leaf range `range` of `leaves` (global index of leaf 0:
+/// `first`), in order, taking a leaf's keys from `overflow` where it has an entry (sorted
+/// by global leaf).
 pub(super) fn gather<C: LeafCodec>(
-    data: &[u8],
-    used: &[u32],
+    leaves: Leaves<'_>,
     first: usize,
-    leaf_bytes: usize,
+    range: std::ops::Range<usize>,
     overflow: &[Overflow<C::Item>],
 ) -> Vec<C::Item> {
     let collect = |range: std::ops::Range<usize>| {
-        let bytes: usize = used[range.clone()].iter().map(|&u| u as usize).sum();
+        let bytes: usize = range.clone().map(|j| leaves.used(j)).sum();
         let mut keys = Vec::with_capacity(bytes / 2 + 8);
         for j in range {
             match overflow.binary_search_by_key(&(first + j), |entry| entry.0) {
                 Ok(at) => keys.extend_from_slice(&overflow[at].1),
-                Err(_) => C::decode_into(&data[j * leaf_bytes..], used[j] as usize, &mut keys),
+                Err(_) => C::decode_into(leaves.leaf(j), leaves.used(j), &mut keys),
             }
         }
         keys
     };
-    if used.len() <= 4 * LEAF_GRAIN {
-        return collect(0..used.len());
+    if range.len() <= 4 * LEAF_GRAIN {
+        return collect(range);
     }
-    let parts: Vec<Vec<C::Item>> = (0..used.len().div_ceil(LEAF_GRAIN))
+    let start = range.start;
+    let parts: Vec<Vec<C::Item>> = (0..range.len().div_ceil(LEAF_GRAIN))
         .into_par_iter()
-        .map(|g| collect(g * LEAF_GRAIN..((g + 1) * LEAF_GRAIN).min(used.len())))
+        .map(|g| collect(start + g * LEAF_GRAIN..(start + (g + 1) * LEAF_GRAIN).min(range.end)))
         .collect();
     concat_parallel(&parts)
 }

@@ -42,6 +42,9 @@ mod sort;
 mod tests;
 
 use std::marker::PhantomData;
+use std::mem::size_of;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
@@ -126,6 +129,10 @@ pub struct PmaConfig {
     pub rebuild_divisor: usize,
     /// Batch keys per serial task in the parallel merge.
     pub parallel_grain: usize,
+    /// Target bytes of leaves per page, the unit that versions share and copy on write;
+    /// a page holds the largest power of two of leaves that fits (at least one leaf).
+    /// Range 64..=16777216.
+    pub page_bytes: usize,
 }
 
 impl Default for PmaConfig {
@@ -139,6 +146,7 @@ impl Default for PmaConfig {
             point_batch_max: 100,
             rebuild_divisor: 10,
             parallel_grain: 512,
+            page_bytes: 4096,
         }
     }
 }
@@ -206,10 +214,22 @@ impl PmaConfig {
                 "must be in 0..=lower_density_root",
             );
         }
+        if !(64..=1 << 24).contains(&self.page_bytes) {
+            return bad(
+                "page_bytes",
+                self.page_bytes as f64,
+                "must be in 64..=16777216",
+            );
+        }
         if self.rebuild_divisor == 0 || self.parallel_grain == 0 {
             return bad("rebuild_divisor/parallel_grain", 0.0, "must be positive");
         }
         Ok(())
+    }
+
+    /// log2 of the leaves per page for leaves of `leaf_bytes`.
+    pub(crate) fn page_shift(&self, leaf_bytes: usize) -> u32 {
+        (self.page_bytes / leaf_bytes).max(1).ilog2()
     }
 
     /// Byte density the array is built at (after growth, shrink or bulk build).
@@ -237,28 +257,77 @@ impl PmaConfig {
 pub struct Pma<C: LeafCodec = DeltaLeaf> {
     config: PmaConfig,
     leaf_bytes: usize,
-    /// `num_leaves * leaf_bytes` bytes of leaves, then `PADDING_BYTES`.
-    data: Vec<u8>,
-    /// Bytes used in each leaf; 0 for an empty leaf.
-    used: Vec<u32>,
-    /// Each leaf's first key; see the module invariants for empty leaves.
-    heads: Vec<u64>,
+    /// log2 of the leaves per page.
+    page_shift: u32,
+    num_leaves: usize,
+    /// The page table: shared with every clone (snapshot) until one of them writes.
+    table: Arc<Table>,
     len: usize,
-    /// Sum of `used`.
+    /// Sum of the leaves' used bytes.
     total_used: usize,
+    /// Pages this handle copied because a clone shared them (see [`Pma::page_copies`]).
+    page_copies: AtomicUsize,
     codec: PhantomData<fn() -> C>,
 }
 
+/// A fixed run of `1 << page_shift` leaves (fewer in the last page), the unit of sharing
+/// between versions: each leaf's used bytes and head, then the leaves' bytes and
+/// `PADDING_BYTES`.
+#[derive(Clone)]
+pub(crate) struct Page {
+    pub(crate) heads: Box<[u64]>,
+    pub(crate) used: Box<[u32]>,
+    pub(crate) data: Box<[u8]>,
+}
+
+impl Page {
+    fn empty(leaves: usize, leaf_bytes: usize) -> Self {
+        Self {
+            heads: vec![u64::MAX; leaves].into_boxed_slice(),
+            used: vec![0; leaves].into_boxed_slice(),
+            data: vec![0; leaves * leaf_bytes + PADDING_BYTES].into_boxed_slice(),
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.data.len() + self.used.len() * 4 + self.heads.len() * 8 + size_of::<Self>()
+    }
+}
+
+/// A version's page table: the pages in order and each page's first head (searched first).
+#[derive(Clone, Default)]
+pub(crate) struct Table {
+    pub(crate) pages: Vec<Arc<Page>>,
+    pub(crate) page_heads: Vec<u64>,
+}
+
+/// How a [`Pma`]'s pages are shared with other versions (clones) of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PageStats {
+    /// Pages in this version.
+    pub pages: usize,
+    /// Of those, pages some other version also holds.
+    pub shared: usize,
+    /// Pages this handle has copied since it was created because another version shared
+    /// them (a write to an unshared page happens in place and is not counted).
+    pub copied: usize,
+    /// Bytes per page (the last may hold fewer leaves).
+    pub page_bytes: usize,
+}
+
 impl<C: LeafCodec> Clone for Pma<C> {
+    /// A new version sharing every page: O(1), copies no key data. The first write to either
+    /// copies the page table (one pointer per page) and then each page it touches, once.
     fn clone(&self) -> Self {
         Self {
             config: self.config.clone(),
             leaf_bytes: self.leaf_bytes,
-            data: self.data.clone(),
-            used: self.used.clone(),
-            heads: self.heads.clone(),
+            page_shift: self.page_shift,
+            num_leaves: self.num_leaves,
+            table: Arc::clone(&self.table),
             len: self.len,
             total_used: self.total_used,
+            page_copies: AtomicUsize::new(0),
             codec: PhantomData,
         }
     }
@@ -343,17 +412,66 @@ impl<C: LeafCodec> Pma<C> {
         self.len == 0
     }
 
-    /// Every byte the structure holds: leaves, padding, the head and size arrays, itself.
+    /// Every byte this version holds (shared pages counted in full): pages with their
+    /// padding, head and size arrays, the page table, itself.
     pub fn size_in_bytes(&self) -> usize {
-        self.data.capacity()
-            + self.used.capacity() * std::mem::size_of::<u32>()
-            + self.heads.capacity() * std::mem::size_of::<u64>()
-            + std::mem::size_of::<Self>()
+        self.table
+            .pages
+            .iter()
+            .map(|p| p.size_in_bytes())
+            .sum::<usize>()
+            + self.table.pages.capacity() * (size_of::<Arc<Page>>() + size_of::<u64>())
+            + size_of::<Table>()
+            + size_of::<Self>()
     }
 
     /// Number of leaves.
     pub fn num_leaves(&self) -> usize {
-        self.used.len()
+        self.num_leaves
+    }
+
+    /// Leaves per page.
+    pub fn page_leaves(&self) -> usize {
+        1 << self.page_shift
+    }
+
+    /// Number of pages.
+    pub fn num_pages(&self) -> usize {
+        self.table.pages.len()
+    }
+
+    /// How this version's pages are shared with other versions, and how many this handle
+    /// copied. O(pages).
+    pub fn page_stats(&self) -> PageStats {
+        PageStats {
+            pages: self.num_pages(),
+            // A page held by this table alone has count 1; a table shared with a clone
+            // shares all its pages.
+            shared: if Arc::strong_count(&self.table) > 1 {
+                self.num_pages()
+            } else {
+                self.table
+                    .pages
+                    .iter()
+                    .filter(|p| Arc::strong_count(p) > 1)
+                    .count()
+            },
+            copied: self.page_copies.load(Ordering::Relaxed),
+            page_bytes: self.page_leaves() * self.leaf_bytes,
+        }
+    }
+
+    /// Pages copied so far by this handle because a clone shared them.
+    pub fn page_copies(&self) -> usize {
+        self.page_copies.load(Ordering::Relaxed)
+    }
+
+    /// Whether this version and `other` share their page at `page` (the same memory).
+    pub fn shares_page(&self, other: &Self, page: usize) -> bool {
+        match (self.table.pages.get(page), other.table.pages.get(page)) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 
     /// Bytes per leaf.
@@ -371,26 +489,35 @@ impl<C: LeafCodec> Pma<C> {
         &self.config
     }
 
-    /// The leaf `j` and everything after it (for reads; see `leaf.rs`).
+    /// The leaf `j` and everything after it in its page, padding included (for reads; see
+    /// `leaf.rs`).
     #[inline(always)]
     fn leaf(&self, j: usize) -> &[u8] {
-        &self.data[j * self.leaf_bytes..]
+        let page = &self.table.pages[j >> self.page_shift];
+        &page.data[(j & self.page_mask()) * self.leaf_bytes..]
+    }
+
+    #[inline(always)]
+    fn page_mask(&self) -> usize {
+        (1 << self.page_shift) - 1
     }
 
     #[inline(always)]
     fn leaf_used(&self, j: usize) -> usize {
-        self.used[j] as usize
+        self.table.pages[j >> self.page_shift].used[j & self.page_mask()] as usize
+    }
+
+    #[inline(always)]
+    fn head(&self, j: usize) -> u64 {
+        self.table.pages[j >> self.page_shift].heads[j & self.page_mask()]
     }
 
     /// The leaf a key belongs in: the last whose head is at most `key` (leaf 0 if none),
-    /// stepping back over trailing empty leaves.
+    /// stepping back over trailing empty leaves. Searches the page heads, then one page.
     #[inline]
     fn find_leaf(&self, key: u64) -> usize {
-        let mut j = self
-            .heads
-            .partition_point(|&head| head <= key)
-            .saturating_sub(1);
-        while j > 0 && self.used[j] == 0 {
+        let mut j = self.leaves().target(key);
+        while j > 0 && self.leaf_used(j) == 0 {
             j -= 1;
         }
         j
@@ -399,7 +526,7 @@ impl<C: LeafCodec> Pma<C> {
     /// The first non-empty leaf at or after `j`.
     fn next_nonempty(&self, mut j: usize) -> Option<usize> {
         while j < self.num_leaves() {
-            if self.used[j] > 0 {
+            if self.leaf_used(j) > 0 {
                 return Some(j);
             }
             j += 1;

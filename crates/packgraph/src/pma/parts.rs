@@ -2,14 +2,17 @@
 //! owned and validated (in parallel) for reading back.
 
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::leaf::LeafCodec;
-use super::{Pma, PmaConfig, PmaError, PADDING_BYTES};
+use super::{Page, Pma, PmaConfig, PmaError, Table, PADDING_BYTES};
 
-/// A PMA's arrays, borrowed.
-#[derive(Debug, Clone, Copy)]
+/// A PMA's arrays: the leaves' bytes borrowed page by page, the small per-leaf arrays
+/// gathered.
+#[derive(Debug, Clone)]
 pub struct PmaPartsRef<'a> {
     /// The configuration.
     pub config: &'a PmaConfig,
@@ -17,12 +20,13 @@ pub struct PmaPartsRef<'a> {
     pub leaf_bytes: usize,
     /// Number of keys.
     pub len: usize,
-    /// The leaves' bytes (`used.len() * leaf_bytes`, no padding).
-    pub data: &'a [u8],
+    /// The leaves' bytes, one slice per page in order (together `used.len() * leaf_bytes`
+    /// bytes, no padding).
+    pub data: Vec<&'a [u8]>,
     /// Bytes used per leaf.
-    pub used: &'a [u32],
+    pub used: Vec<u32>,
     /// Each leaf's head key.
-    pub heads: &'a [u64],
+    pub heads: Vec<u64>,
 }
 
 /// A PMA's arrays, owned.
@@ -57,9 +61,24 @@ impl<C: LeafCodec> Pma<C> {
             config: &self.config,
             leaf_bytes: self.leaf_bytes,
             len: self.len,
-            data: &self.data[..self.num_leaves() * self.leaf_bytes],
-            used: &self.used,
-            heads: &self.heads,
+            data: self
+                .table
+                .pages
+                .iter()
+                .map(|p| &p.data[..p.used.len() * self.leaf_bytes])
+                .collect(),
+            used: self
+                .table
+                .pages
+                .iter()
+                .flat_map(|p| p.used.iter().copied())
+                .collect(),
+            heads: self
+                .table
+                .pages
+                .iter()
+                .flat_map(|p| p.heads.iter().copied())
+                .collect(),
         }
     }
 
@@ -77,7 +96,7 @@ impl<C: LeafCodec> Pma<C> {
             config,
             leaf_bytes,
             len,
-            mut data,
+            data,
             used,
             heads,
         } = parts;
@@ -136,15 +155,32 @@ impl<C: LeafCodec> Pma<C> {
         if count != len {
             return Err(broken(0, format!("len {len} but {count} keys stored")));
         }
-        data.resize(data.len() + PADDING_BYTES, 0);
+        let page_shift = config.page_shift(leaf_bytes);
+        let page_leaves = 1 << page_shift;
+        let pages: Vec<Arc<Page>> = (0..num_leaves.div_ceil(page_leaves))
+            .into_par_iter()
+            .map(|p| {
+                let leaves = p * page_leaves..((p + 1) * page_leaves).min(num_leaves);
+                let mut bytes = Vec::with_capacity(leaves.len() * leaf_bytes + PADDING_BYTES);
+                bytes.extend_from_slice(&data[leaves.start * leaf_bytes..leaves.end * leaf_bytes]);
+                bytes.resize(leaves.len() * leaf_bytes + PADDING_BYTES, 0);
+                Arc::new(Page {
+                    heads: heads[leaves.clone()].into(),
+                    used: used[leaves].into(),
+                    data: bytes.into_boxed_slice(),
+                })
+            })
+            .collect();
+        let page_heads = pages.iter().map(|p| p.heads[0]).collect();
         Ok(Self {
             config,
             leaf_bytes,
-            data,
-            used,
-            heads,
+            page_shift,
+            num_leaves,
+            table: Arc::new(Table { pages, page_heads }),
             len,
             total_used,
+            page_copies: AtomicUsize::new(0),
             codec: PhantomData,
         })
     }
@@ -223,9 +259,9 @@ mod tests {
             config: parts.config.clone(),
             leaf_bytes: parts.leaf_bytes,
             len: parts.len,
-            data: parts.data.to_vec(),
-            used: parts.used.to_vec(),
-            heads: parts.heads.to_vec(),
+            data: parts.data.concat(),
+            used: parts.used,
+            heads: parts.heads,
         }
     }
 

@@ -15,8 +15,7 @@ impl<C: LeafCodec> Pma<C> {
         let key = C::key(item);
         let j = self.find_leaf(key);
         let used = self.leaf_used(j);
-        let range = j * self.leaf_bytes..(j + 1) * self.leaf_bytes;
-        let (new_used, overflow) = match C::insert(&mut self.data[range], used, item) {
+        let (new_used, overflow) = match C::insert(self.leaves_mut().leaf_mut(j), used, item) {
             LeafInsert::Present | LeafInsert::Replaced => return false,
             LeafInsert::Inserted(now) => (now, Vec::new()),
             LeafInsert::Full => {
@@ -29,16 +28,14 @@ impl<C: LeafCodec> Pma<C> {
         };
         self.len += 1;
         self.total_used += new_used - used;
-        self.used[j] = new_used as u32;
+        let old_head = self.head(j);
+        let mut leaves = self.leaves_mut();
+        leaves.set_used(j, new_used);
         // Only leaf 0 can receive a key below its head; an empty leaf takes the key as head.
-        let head = if used == 0 {
-            key
-        } else {
-            self.heads[j].min(key)
-        };
-        if used == 0 || head != self.heads[j] {
-            self.heads[j] = head;
-            self.repair_heads(j..j + 1);
+        let head = if used == 0 { key } else { old_head.min(key) };
+        if used == 0 || head != old_head {
+            leaves.set_head(j, head);
+            leaves.repair_heads(j..j + 1);
         }
         let bounds = self.bounds();
         if !overflow.is_empty() || bounds.violated(0, new_used, self.leaf_bytes, true) {
@@ -51,18 +48,25 @@ impl<C: LeafCodec> Pma<C> {
     pub fn remove(&mut self, key: u64) -> bool {
         let j = self.find_leaf(key);
         let used = self.leaf_used(j);
-        let range = j * self.leaf_bytes..(j + 1) * self.leaf_bytes;
-        let Some(new_used) = C::remove(&mut self.data[range], used, key) else {
+        // Search before writing, so that an absent key copies no shared page.
+        if C::lower_bound(self.leaf(j), used, key).is_none_or(|item| C::key(item) != key) {
+            return false;
+        }
+        let Some(new_used) = C::remove(self.leaves_mut().leaf_mut(j), used, key) else {
             return false;
         };
         self.len -= 1;
         self.total_used -= used - new_used;
-        self.used[j] = new_used as u32;
-        if key == self.heads[j] {
-            if new_used > 0 {
-                self.heads[j] = C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key);
+        let old_head = self.head(j);
+        let new_head = (new_used > 0)
+            .then(|| C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key));
+        let mut leaves = self.leaves_mut();
+        leaves.set_used(j, new_used);
+        if key == old_head {
+            if let Some(head) = new_head {
+                leaves.set_head(j, head);
             }
-            self.repair_heads(j..j + 1);
+            leaves.repair_heads(j..j + 1);
         }
         if self.bounds().violated(0, new_used, self.leaf_bytes, false) {
             self.rebalance(vec![j], Vec::new(), false);
@@ -87,17 +91,19 @@ impl<C: LeafCodec> Pma<C> {
         if let Some(found) = C::lower_bound(self.leaf(j), self.leaf_used(j), key) {
             return Some(C::key(found));
         }
-        self.next_nonempty(j + 1).map(|next| self.heads[next])
+        self.next_nonempty(j + 1).map(|next| self.head(next))
     }
 
     /// The smallest key.
     pub fn min(&self) -> Option<u64> {
-        self.next_nonempty(0).map(|j| self.heads[j])
+        self.next_nonempty(0).map(|j| self.head(j))
     }
 
     /// The largest key.
     pub fn max(&self) -> Option<u64> {
-        let j = (0..self.num_leaves()).rev().find(|&j| self.used[j] > 0)?;
+        let j = (0..self.num_leaves())
+            .rev()
+            .find(|&j| self.leaf_used(j) > 0)?;
         C::last(self.leaf(j), self.leaf_used(j))
     }
 }

@@ -53,8 +53,9 @@ impl<C: LeafCodec> Pma<C> {
             .iter()
             .all(|(leaf, _)| { regions.iter().any(|r| r.contains(leaf)) }));
         self.redistribute(&regions, &overflow);
+        let mut leaves = self.leaves_mut();
         for &leaf in touched.iter().rev() {
-            self.repair_heads(leaf..leaf + 1);
+            leaves.repair_heads(leaf..leaf + 1);
         }
     }
 
@@ -103,60 +104,70 @@ impl<C: LeafCodec> Pma<C> {
                     Ok(at) => previous[at].1,
                     Err(_) => {
                         let leaves = node_leaves(level - 1, child, self.num_leaves());
-                        self.used[leaves].iter().map(|&u| u as usize).sum()
+                        leaves.map(|j| self.leaf_used(j)).sum()
                     }
                 },
             )
             .sum()
     }
 
-    /// Phase 3: redistributes each region in parallel.
+    /// Phase 3: redistributes the regions in parallel: regions that share a page go to
+    /// one task (serially), tasks own disjoint runs of pages.
     fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[Overflow<C::Item>]) {
-        let mut parts = Vec::with_capacity(regions.len());
-        let mut rest = self.leaves_mut();
+        let shift = self.page_shift;
+        let mut tasks: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
         for region in regions {
-            let skip = region.start - rest.first;
-            let (_, tail) = rest.split_at(skip);
-            let (part, tail) = tail.split_at(region.len());
-            parts.push(part);
+            let pages = region.start >> shift..((region.end - 1) >> shift) + 1;
+            match tasks.last_mut() {
+                Some((last, members)) if pages.start < last.end => {
+                    last.end = last.end.max(pages.end);
+                    members.push(region.clone());
+                }
+                _ => tasks.push((pages, vec![region.clone()])),
+            }
+        }
+        let mut parts = Vec::with_capacity(tasks.len());
+        let mut rest = self.leaves_mut();
+        let mut at_page = 0;
+        for (pages, members) in tasks {
+            let (_, tail) = rest.split_at_page(pages.start - at_page);
+            let (part, tail) = tail.split_at_page(pages.len());
+            parts.push((part, members));
             rest = tail;
+            at_page = pages.end;
         }
         let delta: isize = parts
             .into_par_iter()
-            .map(|part| redistribute_region::<C>(part, overflow))
+            .map(|(mut part, members)| {
+                members
+                    .into_iter()
+                    .map(|region| {
+                        let local = region.start - part.first..region.end - part.first;
+                        redistribute_region::<C>(&mut part, local, overflow)
+                    })
+                    .sum::<isize>()
+            })
             .sum();
         self.total_used = self.total_used.wrapping_add_signed(delta);
+        let mut leaves = self.leaves_mut();
         for region in regions.iter().rev() {
-            self.repair_heads(region.clone());
-        }
-    }
-
-    /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
-    /// right before it, from the head of the leaf after it.
-    pub(super) fn repair_heads(&mut self, range: Range<usize>) {
-        let mut next = self.heads.get(range.end).copied().unwrap_or(u64::MAX);
-        for j in range.clone().rev() {
-            if self.used[j] > 0 {
-                next = self.heads[j];
-            } else {
-                self.heads[j] = next;
-            }
-        }
-        for j in (0..range.start).rev() {
-            if self.used[j] > 0 {
-                break;
-            }
-            self.heads[j] = next;
+            leaves.repair_heads(region.clone());
         }
     }
 }
 
-/// Gathers and re-spreads one region; returns the change in used bytes.
-fn redistribute_region<C: LeafCodec>(part: LeavesMut<'_>, overflow: &[Overflow<C::Item>]) -> isize {
-    let before: usize = part.used.iter().map(|&u| u as usize).sum();
-    let keys = gather::<C>(part.data, part.used, part.first, part.leaf_bytes, overflow);
+/// Gathers and re-spreads one region (local leaf range of `part`); returns the change in
+/// used bytes.
+fn redistribute_region<C: LeafCodec>(
+    part: &mut LeavesMut<'_>,
+    region: Range<usize>,
+    overflow: &[Overflow<C::Item>],
+) -> isize {
+    let view = part.as_ref();
+    let before: usize = region.clone().map(|j| view.used(j)).sum();
+    let keys = gather::<C>(view, part.first, region.clone(), overflow);
     let sized = SizedKeys::<C>::new(&keys);
-    let after = spread(&sized, part);
+    let after = spread(&sized, part, region);
     after as isize - before as isize
 }
 

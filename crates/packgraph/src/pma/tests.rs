@@ -144,13 +144,122 @@ fn run_ops<C: LeafCodec<Item = u64>>(config: PmaConfig, ops: &[Op]) {
     }
 }
 
+/// Applies `steps` to one writer; after a step whose tag is 0 it clones a version (kept
+/// with a copy of the oracle), after tag 1 it drops the oldest kept version. Every kept
+/// version must keep exactly its contents, and its pages must stay untouched.
+fn run_versioned(config: PmaConfig, steps: &[(Op, u8)]) {
+    let mut pma = Cpma::with_config(config).unwrap();
+    let mut oracle = BTreeSet::new();
+    let mut versions: Vec<(Cpma, BTreeSet<u64>)> = Vec::new();
+    for (op, tag) in steps {
+        match op {
+            Op::Insert(k) => assert_eq!(pma.insert(*k), oracle.insert(*k)),
+            Op::Remove(k) => assert_eq!(pma.remove(*k), oracle.remove(k)),
+            Op::InsertBatch(keys) => {
+                let added = keys.iter().copied().filter(|k| oracle.insert(*k)).count();
+                assert_eq!(pma.insert_batch(keys), added);
+            }
+            Op::RemoveBatch(keys) => {
+                let removed = keys.iter().filter(|k| oracle.remove(k)).count();
+                assert_eq!(pma.remove_batch(keys), removed);
+            }
+        }
+        match tag {
+            0 => versions.push((pma.clone(), oracle.clone())),
+            1 if !versions.is_empty() => drop(versions.remove(0)),
+            _ => {}
+        }
+        assert_matches(&pma, &oracle, &[]);
+        for (version, expected) in &versions {
+            version.check_invariants().unwrap();
+            assert!(
+                version.iter().eq(expected.iter().copied()),
+                "a version changed"
+            );
+        }
+    }
+    drop(versions);
+    let stats = pma.page_stats();
+    assert_eq!(
+        stats.shared, 0,
+        "pages still shared after every version was dropped"
+    );
+}
+
+#[test]
+fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
+    let config = PmaConfig {
+        page_bytes: 128,
+        ..small_config(1000)
+    };
+    let keys: Vec<u64> = (0..5_000).map(|i| i * 10).collect();
+    let mut pma = Cpma::from_sorted_with_config(&keys, config).unwrap();
+    assert!(pma.num_pages() > 20);
+    // No version alive: updates write in place.
+    pma.insert_batch(&(0..300).map(|i| i * 97 + 1).collect::<Vec<_>>());
+    pma.remove_batch(&(0..300).map(|i| i * 130).collect::<Vec<_>>());
+    for k in [3, 40_003, 49_999] {
+        pma.insert(k);
+        pma.remove(k);
+    }
+    assert_eq!(pma.page_copies(), 0);
+    // A version shares every page; a point update copies exactly one page.
+    let old = pma.clone();
+    let old_keys: Vec<u64> = old.iter().collect();
+    let bytes_before: Vec<Vec<u8>> = (0..old.num_pages())
+        .map(|p| old.table.pages[p].data.to_vec())
+        .collect();
+    assert_eq!(pma.page_stats().shared, pma.num_pages());
+    assert!(pma.insert(25_001));
+    assert_eq!(pma.page_copies(), 1);
+    let changed = (0..pma.num_pages())
+        .filter(|&p| !pma.shares_page(&old, p))
+        .count();
+    assert_eq!(changed, 1);
+    // Writing the same page again happens in place.
+    assert!(pma.insert(25_002));
+    assert_eq!(pma.page_copies(), 1);
+    // An absent key's removal copies nothing.
+    assert!(!pma.remove(25_003));
+    assert_eq!(pma.page_copies(), 1);
+    // A batch copies only the pages it touches, and the old version's bytes never change.
+    pma.insert_batch(&(0..200).map(|i| 30_000 + i * 2 + 1).collect::<Vec<_>>());
+    assert!(pma.page_copies() < pma.num_pages() / 2);
+    for (p, bytes) in bytes_before.iter().enumerate() {
+        assert_eq!(
+            &old.table.pages[p].data[..],
+            &bytes[..],
+            "page {p} was written"
+        );
+    }
+    assert!(old.iter().eq(old_keys.iter().copied()));
+    drop(old);
+    assert_eq!(pma.page_stats().shared, 0);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
-    fn cpma_matches_btreeset(ops in vec(op(), 1..40), divisor in prop::sample::select(vec![1usize, 10, 1000])) {
+    fn cpma_matches_btreeset(
+        ops in vec(op(), 1..40),
+        divisor in prop::sample::select(vec![1usize, 10, 1000]),
+        page_bytes in prop::sample::select(vec![64usize, 128, 256, 4096]),
+    ) {
         for pool in pools() {
-            pool.install(|| run_ops::<DeltaLeaf>(small_config(divisor), &ops));
+            let config = PmaConfig { page_bytes, ..small_config(divisor) };
+            pool.install(|| run_ops::<DeltaLeaf>(config, &ops));
+        }
+    }
+
+    #[test]
+    fn versions_keep_their_contents(
+        steps in vec((op(), 0u8..4), 1..40),
+        page_bytes in prop::sample::select(vec![64usize, 128, 512]),
+    ) {
+        for pool in pools() {
+            let config = PmaConfig { page_bytes, ..small_config(10) };
+            pool.install(|| run_versioned(config, &steps));
         }
     }
 
