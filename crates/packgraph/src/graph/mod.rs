@@ -22,17 +22,19 @@
 mod csr;
 mod index;
 mod read;
+mod snapshot;
 
 use std::ops::Range;
 
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
 
 pub use self::csr::CsrGraph;
 use self::index::RunIndex;
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
+pub use self::snapshot::{SharedGraph, Snapshot, VersionStats};
 
 /// A dynamic graph whose edges carry `f64` weights.
 ///
@@ -124,7 +126,9 @@ pub struct Graph<C: LeafCodec = DeltaLeaf> {
     num_vertices: usize,
     out: Pma<C>,
     incoming: Option<Pma<C>>,
-    index: OnceLock<FlatIndex>,
+    index: OnceLock<Arc<FlatIndex>>,
+    /// Batches applied since creation (see [`Graph::version`]).
+    version: u64,
 }
 
 impl Graph<DeltaLeaf> {
@@ -217,6 +221,7 @@ impl<C: LeafCodec> Graph<C> {
             out: Pma::new(),
             incoming: directed.then(Pma::new),
             index: OnceLock::new(),
+            version: 0,
         }
     }
 
@@ -347,6 +352,7 @@ impl<C: LeafCodec> Graph<C> {
             || self.incoming.as_mut().map(|set| op(set, &reversed)),
         );
         self.index = OnceLock::new();
+        self.version += 1;
         EdgeBatchStats {
             changed: arcs / arcs_per_edge,
             self_loops,
@@ -374,6 +380,7 @@ impl<C: LeafCodec> Graph<C> {
         };
         self.num_vertices = end;
         self.index = OnceLock::new();
+        self.version += 1;
         Ok(first..last)
     }
 
@@ -402,15 +409,17 @@ impl<C: LeafCodec> Graph<C> {
 
     fn flat(&self) -> &FlatIndex {
         self.index.get_or_init(|| {
-            let (out, incoming) = rayon::join(
-                || RunIndex::build(&self.out, self.num_vertices),
-                || {
-                    self.incoming
-                        .as_ref()
-                        .map(|set| RunIndex::build(set, self.num_vertices))
-                },
-            );
-            FlatIndex { out, incoming }
+            Arc::new({
+                let (out, incoming) = rayon::join(
+                    || RunIndex::build(&self.out, self.num_vertices),
+                    || {
+                        self.incoming
+                            .as_ref()
+                            .map(|set| RunIndex::build(set, self.num_vertices))
+                    },
+                );
+                FlatIndex { out, incoming }
+            })
         })
     }
 }
@@ -467,6 +476,7 @@ impl<C: LeafCodec> Graph<C> {
             out,
             incoming,
             index: OnceLock::new(),
+            version: 0,
         })
     }
 }

@@ -1,0 +1,268 @@
+//! Versions of a graph: cheap, immutable snapshots that readers keep while the single writer
+//! goes on (Aspen, section 5.2; PART, sections 3.2–3.4).
+//!
+//! A [`Snapshot`] holds a clone of the graph whose edge arrays share every page with the
+//! writer ([`Pma`]'s `Clone`): taking one copies no edge data, only bumps a reference count.
+//! The writer's next batch copies the page table (one pointer per page) and each page it
+//! writes that a snapshot still holds, once; pages no snapshot holds are written in place.
+//! A batch is applied to the writer's own arrays, so a snapshot sees it entirely (taken after)
+//! or not at all (taken before). Dropping the last handle on a version frees the pages only it
+//! held.
+//!
+//! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
+//! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
+//! a snapshot without waiting for the writer or for other readers.
+
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use arc_swap::ArcSwap;
+
+use super::{Graph, GraphRead, VertexId, WeightedGraphRead};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
+
+/// An immutable version of a [`Graph`]: `Send + Sync + Clone`, readable with every algorithm,
+/// unchanged however long it is held and however the writer goes on.
+///
+/// Dereferences to the [`Graph`] as of its version for the read-only methods.
+///
+/// # Examples
+/// ```
+/// use packgraph::graph::{Graph, GraphRead};
+/// use packgraph::algo;
+///
+/// let mut g = Graph::from_edges(4, &[(0, 1), (1, 2)], false);
+/// let before = g.snapshot();
+/// g.insert_edges(&[(2, 3)]);
+/// g.delete_edges(&[(0, 1)]);
+/// assert_eq!(before.version() + 2, g.version());
+/// assert_eq!(before.num_edges(), 4); // arcs: each undirected edge both ways
+/// assert!(before.has_edge(0, 1) && !before.has_edge(2, 3));
+/// let hops = algo::bfs(&before, 0).unwrap();
+/// assert_eq!(hops[2], 2);
+/// ```
+pub struct Snapshot<C: LeafCodec = DeltaLeaf> {
+    graph: Arc<Graph<C>>,
+}
+
+impl<C: LeafCodec> Clone for Snapshot<C> {
+    fn clone(&self) -> Self {
+        Self {
+            graph: Arc::clone(&self.graph),
+        }
+    }
+}
+
+impl<C: LeafCodec> std::fmt::Debug for Snapshot<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.graph.version)
+            .field("num_vertices", &self.graph.num_vertices)
+            .field("num_arcs", &self.graph.out.len())
+            .finish()
+    }
+}
+
+impl<C: LeafCodec> Deref for Snapshot<C> {
+    type Target = Graph<C>;
+
+    fn deref(&self) -> &Graph<C> {
+        &self.graph
+    }
+}
+
+impl<C: LeafCodec> Snapshot<C> {
+    /// The version number: how many batches the writer had applied when it was taken.
+    pub fn version(&self) -> u64 {
+        self.graph.version
+    }
+
+    /// Whether two handles are the same version (the same memory).
+    pub fn same_version(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.graph, &other.graph)
+    }
+}
+
+/// How a graph version's pages are shared: the out-array's and the in-array's
+/// [`PageStats`] added up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VersionStats {
+    /// Pages in the version.
+    pub pages: usize,
+    /// Of those, pages another version also holds.
+    pub shared: usize,
+    /// Pages the writer copied since it was created because a version shared them.
+    pub copied: usize,
+}
+
+impl VersionStats {
+    fn add(&mut self, stats: PageStats) {
+        self.pages += stats.pages;
+        self.shared += stats.shared;
+        self.copied += stats.copied;
+    }
+}
+
+impl<C: LeafCodec> Graph<C> {
+    /// How many batches (edge inserts, deletes, vertex additions) have been applied.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// An immutable snapshot of the graph as it is now. O(1): shares every page and the flat
+    /// vertex index if it was built; copies no edge data.
+    pub fn snapshot(&self) -> Snapshot<C> {
+        let index = OnceLock::new();
+        if let Some(built) = self.index.get() {
+            let _ = index.set(Arc::clone(built));
+        }
+        Snapshot {
+            graph: Arc::new(Graph {
+                directed: self.directed,
+                num_vertices: self.num_vertices,
+                out: self.out.clone(),
+                incoming: self.incoming.clone(),
+                index,
+                version: self.version,
+            }),
+        }
+    }
+
+    /// How this version's pages are shared with snapshots, and how many the writer copied.
+    pub fn version_stats(&self) -> VersionStats {
+        let mut stats = VersionStats::default();
+        stats.add(self.out.page_stats());
+        if let Some(incoming) = &self.incoming {
+            stats.add(incoming.page_stats());
+        }
+        stats
+    }
+
+    /// The out-edge array (for page-level inspection in tests and benchmarks).
+    pub fn out_array(&self) -> &Pma<C> {
+        &self.out
+    }
+}
+
+impl<C: LeafCodec> GraphRead for Snapshot<C> {
+    fn num_vertices(&self) -> usize {
+        self.graph.num_vertices()
+    }
+
+    fn num_edges(&self) -> usize {
+        self.graph.num_edges()
+    }
+
+    fn is_directed(&self) -> bool {
+        self.graph.is_directed()
+    }
+
+    fn out_degree(&self, v: VertexId) -> usize {
+        self.graph.out_degree(v)
+    }
+
+    fn in_degree(&self, v: VertexId) -> usize {
+        self.graph.in_degree(v)
+    }
+
+    fn for_each_out_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool {
+        self.graph.for_each_out_neighbor(v, f)
+    }
+
+    fn for_each_in_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool {
+        self.graph.for_each_in_neighbor(v, f)
+    }
+}
+
+impl WeightedGraphRead for Snapshot<DeltaMapLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.graph.for_each_out_edge(v, f)
+    }
+}
+
+impl WeightedGraphRead for Snapshot<DeltaLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.graph.for_each_out_edge(v, f)
+    }
+}
+
+/// A graph shared by many threads: one writer at a time, any number of readers taking
+/// snapshots from any thread. Readers never wait for the writer or for each other (the
+/// latest version is published through an atomic pointer); the writer never waits for
+/// readers.
+///
+/// # Examples
+/// ```
+/// use packgraph::graph::{Graph, GraphRead, SharedGraph};
+///
+/// let shared = SharedGraph::new(Graph::from_edges(3, &[(0, 1)], false));
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         shared.write(|g| g.insert_edges(&[(1, 2)]));
+///     });
+///     s.spawn(|| {
+///         let snap = shared.snapshot();
+///         // Either before the batch or after it, never half of it.
+///         assert!(snap.num_edges() == 2 || snap.num_edges() == 4);
+///     });
+/// });
+/// assert_eq!(shared.snapshot().num_edges(), 4);
+/// ```
+pub struct SharedGraph<C: LeafCodec = DeltaLeaf> {
+    writer: Mutex<Graph<C>>,
+    latest: ArcSwap<Graph<C>>,
+}
+
+impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedGraph")
+            .field("latest", &self.snapshot())
+            .finish()
+    }
+}
+
+impl<C: LeafCodec> SharedGraph<C> {
+    /// Shares `graph`; its current state is the first published version.
+    pub fn new(graph: Graph<C>) -> Self {
+        let latest = ArcSwap::new(graph.snapshot().graph);
+        Self {
+            writer: Mutex::new(graph),
+            latest,
+        }
+    }
+
+    /// The latest published version. Lock-free; never waits for the writer.
+    pub fn snapshot(&self) -> Snapshot<C> {
+        Snapshot {
+            graph: self.latest.load_full(),
+        }
+    }
+
+    /// Runs `update` on the graph as the only writer (other writers wait), then publishes
+    /// the result as the latest version, so that snapshots taken afterwards see all of it.
+    pub fn write<R>(&self, update: impl FnOnce(&mut Graph<C>) -> R) -> R {
+        let mut graph = self.lock();
+        let result = update(&mut graph);
+        self.latest.store(graph.snapshot().graph);
+        result
+    }
+
+    /// The writer's page statistics (pages shared with published or held versions, and
+    /// copied so far).
+    pub fn version_stats(&self) -> VersionStats {
+        self.lock().version_stats()
+    }
+
+    /// Takes the graph back out.
+    pub fn into_inner(self) -> Graph<C> {
+        self.writer
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Graph<C>> {
+        // A writer that panicked poisons the lock. Published versions are immutable and
+        // stay consistent; the writer's graph is handed on as the panicking update left it.
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

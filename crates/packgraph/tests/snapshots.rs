@@ -1,0 +1,218 @@
+//! Stress test of versions: one writer applies random batches (inserts and deletes, growing
+//! and shrinking the graph) through a `SharedGraph` while reader threads take snapshots at
+//! random times and check each against the exact oracle state of its version; some
+//! snapshots are held across many later versions and checked again.
+//!
+//! Runs for `PACKGRAPH_STRESS_SECS` seconds (default 3).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use packgraph::algo;
+use packgraph::graph::{CsrGraph, Graph, GraphRead, SharedGraph, Snapshot, VertexId};
+
+const VERTICES: u32 = 3_000;
+
+type Arcs = BTreeSet<(VertexId, VertexId)>;
+
+/// A small deterministic generator (splitmix64), one per thread.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn duration() -> Duration {
+    let secs = std::env::var("PACKGRAPH_STRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(3.0);
+    Duration::from_secs_f64(secs)
+}
+
+fn arcs_of(edges: &[(VertexId, VertexId)], directed: bool) -> Vec<(VertexId, VertexId)> {
+    edges
+        .iter()
+        .filter(|(u, v)| u != v)
+        .flat_map(|&(u, v)| {
+            let back = (!directed).then_some((v, u));
+            std::iter::once((u, v)).chain(back)
+        })
+        .collect()
+}
+
+/// Compares every observable of `snap` with `expected` (the arcs of its version).
+fn check(snap: &Snapshot, expected: &Arcs, directed: bool) {
+    assert_eq!(
+        snap.num_edges(),
+        expected.len(),
+        "version {}",
+        snap.version()
+    );
+    let mut seen = Vec::with_capacity(expected.len());
+    for v in 0..snap.num_vertices() as VertexId {
+        let before = seen.len();
+        snap.for_each_out_neighbor(v, |u| {
+            seen.push((v, u));
+            true
+        });
+        assert_eq!(seen.len() - before, snap.out_degree(v));
+    }
+    assert!(
+        seen.iter().eq(expected.iter()),
+        "version {} differs from its oracle",
+        snap.version()
+    );
+    if directed {
+        let mut incoming: Vec<(VertexId, VertexId)> = Vec::with_capacity(expected.len());
+        for v in 0..snap.num_vertices() as VertexId {
+            snap.for_each_in_neighbor(v, |u| {
+                incoming.push((u, v));
+                true
+            });
+        }
+        incoming.sort_unstable();
+        assert!(incoming.iter().eq(expected.iter()), "in-edges differ");
+    }
+}
+
+/// BFS on the snapshot equals BFS on a CSR built from the oracle.
+fn check_bfs(snap: &Snapshot, expected: &Arcs) {
+    let arcs: Vec<(VertexId, VertexId)> = expected.iter().copied().collect();
+    // Both directions are in `arcs` for an undirected graph; as directed arcs they give the
+    // CSR the same adjacency.
+    let csr = CsrGraph::from_edges(snap.num_vertices(), &arcs, true);
+    assert_eq!(
+        algo::bfs(snap, 0).unwrap().depths,
+        algo::bfs_depths_serial(&csr, 0)
+    );
+}
+
+fn stress(directed: bool, seed: u64) {
+    let shared = SharedGraph::new(Graph::new(directed));
+    let history: Mutex<HashMap<u64, Arc<Arcs>>> = Mutex::new(HashMap::new());
+    history.lock().unwrap().insert(0, Arc::new(Arcs::new()));
+    let stop = AtomicBool::new(false);
+    let checks = AtomicUsize::new(0);
+    let deadline = Instant::now() + duration();
+    std::thread::scope(|s| {
+        for reader in 0..3u64 {
+            let (shared, history, stop, checks) = (&shared, &history, &stop, &checks);
+            s.spawn(move || {
+                let mut rng = Rng(seed ^ ((reader + 1) * 7919));
+                let mut held: Vec<(Snapshot, Arc<Arcs>)> = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let snap = shared.snapshot();
+                    let expected = Arc::clone(&history.lock().unwrap()[&snap.version()]);
+                    check(&snap, &expected, directed);
+                    if rng.below(8) == 0 && snap.num_vertices() > 0 {
+                        check_bfs(&snap, &expected);
+                    }
+                    if rng.below(4) == 0 {
+                        held.push((snap, expected));
+                    }
+                    if held.len() > 6 {
+                        let (old, expected) = held.remove(rng.below(held.len() as u64) as usize);
+                        check(&old, &expected, directed);
+                    }
+                    checks.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_micros(rng.below(2_000)));
+                }
+                for (old, expected) in &held {
+                    check(old, expected, directed);
+                }
+            });
+        }
+        let mut rng = Rng(seed);
+        let mut oracle = Arcs::new();
+        let mut version = 0u64;
+        let mut growing = true;
+        let mut batches = 0;
+        while Instant::now() < deadline || batches < 20 {
+            if oracle.len() > 60_000 {
+                growing = false;
+            } else if oracle.len() < 2_000 {
+                growing = true;
+            }
+            let size = [1, 10, 300, 3_000][rng.below(4) as usize];
+            let insert = if growing {
+                rng.below(4) != 0
+            } else {
+                rng.below(4) == 0
+            };
+            let edges: Vec<(VertexId, VertexId)> = if insert {
+                (0..size)
+                    .map(|_| {
+                        let u = rng.below(u64::from(VERTICES)) as VertexId;
+                        let v = rng.below(u64::from(VERTICES)) as VertexId;
+                        (u, v)
+                    })
+                    .collect()
+            } else {
+                // Mostly present edges, some absent ones.
+                let present: Vec<_> = oracle.iter().copied().collect();
+                (0..size)
+                    .map(|i| {
+                        if i % 5 == 4 || present.is_empty() {
+                            (rng.below(100) as VertexId, rng.below(100) as VertexId)
+                        } else {
+                            present[rng.below(present.len() as u64) as usize]
+                        }
+                    })
+                    .collect()
+            };
+            for arc in arcs_of(&edges, directed) {
+                if insert {
+                    oracle.insert(arc);
+                } else {
+                    oracle.remove(&arc);
+                }
+            }
+            version += 1;
+            history
+                .lock()
+                .unwrap()
+                .insert(version, Arc::new(oracle.clone()));
+            shared.write(|g| {
+                if insert {
+                    g.insert_edges(&edges);
+                } else {
+                    g.delete_edges(&edges);
+                }
+                assert_eq!(g.version(), version);
+            });
+            batches += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        let last = shared.snapshot();
+        check(&last, &oracle, directed);
+    });
+    let checks = checks.load(Ordering::Relaxed);
+    eprintln!("directed {directed}: {checks} snapshot checks");
+    assert!(checks > 0, "no reader ran a check");
+    // Every version dropped but the writer's and the published one: nothing else is held.
+    let graph = shared.into_inner();
+    assert_eq!(graph.version_stats().shared, 0);
+}
+
+#[test]
+fn readers_see_exactly_their_version_undirected() {
+    stress(false, 1);
+}
+
+#[test]
+fn readers_see_exactly_their_version_directed() {
+    stress(true, 2);
+}
