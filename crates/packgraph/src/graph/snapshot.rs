@@ -38,8 +38,8 @@ use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
 /// assert_eq!(before.version() + 2, g.version());
 /// assert_eq!(before.num_edges(), 4); // arcs: each undirected edge both ways
 /// assert!(before.has_edge(0, 1) && !before.has_edge(2, 3));
-/// let hops = algo::bfs(&before, 0).unwrap();
-/// assert_eq!(hops[2], 2);
+/// let tree = algo::bfs(&before, 0).unwrap();
+/// assert_eq!(tree.depths[2], 2);
 /// ```
 pub struct Snapshot<C: LeafCodec = DeltaLeaf> {
     graph: Arc<Graph<C>>,

@@ -360,9 +360,9 @@ fn merge_leaf<C: LeafCodec>(
         None => None, // empty: the head is repaired after the merge
     };
     let global = leaves.first + j;
-    leaves.set_used(j, used);
+    leaves.used[j] = used as u32;
     if let Some(head) = head {
-        leaves.set_head(j, head);
+        leaves.heads[j] = head;
     }
     if let Some(items) = overflow {
         out.overflow.push((global, items));

@@ -12,24 +12,19 @@ impl<C: LeafCodec> Pma<C> {
         let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
         let num_leaves = self.num_leaves();
         let table = &self.table;
-        if table.page_heads.len() != table.pages.len()
+        if table.heads.len() != num_leaves
+            || table.used.len() != num_leaves
             || table.pages.len() != num_leaves.div_ceil(self.page_leaves())
         {
             return broken(0, "page table lengths disagree with the leaf count".into());
         }
         for (p, page) in table.pages.iter().enumerate() {
             let leaves = (num_leaves - p * self.page_leaves()).min(self.page_leaves());
-            if page.heads.len() != leaves
-                || page.used.len() != leaves
-                || page.data.len() != leaves * self.leaf_bytes + PADDING_BYTES
-            {
+            if page.len() != leaves * self.leaf_bytes + PADDING_BYTES {
                 return broken(
                     p * self.page_leaves(),
                     format!("page {p} has the wrong size"),
                 );
-            }
-            if table.page_heads[p] != page.heads[0] {
-                return broken(p * self.page_leaves(), format!("page {p}'s head is stale"));
             }
         }
         let mut previous: Option<u64> = None;

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::batch::Overflow;
 use super::leaf::LeafCodec;
-use super::{default_leaf_bytes, Page, Pma, PmaConfig, Table};
+use super::{default_leaf_bytes, empty_page, Page, Pma, PmaConfig, Table};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -23,97 +23,77 @@ const SERIAL_BLOCKS_MAX: usize = 8;
 pub(super) struct Leaves<'a> {
     pub(super) leaf_bytes: usize,
     shift: u32,
-    num_leaves: usize,
-    pages: &'a [Arc<Page>],
-    page_heads: &'a [u64],
+    pages: &'a [Page],
+    pub(super) heads: &'a [u64],
+    pub(super) used: &'a [u32],
 }
 
 impl<'a> Leaves<'a> {
     pub(super) fn len(&self) -> usize {
-        self.num_leaves
-    }
-
-    #[inline(always)]
-    fn mask(&self) -> usize {
-        (1 << self.shift) - 1
+        self.used.len()
     }
 
     /// The leaf `j` and the rest of its page, padding included.
     #[inline(always)]
     pub(super) fn leaf(&self, j: usize) -> &'a [u8] {
-        &self.pages[j >> self.shift].data[(j & self.mask()) * self.leaf_bytes..]
+        &self.pages[j >> self.shift][(j & ((1 << self.shift) - 1)) * self.leaf_bytes..]
     }
 
     #[inline(always)]
     pub(super) fn used(&self, j: usize) -> usize {
-        self.pages[j >> self.shift].used[j & self.mask()] as usize
+        self.used[j] as usize
     }
 
     #[inline(always)]
     pub(super) fn head(&self, j: usize) -> u64 {
-        self.pages[j >> self.shift].heads[j & self.mask()]
+        self.heads[j]
     }
 
-    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0): the
-    /// last page whose first head is at most `key`, then the last such leaf in it.
+    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0).
     pub(super) fn target(&self, key: u64) -> usize {
-        let p = self
-            .page_heads
+        self.heads
             .partition_point(|&head| head <= key)
-            .saturating_sub(1);
-        let Some(page) = self.pages.get(p) else {
-            return 0;
-        };
-        (p << self.shift)
-            + page
-                .heads
-                .partition_point(|&head| head <= key)
-                .saturating_sub(1)
+            .saturating_sub(1)
     }
 
     /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
     /// (1, 2, 4, … leaves) and then searches the window, so the consecutive targets of a
     /// sorted batch cost O(log gap) reads near each other instead of a full binary search.
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
+        let heads = self.heads;
         let (mut lo, mut step) = (from, 1);
-        let mut hi = loop {
+        let hi = loop {
             let probe = from + step;
-            if probe >= self.num_leaves || self.head(probe) > key {
-                break probe.min(self.num_leaves);
+            if probe >= heads.len() || heads[probe] > key {
+                break probe.min(heads.len());
             }
             lo = probe;
             step *= 2;
         };
-        // The last leaf in lo..hi with head <= key (lo's head is, or lo == from).
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if self.head(mid) <= key {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        lo + heads[lo..hi]
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1)
     }
 }
 
-/// A run of whole pages borrowed mutably; split (at page boundaries) to hand disjoint
-/// pages to tasks. Writes go through [`LeavesMut::page_mut`], which copies a page that
-/// another version shares before the first write to it (and writes in place otherwise).
+/// A run of whole pages borrowed mutably, with their leaves' heads and sizes; split (at page
+/// boundaries) to hand disjoint pages to tasks. Leaf bytes are written through
+/// [`LeavesMut::leaf_mut`] and [`LeavesMut::fill_range`], which copy a page that another
+/// version shares before the first write to it (and write in place otherwise).
 pub(super) struct LeavesMut<'a> {
     /// Global index of the first leaf.
     pub(super) first: usize,
     pub(super) leaf_bytes: usize,
     shift: u32,
-    num_leaves: usize,
-    pages: &'a mut [Arc<Page>],
-    page_heads: &'a mut [u64],
+    pages: &'a mut [Page],
+    pub(super) heads: &'a mut [u64],
+    pub(super) used: &'a mut [u32],
     copies: &'a AtomicUsize,
 }
 
 impl<'a> LeavesMut<'a> {
     pub(super) fn len(&self) -> usize {
-        self.num_leaves
+        self.used.len()
     }
 
     pub(super) fn num_pages(&self) -> usize {
@@ -129,98 +109,70 @@ impl<'a> LeavesMut<'a> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            num_leaves: self.num_leaves,
             pages: self.pages,
-            page_heads: self.page_heads,
+            heads: self.heads,
+            used: self.used,
         }
     }
 
     /// Pages `[0, p)` and `[p, num_pages)`.
     pub(super) fn split_at_page(self, p: usize) -> (Self, Self) {
-        let left_leaves = (p << self.shift).min(self.num_leaves);
+        let mid = (p << self.shift).min(self.used.len());
         let (pages_l, pages_r) = self.pages.split_at_mut(p);
-        let (heads_l, heads_r) = self.page_heads.split_at_mut(p);
+        let (heads_l, heads_r) = self.heads.split_at_mut(mid);
+        let (used_l, used_r) = self.used.split_at_mut(mid);
         let left = LeavesMut {
             first: self.first,
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            num_leaves: left_leaves,
             pages: pages_l,
-            page_heads: heads_l,
+            heads: heads_l,
+            used: used_l,
             copies: self.copies,
         };
         let right = LeavesMut {
-            first: self.first + left_leaves,
+            first: self.first + mid,
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            num_leaves: self.num_leaves - left_leaves,
             pages: pages_r,
-            page_heads: heads_r,
+            heads: heads_r,
+            used: used_r,
             copies: self.copies,
         };
         (left, right)
     }
 
-    /// Page `p` for writing: copied first if another version shares it.
-    #[inline]
-    pub(super) fn page_mut(&mut self, p: usize) -> &mut Page {
-        cow(&mut self.pages[p], self.copies)
-    }
-
-    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing.
+    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing: its page is copied first
+    /// if another version shares it.
     pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
         let (lb, local) = (self.leaf_bytes, j & ((1 << self.shift) - 1));
-        &mut self.page_mut(j >> self.shift).data[local * lb..(local + 1) * lb]
-    }
-
-    /// Sets leaf `j`'s used bytes (no write, and no copy, if unchanged).
-    pub(super) fn set_used(&mut self, j: usize, used: usize) {
-        if self.as_ref().used(j) != used {
-            let local = j & ((1 << self.shift) - 1);
-            self.page_mut(j >> self.shift).used[local] = used as u32;
-        }
-    }
-
-    /// Sets leaf `j`'s head, and its page's head if it is the page's first leaf (no write,
-    /// and no copy, if unchanged).
-    pub(super) fn set_head(&mut self, j: usize, head: u64) {
-        if self.as_ref().head(j) != head {
-            let (p, local) = (j >> self.shift, j & ((1 << self.shift) - 1));
-            self.page_mut(p).heads[local] = head;
-            if local == 0 {
-                self.page_heads[p] = head;
-            }
-        }
+        let page = cow(&mut self.pages[j >> self.shift], self.copies);
+        &mut page[local * lb..(local + 1) * lb]
     }
 
     /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
     /// right before it, from the head of the leaf after it.
     pub(super) fn repair_heads(&mut self, range: std::ops::Range<usize>) {
-        let view = self.as_ref();
-        let mut next = if range.end < view.len() {
-            view.head(range.end)
-        } else {
-            u64::MAX
-        };
+        let mut next = self.heads.get(range.end).copied().unwrap_or(u64::MAX);
         for j in range.clone().rev() {
-            if self.as_ref().used(j) > 0 {
-                next = self.as_ref().head(j);
+            if self.used[j] > 0 {
+                next = self.heads[j];
             } else {
-                self.set_head(j, next);
+                self.heads[j] = next;
             }
         }
         for j in (0..range.start).rev() {
-            if self.as_ref().used(j) > 0 {
+            if self.used[j] > 0 {
                 break;
             }
-            self.set_head(j, next);
+            self.heads[j] = next;
         }
     }
 
     /// Calls `f(first_in_range, data, used, heads)` for each page's share of the local leaf
-    /// range `range`, in parallel when the range is long; pages wholly inside the range are
-    /// replaced rather than copied when shared. Keeps the page heads right. Returns the sum
-    /// of `f`'s results.
+    /// range `range`, in parallel when the range is long; a shared page is copied first, or
+    /// replaced by a fresh one when the range covers it whole. Returns the sum of `f`'s
+    /// results.
     pub(super) fn fill_range(
         &mut self,
         range: std::ops::Range<usize>,
@@ -230,43 +182,46 @@ impl<'a> LeavesMut<'a> {
             return 0;
         }
         let (shift, lb, copies) = (self.shift, self.leaf_bytes, self.copies);
-        let (first_page, last_page) = (range.start >> shift, (range.end - 1) >> shift);
+        let page_leaves = 1usize << shift;
+        let first_page = range.start >> shift;
+        let last_page = (range.end - 1) >> shift;
+        let leaf_start = first_page << shift;
+        let leaf_end = ((last_page + 1) << shift).min(self.used.len());
         let pages = &mut self.pages[first_page..=last_page];
-        let heads = &mut self.page_heads[first_page..=last_page];
-        let fill_page = |(i, (slot, page_head)): (usize, (&mut Arc<Page>, &mut u64))| {
-            let p = first_page + i;
-            let page_start = p << shift;
-            let leaves = slot.used.len();
+        let used = &mut self.used[leaf_start..leaf_end];
+        let heads = &mut self.heads[leaf_start..leaf_end];
+        let fill_page = |(i, ((slot, used), heads)): PageShare<'_>| {
+            let page_start = leaf_start + i * page_leaves;
+            let leaves = used.len();
             let lo = range.start.max(page_start) - page_start;
             let hi = range.end.min(page_start + leaves) - page_start;
-            let whole = lo == 0 && hi == leaves;
-            let page = if whole && Arc::get_mut(slot).is_none() {
+            let page = if lo == 0 && hi == leaves && Arc::get_mut(slot).is_none() {
                 copies.fetch_add(1, Ordering::Relaxed);
-                *slot = Arc::new(Page::empty(leaves, lb));
+                *slot = empty_page(leaves, lb);
                 Arc::get_mut(slot).expect("a new page is unique")
             } else {
                 cow(slot, copies)
             };
-            let done = f(
+            f(
                 page_start + lo - range.start,
-                &mut page.data[lo * lb..hi * lb],
-                &mut page.used[lo..hi],
-                &mut page.heads[lo..hi],
-            );
-            *page_head = page.heads[0];
-            done
+                &mut page[lo * lb..hi * lb],
+                &mut used[lo..hi],
+                &mut heads[lo..hi],
+            )
         };
         if range.len() <= 2 * LEAF_GRAIN {
             pages
                 .iter_mut()
-                .zip(heads.iter_mut())
+                .zip(used.chunks_mut(page_leaves))
+                .zip(heads.chunks_mut(page_leaves))
                 .enumerate()
                 .map(fill_page)
                 .sum()
         } else {
             pages
                 .par_iter_mut()
-                .zip(heads.par_iter_mut())
+                .zip(used.par_chunks_mut(page_leaves))
+                .zip(heads.par_chunks_mut(page_leaves))
                 .enumerate()
                 .map(fill_page)
                 .sum()
@@ -274,12 +229,15 @@ impl<'a> LeavesMut<'a> {
     }
 }
 
+/// One page's slot with its leaves' sizes and heads, numbered, as `fill_range` visits them.
+type PageShare<'s> = (usize, ((&'s mut Page, &'s mut [u32]), &'s mut [u64]));
+
 /// The page in `slot` for writing: copied first (and counted) if another version holds it.
 #[inline]
-pub(super) fn cow<'p>(slot: &'p mut Arc<Page>, copies: &AtomicUsize) -> &'p mut Page {
+pub(super) fn cow<'p>(slot: &'p mut Page, copies: &AtomicUsize) -> &'p mut [u8] {
     if Arc::get_mut(slot).is_none() {
         copies.fetch_add(1, Ordering::Relaxed);
-        *slot = Arc::new(Page::clone(slot));
+        *slot = Arc::from(&slot[..]);
     }
     Arc::get_mut(slot).expect("the page was just made unique")
 }
@@ -290,9 +248,9 @@ impl<C: LeafCodec> Pma<C> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
             shift: self.page_shift,
-            num_leaves: self.num_leaves,
             pages: &self.table.pages,
-            page_heads: &self.table.page_heads,
+            heads: &self.table.heads,
+            used: &self.table.used,
         }
     }
 
@@ -303,9 +261,9 @@ impl<C: LeafCodec> Pma<C> {
             first: 0,
             leaf_bytes: self.leaf_bytes,
             shift: self.page_shift,
-            num_leaves: self.num_leaves,
             pages: &mut table.pages,
-            page_heads: &mut table.page_heads,
+            heads: &mut table.heads,
+            used: &mut table.used,
             copies: &self.page_copies,
         }
     }
@@ -324,7 +282,7 @@ impl<C: LeafCodec> Pma<C> {
         let pages = (0..num_pages)
             .map(|p| {
                 let leaves = (num_leaves - (p << page_shift)).min(1 << page_shift);
-                Arc::new(Page::empty(leaves, leaf_bytes))
+                empty_page(leaves, leaf_bytes)
             })
             .collect();
         let mut pma = Self {
@@ -334,7 +292,8 @@ impl<C: LeafCodec> Pma<C> {
             num_leaves,
             table: Arc::new(Table {
                 pages,
-                page_heads: vec![u64::MAX; num_pages],
+                heads: vec![u64::MAX; num_leaves],
+                used: vec![0; num_leaves],
             }),
             len: items.len(),
             total_used: 0,

@@ -270,35 +270,25 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     codec: PhantomData<fn() -> C>,
 }
 
-/// A fixed run of `1 << page_shift` leaves (fewer in the last page), the unit of sharing
-/// between versions: each leaf's used bytes and head, then the leaves' bytes and
-/// `PADDING_BYTES`.
-#[derive(Clone)]
-pub(crate) struct Page {
-    pub(crate) heads: Box<[u64]>,
-    pub(crate) used: Box<[u32]>,
-    pub(crate) data: Box<[u8]>,
+/// A fixed run of `1 << page_shift` leaves' bytes (fewer in the last page) and
+/// `PADDING_BYTES`: the unit of sharing between versions. One allocation, reached in one
+/// hop from the page table.
+pub(crate) type Page = Arc<[u8]>;
+
+/// A new zeroed page of `leaves` leaves.
+fn empty_page(leaves: usize, leaf_bytes: usize) -> Page {
+    vec![0u8; leaves * leaf_bytes + PADDING_BYTES].into()
 }
 
-impl Page {
-    fn empty(leaves: usize, leaf_bytes: usize) -> Self {
-        Self {
-            heads: vec![u64::MAX; leaves].into_boxed_slice(),
-            used: vec![0; leaves].into_boxed_slice(),
-            data: vec![0; leaves * leaf_bytes + PADDING_BYTES].into_boxed_slice(),
-        }
-    }
-
-    fn size_in_bytes(&self) -> usize {
-        self.data.len() + self.used.len() * 4 + self.heads.len() * 8 + size_of::<Self>()
-    }
-}
-
-/// A version's page table: the pages in order and each page's first head (searched first).
+/// A version's page table, with the per-leaf metadata that search and counting need kept
+/// flat (12 bytes a leaf): copied as a whole when a shared table is first written.
 #[derive(Clone, Default)]
 pub(crate) struct Table {
-    pub(crate) pages: Vec<Arc<Page>>,
-    pub(crate) page_heads: Vec<u64>,
+    pub(crate) pages: Vec<Page>,
+    /// Each leaf's first key; see the module invariants for empty leaves.
+    pub(crate) heads: Vec<u64>,
+    /// Bytes used in each leaf; 0 for an empty leaf.
+    pub(crate) used: Vec<u32>,
 }
 
 /// How a [`Pma`]'s pages are shared with other versions (clones) of it.
@@ -415,12 +405,11 @@ impl<C: LeafCodec> Pma<C> {
     /// Every byte this version holds (shared pages counted in full): pages with their
     /// padding, head and size arrays, the page table, itself.
     pub fn size_in_bytes(&self) -> usize {
-        self.table
-            .pages
-            .iter()
-            .map(|p| p.size_in_bytes())
-            .sum::<usize>()
-            + self.table.pages.capacity() * (size_of::<Arc<Page>>() + size_of::<u64>())
+        // An `Arc<[u8]>` allocation: two reference counts, then the bytes.
+        self.table.pages.iter().map(|p| p.len() + 16).sum::<usize>()
+            + self.table.pages.capacity() * size_of::<Page>()
+            + self.table.heads.capacity() * size_of::<u64>()
+            + self.table.used.capacity() * size_of::<u32>()
             + size_of::<Table>()
             + size_of::<Self>()
     }
@@ -494,7 +483,7 @@ impl<C: LeafCodec> Pma<C> {
     #[inline(always)]
     fn leaf(&self, j: usize) -> &[u8] {
         let page = &self.table.pages[j >> self.page_shift];
-        &page.data[(j & self.page_mask()) * self.leaf_bytes..]
+        &page[(j & self.page_mask()) * self.leaf_bytes..]
     }
 
     #[inline(always)]
@@ -504,16 +493,16 @@ impl<C: LeafCodec> Pma<C> {
 
     #[inline(always)]
     fn leaf_used(&self, j: usize) -> usize {
-        self.table.pages[j >> self.page_shift].used[j & self.page_mask()] as usize
+        self.table.used[j] as usize
     }
 
     #[inline(always)]
     fn head(&self, j: usize) -> u64 {
-        self.table.pages[j >> self.page_shift].heads[j & self.page_mask()]
+        self.table.heads[j]
     }
 
     /// The leaf a key belongs in: the last whose head is at most `key` (leaf 0 if none),
-    /// stepping back over trailing empty leaves. Searches the page heads, then one page.
+    /// stepping back over trailing empty leaves.
     #[inline]
     fn find_leaf(&self, key: u64) -> usize {
         let mut j = self.leaves().target(key);

@@ -65,20 +65,10 @@ impl<C: LeafCodec> Pma<C> {
                 .table
                 .pages
                 .iter()
-                .map(|p| &p.data[..p.used.len() * self.leaf_bytes])
+                .map(|p| &p[..p.len() - PADDING_BYTES])
                 .collect(),
-            used: self
-                .table
-                .pages
-                .iter()
-                .flat_map(|p| p.used.iter().copied())
-                .collect(),
-            heads: self
-                .table
-                .pages
-                .iter()
-                .flat_map(|p| p.heads.iter().copied())
-                .collect(),
+            used: self.table.used.clone(),
+            heads: self.table.heads.clone(),
         }
     }
 
@@ -157,27 +147,22 @@ impl<C: LeafCodec> Pma<C> {
         }
         let page_shift = config.page_shift(leaf_bytes);
         let page_leaves = 1 << page_shift;
-        let pages: Vec<Arc<Page>> = (0..num_leaves.div_ceil(page_leaves))
+        let pages: Vec<Page> = (0..num_leaves.div_ceil(page_leaves))
             .into_par_iter()
             .map(|p| {
                 let leaves = p * page_leaves..((p + 1) * page_leaves).min(num_leaves);
                 let mut bytes = Vec::with_capacity(leaves.len() * leaf_bytes + PADDING_BYTES);
                 bytes.extend_from_slice(&data[leaves.start * leaf_bytes..leaves.end * leaf_bytes]);
                 bytes.resize(leaves.len() * leaf_bytes + PADDING_BYTES, 0);
-                Arc::new(Page {
-                    heads: heads[leaves.clone()].into(),
-                    used: used[leaves].into(),
-                    data: bytes.into_boxed_slice(),
-                })
+                Page::from(bytes)
             })
             .collect();
-        let page_heads = pages.iter().map(|p| p.heads[0]).collect();
         Ok(Self {
             config,
             leaf_bytes,
             page_shift,
             num_leaves,
-            table: Arc::new(Table { pages, page_heads }),
+            table: Arc::new(Table { pages, heads, used }),
             len,
             total_used,
             page_copies: AtomicUsize::new(0),

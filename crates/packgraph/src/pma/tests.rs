@@ -207,7 +207,7 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     let old = pma.clone();
     let old_keys: Vec<u64> = old.iter().collect();
     let bytes_before: Vec<Vec<u8>> = (0..old.num_pages())
-        .map(|p| old.table.pages[p].data.to_vec())
+        .map(|p| old.table.pages[p].to_vec())
         .collect();
     assert_eq!(pma.page_stats().shared, pma.num_pages());
     assert!(pma.insert(25_001));
@@ -226,11 +226,7 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     pma.insert_batch(&(0..200).map(|i| 30_000 + i * 2 + 1).collect::<Vec<_>>());
     assert!(pma.page_copies() < pma.num_pages() / 2);
     for (p, bytes) in bytes_before.iter().enumerate() {
-        assert_eq!(
-            &old.table.pages[p].data[..],
-            &bytes[..],
-            "page {p} was written"
-        );
+        assert_eq!(&old.table.pages[p][..], &bytes[..], "page {p} was written");
     }
     assert!(old.iter().eq(old_keys.iter().copied()));
     drop(old);
