@@ -5,6 +5,7 @@ mod bench;
 mod files;
 mod input;
 mod run;
+mod stream;
 
 use std::process::ExitCode;
 
@@ -46,6 +47,10 @@ enum Command {
     Generate(files::GenerateArgs),
     /// Run benchmarks against baselines measured in the same run.
     Bench(bench::BenchArgs),
+    /// Stream edge updates into a graph while other threads query consistent snapshots of
+    /// it; ends with update throughput and latency, query latency while updating and idle,
+    /// versions and memory.
+    Stream(stream::StreamArgs),
 }
 
 fn main() -> ExitCode {
@@ -103,5 +108,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Convert(args) => pool.install(|| files::convert(&args)),
         Command::Generate(args) => pool.install(|| files::generate(&args)),
         Command::Bench(args) => pool.install(|| bench::run(&args, threads)),
+        Command::Stream(args) => stream::run(&args, &pool, threads),
     }
 }

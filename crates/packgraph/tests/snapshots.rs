@@ -216,3 +216,33 @@ fn readers_see_exactly_their_version_undirected() {
 fn readers_see_exactly_their_version_directed() {
     stress(true, 2);
 }
+
+/// Readers of one fresh snapshot on a shared rayon pool all need its flat index at once;
+/// building it inside a `OnceLock` initialiser once deadlocked here (a worker blocked in the
+/// initialiser had stolen part of the other build). Fails instead of hanging.
+#[test]
+fn concurrent_first_reads_of_a_snapshot_do_not_deadlock() {
+    let edges = packgraph::io::generate::erdos_renyi(20_000, 200_000, 5);
+    let mut graph = Graph::from_edges(20_000, &edges, false);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for round in 0..20u32 {
+            graph.insert_edges(&[(round, round + 1)]);
+            let snap = graph.snapshot();
+            std::thread::scope(|s| {
+                for reader in 0..4 {
+                    let (snap, pool) = (&snap, &pool);
+                    s.spawn(move || pool.install(|| algo::bfs(snap, reader).unwrap()));
+                }
+            });
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(120))
+        .expect("readers deadlocked on the flat index");
+}

@@ -7,6 +7,7 @@
 mod graph;
 mod io;
 mod pma;
+mod snapshot;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -33,6 +34,9 @@ enum BenchTarget {
     /// Getting graphs in: Kronecker generation, text edge-list load against the raw read,
     /// snapshot reload, and `packgraph run bfs` end to end.
     Io(io::IoArgs),
+    /// What versions cost the writer: batch inserts with no snapshot, one held, or a fresh
+    /// one before every batch; taking a snapshot and the first update after it.
+    Snapshot(snapshot::SnapshotArgs),
 }
 
 pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
@@ -40,6 +44,7 @@ pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
         BenchTarget::Pma(pma_args) => pma::run(pma_args, threads),
         BenchTarget::Graph(graph_args) => graph::run(graph_args, threads),
         BenchTarget::Io(io_args) => io::run(io_args, threads),
+        BenchTarget::Snapshot(snapshot_args) => snapshot::run(snapshot_args, threads),
     }
 }
 
@@ -125,7 +130,7 @@ impl Reporter {
 }
 
 fn format_value(value: f64) -> String {
-    if value >= 1e5 {
+    if value >= 1e5 || (value > 0.0 && value < 1e-2) {
         format!("{value:.4e}")
     } else {
         format!("{value:.4}")

@@ -192,7 +192,7 @@ impl BenchSet for SortedVec {
 
 /// `count` distinct random keys, none of them in `sorted` (so that every insert adds a key
 /// and removing the same keys restores the set).
-fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
+pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed);
     let mut seen = std::collections::HashSet::with_capacity(count);
     let mut keys = Vec::with_capacity(count);
@@ -205,7 +205,7 @@ fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     keys
 }
 
-fn random_keys(count: usize, seed: u64) -> Vec<u64> {
+pub(super) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed);
     (0..count)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
@@ -365,7 +365,7 @@ fn measure_batches(
 
 /// Applies `apply` to consecutive batches of `keys` until done or `budget` is spent; returns
 /// the keys processed and the time taken.
-fn run_batches(
+pub(super) fn run_batches(
     keys: &[u64],
     batch: usize,
     budget: Duration,

@@ -407,20 +407,25 @@ impl<C: LeafCodec> Graph<C> {
         self.flat().out.degrees()
     }
 
+    /// The flat index, built on first use. Built outside the `OnceLock`'s initialisation:
+    /// the build runs on rayon, and a worker blocked in `get_or_init` could be the one that
+    /// steals work of another thread's build of the same index (a deadlock seen with
+    /// concurrent readers of one snapshot). Two threads may race to build it; one result
+    /// is kept.
     fn flat(&self) -> &FlatIndex {
-        self.index.get_or_init(|| {
-            Arc::new({
-                let (out, incoming) = rayon::join(
-                    || RunIndex::build(&self.out, self.num_vertices),
-                    || {
-                        self.incoming
-                            .as_ref()
-                            .map(|set| RunIndex::build(set, self.num_vertices))
-                    },
-                );
-                FlatIndex { out, incoming }
-            })
-        })
+        if let Some(index) = self.index.get() {
+            return index;
+        }
+        let (out, incoming) = rayon::join(
+            || RunIndex::build(&self.out, self.num_vertices),
+            || {
+                self.incoming
+                    .as_ref()
+                    .map(|set| RunIndex::build(set, self.num_vertices))
+            },
+        );
+        let _ = self.index.set(Arc::new(FlatIndex { out, incoming }));
+        self.index.get().expect("the index was just set")
     }
 }
 

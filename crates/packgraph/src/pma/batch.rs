@@ -219,7 +219,7 @@ impl<C: LeafCodec> Pma<C> {
             Batch::Remove(keys) => difference::<C>(&old, keys),
         };
         let changed = old.len().abs_diff(new.len());
-        *self = Self::build(self.config.clone(), &new);
+        self.rebuild(&new);
         changed
     }
 }

@@ -89,6 +89,8 @@ pub(super) struct LeavesMut<'a> {
     pub(super) heads: &'a mut [u64],
     pub(super) used: &'a mut [u32],
     copies: &'a AtomicUsize,
+    /// No other version of the array exists: every page is unshared.
+    private: bool,
 }
 
 impl<'a> LeavesMut<'a> {
@@ -129,6 +131,7 @@ impl<'a> LeavesMut<'a> {
             heads: heads_l,
             used: used_l,
             copies: self.copies,
+            private: self.private,
         };
         let right = LeavesMut {
             first: self.first + mid,
@@ -138,6 +141,7 @@ impl<'a> LeavesMut<'a> {
             heads: heads_r,
             used: used_r,
             copies: self.copies,
+            private: self.private,
         };
         (left, right)
     }
@@ -146,7 +150,7 @@ impl<'a> LeavesMut<'a> {
     /// if another version shares it.
     pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
         let (lb, local) = (self.leaf_bytes, j & ((1 << self.shift) - 1));
-        let page = cow(&mut self.pages[j >> self.shift], self.copies);
+        let page = cow(&mut self.pages[j >> self.shift], self.private, self.copies);
         &mut page[local * lb..(local + 1) * lb]
     }
 
@@ -181,7 +185,7 @@ impl<'a> LeavesMut<'a> {
         if range.is_empty() {
             return 0;
         }
-        let (shift, lb, copies) = (self.shift, self.leaf_bytes, self.copies);
+        let (shift, lb, copies, private) = (self.shift, self.leaf_bytes, self.copies, self.private);
         let page_leaves = 1usize << shift;
         let first_page = range.start >> shift;
         let last_page = (range.end - 1) >> shift;
@@ -195,12 +199,12 @@ impl<'a> LeavesMut<'a> {
             let leaves = used.len();
             let lo = range.start.max(page_start) - page_start;
             let hi = range.end.min(page_start + leaves) - page_start;
-            let page = if lo == 0 && hi == leaves && Arc::get_mut(slot).is_none() {
+            let page = if !private && lo == 0 && hi == leaves && Arc::get_mut(slot).is_none() {
                 copies.fetch_add(1, Ordering::Relaxed);
                 *slot = empty_page(leaves, lb);
                 Arc::get_mut(slot).expect("a new page is unique")
             } else {
-                cow(slot, copies)
+                cow(slot, private, copies)
             };
             f(
                 page_start + lo - range.start,
@@ -233,8 +237,23 @@ impl<'a> LeavesMut<'a> {
 type PageShare<'s> = (usize, ((&'s mut Page, &'s mut [u32]), &'s mut [u64]));
 
 /// The page in `slot` for writing: copied first (and counted) if another version holds it.
+/// `private` says that no other version of the array exists (so none holds the page).
 #[inline]
-pub(super) fn cow<'p>(slot: &'p mut Page, copies: &AtomicUsize) -> &'p mut [u8] {
+pub(super) fn cow<'p>(slot: &'p mut Page, private: bool, copies: &AtomicUsize) -> &'p mut [u8] {
+    if private {
+        // Skips `Arc::get_mut`'s check, an atomic read-modify-write on the page's header:
+        // a cache line that the leaf being written (mid-page) does not share, so one more
+        // miss per touched leaf. Measured: batch inserts of 1e4 keys into 1e7 ran at 0.69x
+        // of the unpaged array with the check, see the commit message.
+        //
+        // SAFETY: `private` is true only when the array's lineage count is 1 (see
+        // `Pma::leaves_mut`): no other version exists, page pointers are cloned only when a
+        // version's table is cloned, so this `Arc` is the page's only strong reference, and
+        // no weak references are ever made. `slot` is borrowed mutably for `'p`, so nothing
+        // else reaches the page meanwhile: a unique `&mut` to its bytes is sound, exactly as
+        // `Arc::get_mut` would give.
+        return unsafe { &mut *Arc::as_ptr(slot).cast_mut() };
+    }
     if Arc::get_mut(slot).is_none() {
         copies.fetch_add(1, Ordering::Relaxed);
         *slot = Arc::from(&slot[..]);
@@ -256,6 +275,9 @@ impl<C: LeafCodec> Pma<C> {
 
     /// All leaves, borrowed mutably (copies the page table first if a clone shares it).
     pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
+        // A clone shares `lineage`; `&mut self` means no clone of this handle is being made
+        // now, so a count of 1 stays 1 while the view lives.
+        let private = Arc::strong_count(&self.lineage) == 1;
         let table = Arc::make_mut(&mut self.table);
         LeavesMut {
             first: 0,
@@ -265,6 +287,7 @@ impl<C: LeafCodec> Pma<C> {
             heads: &mut table.heads,
             used: &mut table.used,
             copies: &self.page_copies,
+            private,
         }
     }
 
@@ -298,12 +321,21 @@ impl<C: LeafCodec> Pma<C> {
             len: items.len(),
             total_used: 0,
             page_copies: AtomicUsize::new(0),
+            lineage: Arc::new(()),
             codec: PhantomData,
         };
         let mut leaves = pma.leaves_mut();
         let all = 0..leaves.len();
         pma.total_used = spread(&sized, &mut leaves, all);
         pma
+    }
+
+    /// Replaces the array by a fresh build of `items` (growth, shrink, large batches); the
+    /// page-copy count carries over.
+    pub(super) fn rebuild(&mut self, items: &[C::Item]) {
+        let copies = self.page_copies();
+        *self = Self::build(self.config.clone(), items);
+        self.page_copies = AtomicUsize::new(copies);
     }
 
     /// Every item, in order, with `overflow` standing in for the leaves it names.

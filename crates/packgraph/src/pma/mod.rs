@@ -16,6 +16,16 @@
 //!   structure's size rebuild it with a linear merge. The array grows or shrinks by
 //!   [`PmaConfig::growth_factor`] when the root's bound breaks.
 //!
+//! Versions (Aspen, section 5.2; PART, sections 3.2–3.4): the leaves are grouped into
+//! fixed-size pages ([`PmaConfig::page_bytes`]) held by reference-counted pointers, and a
+//! version is a page table — the page pointers plus the flat per-leaf heads and sizes that
+//! search needs — itself behind a reference count. `Clone` is therefore O(1) and copies no
+//! key data. The first write to a shared table copies it (one pointer and 12 bytes of
+//! metadata per leaf); a write to a page another version holds copies that page first
+//! (counted by [`Pma::page_copies`]) and writes an unshared page in place, so with no other
+//! version alive nothing is copied and updates run as before. Growth and shrink build new
+//! pages and leave old versions untouched.
+//!
 //! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
 //! leaves; a non-empty leaf's `heads` entry is its first key and its `used` count is exactly
 //! its encoding's length, at most `leaf_bytes`; an empty leaf's `heads` entry is the head of
@@ -267,6 +277,9 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     total_used: usize,
     /// Pages this handle copied because a clone shared them (see [`Pma::page_copies`]).
     page_copies: AtomicUsize,
+    /// Shared by every version cloned from one build: a count of 1 means no other version
+    /// exists, so no page can be shared and writes skip the per-page check.
+    lineage: Arc<()>,
     codec: PhantomData<fn() -> C>,
 }
 
@@ -318,6 +331,7 @@ impl<C: LeafCodec> Clone for Pma<C> {
             len: self.len,
             total_used: self.total_used,
             page_copies: AtomicUsize::new(0),
+            lineage: Arc::clone(&self.lineage),
             codec: PhantomData,
         }
     }

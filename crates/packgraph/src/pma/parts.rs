@@ -166,6 +166,7 @@ impl<C: LeafCodec> Pma<C> {
             len,
             total_used,
             page_copies: AtomicUsize::new(0),
+            lineage: Arc::new(()),
             codec: PhantomData,
         })
     }

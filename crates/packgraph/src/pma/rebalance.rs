@@ -45,7 +45,7 @@ impl<C: LeafCodec> Pma<C> {
         let root_broken = bounds.violated(bounds.root_level(), self.total_used, capacity, growing);
         if root_broken && (growing || self.num_leaves() > 1) {
             let keys = self.gather_all(&overflow);
-            *self = Self::build(self.config.clone(), &keys);
+            self.rebuild(&keys);
             return;
         }
         let regions = self.find_regions(&touched, &bounds, growing);

@@ -1,0 +1,173 @@
+//! `packgraph bench snapshot`: what versions cost the writer.
+//!
+//! 1. Batch inserts into a CPMA of `--keys` random keys at each batch size, with (a) no
+//!    snapshot (`none`), (b) one snapshot taken at the start and held throughout (`held`),
+//!    (c) a fresh snapshot taken before every batch, the previous one dropped (`fresh`). The
+//!    same keys in the same order for all three; each starts from a freshly built set.
+//! 2. Taking a snapshot of graphs of `--graph-arcs` arcs, and the first one-edge update
+//!    after it (which copies the page table) against the same update with no snapshot.
+//!
+//! The Aspen experiment (single edge updates while BFS queries run) is
+//! `packgraph stream --scale 20 --batch-size 1 --algorithms bfs --delete-fraction 0`.
+
+use std::time::Instant;
+
+use clap::Args;
+use packgraph::graph::{Graph, GraphRead};
+use packgraph::io::generate;
+use packgraph::pma::{Cpma, PmaConfig};
+
+use super::pma::{fresh_keys, random_keys, run_batches};
+use super::{parse_count, parse_count_list, CountList, Record, Reporter};
+use crate::UsageError;
+
+/// Arguments of `packgraph bench snapshot`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SnapshotArgs {
+    /// Keys in the set before the batch inserts.
+    #[arg(long, default_value = "1e7", value_parser = parse_count)]
+    keys: usize,
+    /// Batch sizes to measure (comma-separated).
+    #[arg(long, default_value = "1e3,1e4,1e5,1e6", value_parser = parse_count_list)]
+    batch_sizes: CountList,
+    /// Most keys inserted per batch size and mode (the run inserts min(this, 300 × batch)).
+    #[arg(long, default_value = "3e6", value_parser = parse_count)]
+    max_batch_keys: usize,
+    /// Arcs of the graphs whose snapshot cost is measured (comma-separated; empty for none).
+    #[arg(long, default_value = "1e6,3e7", value_parser = parse_count_list)]
+    graph_arcs: CountList,
+    /// Bytes of leaves per page (the unit shared between versions); default from the
+    /// library.
+    #[arg(long)]
+    page_bytes: Option<usize>,
+    /// A small, fast preset: 1e6 keys, batches 1e3 and 1e4, graphs of 1e6 arcs.
+    #[arg(long)]
+    quick: bool,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Print JSON Lines instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+const MODES: [&str; 3] = ["none", "held", "fresh"];
+
+pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.quick {
+        args.keys = 1_000_000;
+        args.batch_sizes.retain(|&b| b <= 10_000);
+        args.max_batch_keys = args.max_batch_keys.min(1_000_000);
+        args.graph_arcs = CountList(vec![1_000_000]);
+    }
+    if args.keys == 0 || args.batch_sizes.contains(&0) || args.graph_arcs.contains(&0) {
+        return Err(
+            UsageError("--keys, --batch-sizes and --graph-arcs must be positive".into()).into(),
+        );
+    }
+    let reporter = Reporter::new(
+        args.json,
+        (args.batch_sizes.len() * MODES.len() + args.graph_arcs.len()) as u64,
+    );
+    let mut config = PmaConfig::default();
+    if let Some(bytes) = args.page_bytes {
+        config.page_bytes = bytes;
+    }
+    config.validate().map_err(|e| UsageError(e.to_string()))?;
+    let mut start = random_keys(args.keys, args.seed);
+    start.sort_unstable();
+    start.dedup();
+    for &batch in args.batch_sizes.iter() {
+        let total = args.max_batch_keys.min(300 * batch).max(batch);
+        let keys = fresh_keys(total, args.seed ^ batch as u64, &start);
+        for mode in MODES {
+            reporter.step(format!("{mode} snapshot, batches of {batch}"));
+            let mut set = Cpma::from_sorted_with_config(&start, config.clone())?;
+            let mut held = (mode == "held").then(|| set.clone());
+            let (done, time) = run_batches(&keys, batch, std::time::Duration::MAX, |b| {
+                if mode == "fresh" {
+                    held = Some(set.clone());
+                }
+                set.insert_batch(b)
+            });
+            let copied = set.page_copies();
+            drop(held);
+            reporter.emit(Record {
+                bench: "snapshot",
+                structure: mode,
+                op: "insert_batch",
+                param: batch as u64,
+                threads,
+                value: done as f64 / time.as_secs_f64(),
+                unit: "ops/s",
+                keys: Some(done as u64),
+                dataset: None,
+            })?;
+            reporter.emit(Record {
+                bench: "snapshot",
+                structure: mode,
+                op: "pages_copied",
+                param: batch as u64,
+                threads,
+                value: copied as f64 / (done / batch).max(1) as f64,
+                unit: "pages/batch",
+                keys: Some(set.num_pages() as u64),
+                dataset: None,
+            })?;
+            reporter.advance();
+        }
+    }
+    for &arcs in args.graph_arcs.iter() {
+        reporter.step(format!("snapshot of {arcs} arcs"));
+        let edges = arcs / 2;
+        let n = (edges / 8).max(2);
+        let mut graph = Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.seed), false);
+        let arcs = graph.num_edges();
+        const TAKES: u32 = 10_000;
+        let t = Instant::now();
+        for _ in 0..TAKES {
+            drop(std::hint::black_box(graph.snapshot()));
+        }
+        let take = t.elapsed().as_secs_f64() / f64::from(TAKES);
+        const UPDATES: usize = 100;
+        let pairs = generate::erdos_renyi(n, 2 * UPDATES, args.seed ^ 7);
+        let mut alone = Vec::with_capacity(UPDATES);
+        let mut after = Vec::with_capacity(UPDATES);
+        for i in 0..UPDATES {
+            let t = Instant::now();
+            graph.insert_edges(&[pairs[2 * i]]);
+            alone.push(t.elapsed().as_secs_f64());
+            let snapshot = graph.snapshot();
+            let t = Instant::now();
+            graph.insert_edges(&[pairs[2 * i + 1]]);
+            after.push(t.elapsed().as_secs_f64());
+            drop(snapshot);
+        }
+        for (op, value) in [
+            ("snapshot", take),
+            ("update_alone", median(&mut alone)),
+            ("update_after_snapshot", median(&mut after)),
+        ] {
+            reporter.emit(Record {
+                bench: "snapshot",
+                structure: "graph",
+                op,
+                param: arcs as u64,
+                threads,
+                value,
+                unit: "s",
+                keys: None,
+                dataset: None,
+            })?;
+        }
+        reporter.advance();
+    }
+    reporter.finish();
+    Ok(())
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}

@@ -1,0 +1,480 @@
+//! `packgraph stream`: analytics on consistent snapshots while updates keep flowing.
+//!
+//! One writer applies batches of R-MAT edge insertions (and deletions of earlier batches)
+//! to a [`SharedGraph`] for `--duration` seconds, publishing a version after each; reader
+//! threads meanwhile take the latest snapshot and run BFS, PageRank or k-hop queries on it.
+//! Then the writer stops and the same readers run the same queries on the idle graph, so the
+//! two query latencies differ by the writer's interference only. Everything runs on the
+//! `--threads` pool: a batch and a query each use it for their parallel parts.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use packgraph::algo;
+use packgraph::graph::{AnyGraph, Graph, GraphRead, SharedGraph, VertexId};
+use packgraph::io::generate::{self, Initiator, SplitMix64};
+use rayon::ThreadPool;
+use serde::Serialize;
+
+use crate::bench::parse_count;
+use crate::input::{self, ReadArgs};
+use crate::UsageError;
+
+/// Arguments of `packgraph stream`.
+#[derive(Args, Debug)]
+pub(crate) struct StreamArgs {
+    /// Start from this graph file instead of a generated Kronecker graph (unweighted).
+    #[arg(long, short, value_name = "FILE")]
+    input: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Scale of the generated Kronecker graph (2^scale vertices, 16 · 2^scale edges).
+    #[arg(long, default_value_t = 18)]
+    scale: u32,
+    /// Edges per update batch.
+    #[arg(long, default_value = "1e4", value_parser = parse_count)]
+    batch_size: usize,
+    /// Seconds of streaming (the isolated query phase afterwards adds a quarter of it,
+    /// between 0.5 and 5 seconds).
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Reader threads taking snapshots and running queries.
+    #[arg(long, default_value_t = 1)]
+    readers: usize,
+    /// Queries the readers take turns at (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "bfs,pagerank,khop")]
+    algorithms: Vec<Query>,
+    /// Share of batches that delete the oldest batch still inserted instead of inserting a
+    /// new one (0 to 1).
+    #[arg(long, default_value_t = 0.3)]
+    delete_fraction: f64,
+    /// Random seed (graph, stream and query sources).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Print JSON Lines (one measurement per line) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A query a reader runs on a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Query {
+    /// Breadth-first search from a random vertex.
+    Bfs,
+    /// Ten PageRank iterations (damping 0.85).
+    Pagerank,
+    /// The vertices within two hops of a random vertex.
+    Khop,
+}
+
+impl Query {
+    fn run<G: GraphRead>(self, graph: &G, source: VertexId) -> anyhow::Result<()> {
+        match self {
+            Query::Bfs => drop(algo::bfs(graph, source)?),
+            Query::Pagerank => drop(algo::pagerank(graph, 0.85, 10)),
+            Query::Khop => drop(algo::khop(graph, source, 2)?),
+        }
+        Ok(())
+    }
+}
+
+/// One measurement of `--json`.
+#[derive(Debug, Serialize)]
+struct Record {
+    bench: &'static str,
+    op: &'static str,
+    param: u64,
+    threads: usize,
+    value: f64,
+    unit: &'static str,
+}
+
+/// What the readers measured in one phase.
+#[derive(Debug, Default)]
+struct Queries {
+    latencies: Vec<f64>,
+    /// Distinct versions the readers queried.
+    versions: Vec<u64>,
+}
+
+pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyhow::Result<()> {
+    check_args(args)?;
+    let (graph, source) = pool.install(|| start_graph(args))?;
+    if graph.num_vertices() == 0 {
+        return Err(UsageError(format!("{source} has no vertices")).into());
+    }
+    pool.install(|| graph.build_index());
+    let n = graph.num_vertices();
+    let start_arcs = graph.num_edges();
+    eprintln!(
+        "streaming into {source}: {n} vertices, {start_arcs} arcs; batches of {} edges for {} s, {} reader(s), {} thread(s)",
+        args.batch_size, args.duration, args.readers, threads
+    );
+    let shared = SharedGraph::new(graph);
+    let first_version = shared.snapshot().version();
+    let bar = input::spinner("streaming");
+    let stop = AtomicBool::new(false);
+    let queries_done = AtomicU64::new(0);
+    let concurrent = Mutex::new(Queries::default());
+    let duration = Duration::from_secs_f64(args.duration);
+    let mut writer = Writer::new(n, args);
+    let started = Instant::now();
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let readers: Vec<_> = (0..args.readers)
+            .map(|r| {
+                let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &concurrent);
+                s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
+            })
+            .collect();
+        while started.elapsed() < duration {
+            writer.step(&shared, pool);
+            let secs = started.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{secs:.1}/{:.0} s: {} batches, {:.3e} edges/s, {} queries",
+                args.duration,
+                writer.latencies.len(),
+                writer.edges as f64 / writer.busy.max(1e-9),
+                queries_done.load(Ordering::Relaxed)
+            ));
+        }
+        stop.store(true, Ordering::Relaxed);
+        for handle in readers {
+            handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    let streamed = started.elapsed().as_secs_f64();
+    let stats = shared.version_stats();
+    let last = shared.snapshot();
+    let bytes_per_arc = last.size_in_bytes() as f64 / last.num_edges().max(1) as f64;
+    let versions = last.version() - first_version;
+    // The isolated phase: the writer idle, the same readers and queries.
+    bar.set_message("queries on the idle graph");
+    stop.store(false, Ordering::Relaxed);
+    let isolated = Mutex::new(Queries::default());
+    let isolated_secs = (args.duration / 4.0).clamp(0.5, 5.0);
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let readers: Vec<_> = (0..args.readers)
+            .map(|r| {
+                let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &isolated);
+                s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(isolated_secs));
+        stop.store(true, Ordering::Relaxed);
+        for handle in readers {
+            handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let concurrent = concurrent.into_inner().unwrap_or_else(|e| e.into_inner());
+    let isolated = isolated.into_inner().unwrap_or_else(|e| e.into_inner());
+    let summary = Summary {
+        edges_per_s: writer.edges as f64 / streamed,
+        update_p50: percentile(&writer.latencies, 0.5),
+        update_p99: percentile(&writer.latencies, 0.99),
+        batches: writer.latencies.len(),
+        inserted: writer.inserted,
+        deleted: writer.deleted,
+        query_concurrent: percentile(&concurrent.latencies, 0.5),
+        query_isolated: percentile(&isolated.latencies, 0.5),
+        queries_concurrent: concurrent.latencies.len(),
+        queries_isolated: isolated.latencies.len(),
+        versions_queried: concurrent.versions.len(),
+        versions,
+        bytes_per_arc,
+        arcs: last.num_edges(),
+        pages: stats.pages,
+        shared: stats.shared,
+        copied: stats.copied,
+        streamed,
+    };
+    summary.print(args, threads)
+}
+
+fn check_args(args: &StreamArgs) -> anyhow::Result<()> {
+    let bad = |what: String| Err(UsageError(what).into());
+    if !(args.duration > 0.0 && args.duration <= 86_400.0) {
+        return bad(format!(
+            "--duration {}: must be more than 0 and at most 86400 seconds",
+            args.duration
+        ));
+    }
+    if args.batch_size == 0 {
+        return bad("--batch-size must be at least 1".into());
+    }
+    if args.readers == 0 || args.readers > 256 {
+        return bad(format!("--readers {}: must be in 1..=256", args.readers));
+    }
+    if args.algorithms.is_empty() {
+        return bad("--algorithms: name at least one of bfs, pagerank, khop".into());
+    }
+    if !(0.0..=1.0).contains(&args.delete_fraction) {
+        return bad(format!(
+            "--delete-fraction {}: must be in 0..=1",
+            args.delete_fraction
+        ));
+    }
+    if args.input.is_none() && !(1..=30).contains(&args.scale) {
+        return bad(format!("--scale {}: must be in 1..=30", args.scale));
+    }
+    Ok(())
+}
+
+/// The starting graph and a description of where it came from.
+fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
+    let Some(path) = &args.input else {
+        let edges = generate::kronecker(args.scale, 16, args.seed);
+        let graph = Graph::from_edges(1 << args.scale, &edges, false);
+        return Ok((graph, format!("a Kronecker graph of scale {}", args.scale)));
+    };
+    let (data, _) = input::read(path, &args.read).context("reading the input graph")?;
+    match data.graph {
+        AnyGraph::Unweighted(graph) => Ok((graph, path.display().to_string())),
+        AnyGraph::Weighted(_) => Err(UsageError(format!(
+            "{}: stream works on unweighted graphs; this file has weights (convert it without them, e.g. keep two columns)",
+            path.display()
+        ))
+        .into()),
+    }
+}
+
+/// The single writer: R-MAT insert batches, and deletions of the oldest inserted batch.
+struct Writer {
+    num_vertices: usize,
+    scale: u32,
+    batch_size: usize,
+    delete_fraction: f64,
+    rng: SplitMix64,
+    seed: u64,
+    permutation: Vec<VertexId>,
+    inserted_batches: std::collections::VecDeque<Vec<(VertexId, VertexId)>>,
+    latencies: Vec<f64>,
+    /// Seconds spent applying and publishing batches.
+    busy: f64,
+    edges: u64,
+    inserted: u64,
+    deleted: u64,
+}
+
+impl Writer {
+    fn new(num_vertices: usize, args: &StreamArgs) -> Self {
+        let scale = (num_vertices.max(2) as u64).next_power_of_two().ilog2();
+        Self {
+            num_vertices,
+            scale,
+            batch_size: args.batch_size,
+            delete_fraction: args.delete_fraction,
+            rng: SplitMix64::new(args.seed, 0x57_2ea4),
+            seed: args.seed,
+            permutation: generate::permutation(1 << scale, args.seed ^ 0xba7c),
+            inserted_batches: std::collections::VecDeque::new(),
+            latencies: Vec::new(),
+            busy: 0.0,
+            edges: 0,
+            inserted: 0,
+            deleted: 0,
+        }
+    }
+
+    /// Makes the next batch, applies it and publishes the version; records the latency.
+    fn step(&mut self, shared: &SharedGraph, pool: &ThreadPool) {
+        let delete =
+            !self.inserted_batches.is_empty() && self.rng.next_f64() < self.delete_fraction;
+        let batch = if delete {
+            self.inserted_batches.pop_front().unwrap_or_default()
+        } else {
+            let seed = self.seed ^ self.rng.next_u64();
+            let n = self.num_vertices as VertexId;
+            let mut edges = generate::rmat(self.scale, self.batch_size, Initiator::GRAPH500, seed);
+            for (u, v) in &mut edges {
+                (*u, *v) = (
+                    self.permutation[*u as usize] % n,
+                    self.permutation[*v as usize] % n,
+                );
+            }
+            edges
+        };
+        let start = Instant::now();
+        let stats = pool.install(|| {
+            shared.write(|g| {
+                if delete {
+                    g.delete_edges(&batch)
+                } else {
+                    g.insert_edges(&batch)
+                }
+            })
+        });
+        let took = start.elapsed().as_secs_f64();
+        self.latencies.push(took);
+        self.busy += took;
+        self.edges += batch.len() as u64;
+        if delete {
+            self.deleted += stats.changed as u64;
+        } else {
+            self.inserted += stats.changed as u64;
+            self.inserted_batches.push_back(batch);
+        }
+    }
+}
+
+/// A reader: snapshot, query, repeat until `stop`.
+fn reader(
+    id: usize,
+    args: &StreamArgs,
+    pool: &ThreadPool,
+    shared: &SharedGraph,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+    sink: &Mutex<Queries>,
+) -> anyhow::Result<()> {
+    let mut rng = SplitMix64::new(args.seed, 0x4ead + id as u64);
+    let mut mine = Queries::default();
+    let mut turn = id;
+    // At least one query of each kind, then until told to stop.
+    while !stop.load(Ordering::Relaxed) || turn < id + args.algorithms.len() {
+        let query = args.algorithms[turn % args.algorithms.len()];
+        turn += 1;
+        let start = Instant::now();
+        let snapshot = shared.snapshot();
+        let source = rng.below(snapshot.num_vertices() as u64) as VertexId;
+        pool.install(|| query.run(&snapshot, source))?;
+        mine.latencies.push(start.elapsed().as_secs_f64());
+        if mine.versions.last() != Some(&snapshot.version()) {
+            mine.versions.push(snapshot.version());
+        }
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut all = sink.lock().unwrap_or_else(|e| e.into_inner());
+    all.latencies.extend(mine.latencies);
+    all.versions.extend(mine.versions);
+    all.versions.sort_unstable();
+    all.versions.dedup();
+    Ok(())
+}
+
+/// The `q` quantile (nearest rank) of `values`; 0 for none.
+fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// The end-of-run figures.
+struct Summary {
+    edges_per_s: f64,
+    update_p50: f64,
+    update_p99: f64,
+    batches: usize,
+    inserted: u64,
+    deleted: u64,
+    query_concurrent: f64,
+    query_isolated: f64,
+    queries_concurrent: usize,
+    queries_isolated: usize,
+    versions_queried: usize,
+    versions: u64,
+    bytes_per_arc: f64,
+    arcs: usize,
+    pages: usize,
+    shared: usize,
+    copied: usize,
+    streamed: f64,
+}
+
+impl Summary {
+    fn print(&self, args: &StreamArgs, threads: usize) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            let param = args.batch_size as u64;
+            for (op, value, unit) in [
+                ("update", self.edges_per_s, "edges/s"),
+                ("update_latency_p50", self.update_p50, "s"),
+                ("update_latency_p99", self.update_p99, "s"),
+                ("query_concurrent", self.query_concurrent, "s"),
+                ("query_isolated", self.query_isolated, "s"),
+                ("versions", self.versions as f64, "versions"),
+                ("size", self.bytes_per_arc, "bytes/edge"),
+            ] {
+                let record = Record {
+                    bench: "stream",
+                    op,
+                    param,
+                    threads,
+                    value,
+                    unit,
+                };
+                writeln!(out, "{}", serde_json::to_string(&record)?)?;
+            }
+            return Ok(());
+        }
+        let ratio = if self.query_isolated > 0.0 {
+            format!("{:.2}x", self.query_concurrent / self.query_isolated)
+        } else {
+            "-".into()
+        };
+        let rows = [
+            (
+                "updates",
+                format!(
+                    "{:.3e} edges/s over {:.1} s ({} batches: +{} edges, -{} edges)",
+                    self.edges_per_s, self.streamed, self.batches, self.inserted, self.deleted
+                ),
+            ),
+            (
+                "batch latency",
+                format!(
+                    "median {} ms, p99 {} ms",
+                    ms(self.update_p50),
+                    ms(self.update_p99)
+                ),
+            ),
+            (
+                "query latency",
+                format!(
+                    "median {} ms while updating ({} queries), {} ms idle ({} queries): {ratio}",
+                    ms(self.query_concurrent),
+                    self.queries_concurrent,
+                    ms(self.query_isolated),
+                    self.queries_isolated
+                ),
+            ),
+            (
+                "versions",
+                format!(
+                    "{} created, {} of them queried",
+                    self.versions, self.versions_queried
+                ),
+            ),
+            (
+                "memory",
+                format!(
+                    "{:.2} bytes/edge ({} arcs); pages: {} in the latest version, {} shared with snapshots, {} copied on write in all",
+                    self.bytes_per_arc, self.arcs, self.pages, self.shared, self.copied
+                ),
+            ),
+        ];
+        for (name, value) in rows {
+            writeln!(out, "{name:<14} {value}")?;
+        }
+        Ok(())
+    }
+}
+
+fn ms(seconds: f64) -> String {
+    format!("{:.2}", seconds * 1e3)
+}

@@ -1,0 +1,191 @@
+//! `packgraph stream` (the main job) and `packgraph bench snapshot`, run as a user would.
+
+use assert_cmd::Command;
+
+fn packgraph() -> Command {
+    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
+}
+
+fn records(args: &[&str]) -> Vec<serde_json::Value> {
+    let output = packgraph().args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn value(records: &[serde_json::Value], op: &str) -> f64 {
+    records
+        .iter()
+        .find(|r| r["op"] == op)
+        .unwrap_or_else(|| panic!("no {op} record"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn stream_reports_every_figure_as_json_lines() {
+    let out = records(&[
+        "--threads",
+        "2",
+        "stream",
+        "--scale",
+        "10",
+        "--duration",
+        "0.5",
+        "--batch-size",
+        "200",
+        "--readers",
+        "2",
+        "--json",
+    ]);
+    let ops: Vec<&str> = out.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    assert_eq!(
+        ops,
+        [
+            "update",
+            "update_latency_p50",
+            "update_latency_p99",
+            "query_concurrent",
+            "query_isolated",
+            "versions",
+            "size"
+        ]
+    );
+    assert!(out
+        .iter()
+        .all(|r| r["bench"] == "stream" && r["param"] == 200));
+    assert!(value(&out, "update") > 0.0);
+    assert!(value(&out, "versions") >= 1.0);
+    assert!(value(&out, "update_latency_p99") >= value(&out, "update_latency_p50"));
+    assert!(value(&out, "query_concurrent") > 0.0 && value(&out, "query_isolated") > 0.0);
+    assert!(value(&out, "size") > 0.5 && value(&out, "size") < 100.0);
+}
+
+#[test]
+fn stream_prints_a_table_and_reads_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("g.txt");
+    std::fs::write(&file, "1 2\n2 3\n3 4\n4 1\n10 11\n").unwrap();
+    let output = packgraph()
+        .args([
+            "stream",
+            "--duration",
+            "0.3",
+            "--batch-size",
+            "5",
+            "--algorithms",
+            "khop",
+        ])
+        .arg("--input")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let table = String::from_utf8(output.stdout).unwrap();
+    for row in [
+        "updates",
+        "batch latency",
+        "query latency",
+        "versions",
+        "memory",
+    ] {
+        assert!(table.contains(row), "no {row} row in:\n{table}");
+    }
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("6 vertices"), "{stderr}");
+}
+
+#[test]
+fn bad_stream_options_exit_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let weighted = dir.path().join("w.txt");
+    std::fs::write(&weighted, "1 2 0.5\n").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--duration".into(), "0".into()], "--duration 0"),
+        (vec!["--duration".into(), "nan".into()], "--duration NaN"),
+        (vec!["--readers".into(), "0".into()], "--readers 0"),
+        (vec!["--batch-size".into(), "0".into()], "--batch-size"),
+        (
+            vec!["--delete-fraction".into(), "1.5".into()],
+            "--delete-fraction 1.5",
+        ),
+        (vec!["--scale".into(), "40".into()], "--scale 40"),
+        (
+            vec!["--input".into(), weighted.display().to_string()],
+            "unweighted",
+        ),
+        (
+            vec![
+                "--input".into(),
+                dir.path().join("missing.txt").display().to_string(),
+            ],
+            "missing.txt",
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = packgraph().arg("stream").args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+    // clap rejects unknown algorithms itself (exit 2, naming the value).
+    let output = packgraph()
+        .args(["stream", "--algorithms", "bfs,dijkstra"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8(output.stderr)
+        .unwrap()
+        .contains("dijkstra"));
+}
+
+#[test]
+fn bench_snapshot_compares_the_three_modes() {
+    let out = records(&[
+        "--threads",
+        "2",
+        "bench",
+        "snapshot",
+        "--keys",
+        "20000",
+        "--batch-sizes",
+        "100,1000",
+        "--max-batch-keys",
+        "5000",
+        "--graph-arcs",
+        "20000",
+        "--json",
+    ]);
+    for mode in ["none", "held", "fresh"] {
+        let inserts = out
+            .iter()
+            .filter(|r| r["structure"] == mode && r["op"] == "insert_batch")
+            .count();
+        assert_eq!(inserts, 2, "{mode}");
+    }
+    let copied = |mode: &str| {
+        out.iter()
+            .filter(|r| r["structure"] == mode && r["op"] == "pages_copied")
+            .map(|r| r["value"].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    assert_eq!(copied("none"), 0.0);
+    assert!(copied("fresh") > copied("held"));
+    for op in ["snapshot", "update_alone", "update_after_snapshot"] {
+        assert!(out
+            .iter()
+            .any(|r| r["structure"] == "graph" && r["op"] == op));
+    }
+}
