@@ -114,7 +114,7 @@ fn bad_stream_options_exit_2_with_a_clear_message() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["--duration".into(), "0".into()], "--duration 0"),
         (vec!["--duration".into(), "nan".into()], "--duration NaN"),
-        (vec!["--readers".into(), "0".into()], "--readers 0"),
+        (vec!["--readers".into(), "300".into()], "--readers 300"),
         (vec!["--batch-size".into(), "0".into()], "--batch-size"),
         (
             vec!["--delete-fraction".into(), "1.5".into()],

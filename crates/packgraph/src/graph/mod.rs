@@ -346,11 +346,24 @@ impl<C: LeafCodec> Graph<C> {
         self_loops: usize,
         op: impl Fn(&mut Pma<C>, &[T]) -> usize + Sync,
     ) -> EdgeBatchStats {
+        /// Arcs below which both arrays are updated on the calling thread: a rayon call
+        /// costs microseconds, more than a few point updates (and a caller outside any
+        /// pool would otherwise wait on the global one).
+        const SERIAL_ARCS: usize = 4096;
         let arcs_per_edge = if self.directed { 1 } else { 2 };
-        let (arcs, _) = rayon::join(
-            || op(&mut self.out, &out),
-            || self.incoming.as_mut().map(|set| op(set, &reversed)),
-        );
+        let arcs = if out.len() + reversed.len() < SERIAL_ARCS {
+            let arcs = op(&mut self.out, &out);
+            if let Some(set) = self.incoming.as_mut() {
+                op(set, &reversed);
+            }
+            arcs
+        } else {
+            rayon::join(
+                || op(&mut self.out, &out),
+                || self.incoming.as_mut().map(|set| op(set, &reversed)),
+            )
+            .0
+        };
         self.index = OnceLock::new();
         self.version += 1;
         EdgeBatchStats {
