@@ -4,8 +4,9 @@
 //! to a [`SharedGraph`] for `--duration` seconds, publishing a version after each; reader
 //! threads meanwhile take the latest snapshot and run BFS, PageRank or k-hop queries on it.
 //! Then the writer stops and the same readers run the same queries on the idle graph, so the
-//! two query latencies differ by the writer's interference only. Everything runs on the
-//! `--threads` pool: a batch and a query each use it for their parallel parts.
+//! two query latencies differ by the writer's interference only. The `--threads` are split:
+//! `--query-threads` of them (default: all but one) run the readers' queries in one pool,
+//! the rest run the writer's batches, so that both phases use the same query threads.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,6 +48,10 @@ pub(crate) struct StreamArgs {
     /// throughput without interference).
     #[arg(long, default_value_t = 1)]
     readers: usize,
+    /// Threads for the readers' queries, out of `--threads` (default: all but one, at
+    /// least one); the writer's batches get the rest (at least one).
+    #[arg(long, value_name = "N")]
+    query_threads: Option<usize>,
     /// Queries the readers take turns at (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "bfs,pagerank,khop")]
     algorithms: Vec<Query>,
@@ -112,9 +117,30 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     pool.install(|| graph.build_index());
     let n = graph.num_vertices();
     let start_arcs = graph.num_edges();
+    let query_threads = args
+        .query_threads
+        .unwrap_or(threads.saturating_sub(1))
+        .max(1);
+    let writer_threads = if args.readers == 0 {
+        threads
+    } else {
+        threads.saturating_sub(query_threads).max(1)
+    };
+    let build = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .context("starting the worker threads")
+    };
+    let (query_pool, writer_pool) = (build(query_threads)?, build(writer_threads)?);
     eprintln!(
-        "streaming into {source}: {n} vertices, {start_arcs} arcs; batches of {} edges for {} s, {} reader(s), {} thread(s)",
-        args.batch_size, args.duration, args.readers, threads
+        "streaming into {source}: {n} vertices, {start_arcs} arcs; batches of {} edges for {} s, {} reader(s); {} thread(s): {} for queries, {} for the writer",
+        args.batch_size,
+        args.duration,
+        args.readers,
+        threads,
+        query_threads,
+        writer_threads
     );
     let shared = SharedGraph::new(graph);
     let first_version = shared.snapshot().version();
@@ -129,11 +155,12 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         let readers: Vec<_> = (0..args.readers)
             .map(|r| {
                 let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &concurrent);
-                s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
+                let query_pool = &query_pool;
+                s.spawn(move || reader(r, args, query_pool, shared, stop, done, sink))
             })
             .collect();
         while started.elapsed() < duration {
-            writer.step(&shared, pool);
+            writer.step(&shared, &writer_pool);
             let secs = started.elapsed().as_secs_f64();
             bar.set_message(format!(
                 "{secs:.1}/{:.0} s: {} batches, {:.3e} edges/s, {} queries",
@@ -169,7 +196,8 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         let readers: Vec<_> = (0..args.readers)
             .map(|r| {
                 let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &isolated);
-                s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
+                let query_pool = &query_pool;
+                s.spawn(move || reader(r, args, query_pool, shared, stop, done, sink))
             })
             .collect();
         std::thread::sleep(Duration::from_secs_f64(isolated_secs));
@@ -220,6 +248,9 @@ fn check_args(args: &StreamArgs) -> anyhow::Result<()> {
     }
     if args.readers > 256 {
         return bad(format!("--readers {}: must be in 0..=256", args.readers));
+    }
+    if args.query_threads == Some(0) {
+        return bad("--query-threads must be at least 1".into());
     }
     if args.algorithms.is_empty() {
         return bad("--algorithms: name at least one of bfs, pagerank, khop".into());

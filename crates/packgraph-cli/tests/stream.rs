@@ -117,6 +117,10 @@ fn bad_stream_options_exit_2_with_a_clear_message() {
         (vec!["--readers".into(), "300".into()], "--readers 300"),
         (vec!["--batch-size".into(), "0".into()], "--batch-size"),
         (
+            vec!["--query-threads".into(), "0".into()],
+            "--query-threads",
+        ),
+        (
             vec!["--delete-fraction".into(), "1.5".into()],
             "--delete-fraction 1.5",
         ),

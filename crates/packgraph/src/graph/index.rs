@@ -31,6 +31,66 @@ impl RunIndex {
         Self { starts, degrees }
     }
 
+    /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
+    /// of the same array: only the vertices with keys in pages the two versions do not share
+    /// are re-scanned; every other vertex's run is byte-for-byte where it was. `None` when
+    /// the layouts differ or most pages changed (a full build is then as cheap).
+    pub(crate) fn update_from<C: LeafCodec>(
+        base: &Self,
+        base_edges: &Pma<C>,
+        edges: &Pma<C>,
+        num_vertices: usize,
+    ) -> Option<Self> {
+        let changed = edges.changed_since(base_edges)?;
+        let changed_leaves: usize = changed.iter().map(|r| r.len()).sum();
+        if changed_leaves * 4 > edges.num_leaves() || base.degrees.len() > num_vertices {
+            return None;
+        }
+        // Vertices with keys in changed leaves, in either version.
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for range in &changed {
+            let (old, new) = (
+                base_edges.key_span(range.clone()),
+                edges.key_span(range.clone()),
+            );
+            let (lo, hi) = match (old, new) {
+                (None, None) => continue,
+                (Some(a), None) | (None, Some(a)) => a,
+                (Some(a), Some(b)) => (a.0.min(b.0), a.1.max(b.1)),
+            };
+            let (lo, hi) = (lo >> 32, hi >> 32);
+            match spans.last_mut() {
+                Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+                _ => spans.push((lo, hi)),
+            }
+        }
+        let mut index = base.clone();
+        index.starts.resize(num_vertices, Cursor::default());
+        index.degrees.resize(num_vertices, 0);
+        for (lo, hi) in spans {
+            let (lo, hi) = (
+                lo as usize,
+                (hi as usize).min(num_vertices.saturating_sub(1)),
+            );
+            if lo > hi {
+                continue;
+            }
+            index.degrees[lo..=hi].fill(0);
+            let first = edges.leaf_of((lo as u64) << 32);
+            let last = edges.leaf_of(((hi as u64) << 32) | u64::from(u32::MAX));
+            for piece in edges.run_pieces_in(32, first..last + 1) {
+                let v = piece.group as usize;
+                if (lo..=hi).contains(&v) {
+                    if index.degrees[v] == 0 {
+                        index.starts[v] = piece.start;
+                    }
+                    index.degrees[v] += piece.len;
+                }
+            }
+        }
+        Some(index)
+    }
+
     pub(crate) fn degree(&self, v: VertexId) -> usize {
         self.degrees.get(v as usize).map_or(0, |&d| d as usize)
     }

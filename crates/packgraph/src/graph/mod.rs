@@ -420,6 +420,45 @@ impl<C: LeafCodec> Graph<C> {
         self.flat().out.degrees()
     }
 
+    /// Builds the flat vertex index from `base`'s, an earlier version of the same graph
+    /// (a snapshot), re-scanning only the vertices whose edges lie in pages the two versions
+    /// do not share. Falls back to a full build when that is no cheaper (growth, most pages
+    /// changed) or `base` has no index. Does nothing if the index is built. Returns whether
+    /// the index was derived from `base`'s.
+    pub fn build_index_from(&self, base: &Graph<C>) -> bool {
+        if self.index.get().is_some() {
+            return false;
+        }
+        let Some(old) = base.index.get() else {
+            self.build_index();
+            return false;
+        };
+        let (out, incoming) = rayon::join(
+            || RunIndex::update_from(&old.out, &base.out, &self.out, self.num_vertices),
+            || match (&old.incoming, &base.incoming, &self.incoming) {
+                (Some(old), Some(base_set), Some(set)) => {
+                    Some(RunIndex::update_from(old, base_set, set, self.num_vertices))
+                }
+                _ => None,
+            },
+        );
+        let incoming = match incoming {
+            None => Some(None),
+            Some(Some(index)) => Some(Some(index)),
+            Some(None) => None,
+        };
+        match (out, incoming) {
+            (Some(out), Some(incoming)) if incoming.is_some() == self.incoming.is_some() => self
+                .index
+                .set(Arc::new(FlatIndex { out, incoming }))
+                .is_ok(),
+            _ => {
+                self.build_index();
+                false
+            }
+        }
+    }
+
     /// The flat index, built on first use. Built outside the `OnceLock`'s initialisation:
     /// the build runs on rayon, and a worker blocked in `get_or_init` could be the one that
     /// steals work of another thread's build of the same index (a deadlock seen with

@@ -16,7 +16,7 @@
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::{Graph, GraphRead, VertexId, WeightedGraphRead};
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
@@ -211,6 +211,9 @@ impl WeightedGraphRead for Snapshot<DeltaLeaf> {
 pub struct SharedGraph<C: LeafCodec = DeltaLeaf> {
     writer: Mutex<Graph<C>>,
     latest: ArcSwap<Graph<C>>,
+    /// The newest version whose flat index is built: the base the next version's index is
+    /// derived from. Keeps that one version's pages alive until a newer one replaces it.
+    indexed: ArcSwapOption<Graph<C>>,
 }
 
 impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
@@ -228,14 +231,33 @@ impl<C: LeafCodec> SharedGraph<C> {
         Self {
             writer: Mutex::new(graph),
             latest,
+            indexed: ArcSwapOption::empty(),
         }
     }
 
-    /// The latest published version. Lock-free; never waits for the writer.
+    /// The latest published version, with its flat vertex index built. Lock-free; never
+    /// waits for the writer or for other readers.
+    ///
+    /// The first snapshot of a version builds its index, from the newest version indexed
+    /// before it when there is one: only vertices whose edges lie in pages the writer has
+    /// copied since are re-scanned, so a reader following a stream of small batches pays
+    /// for what changed rather than for the whole graph. Later snapshots of the version
+    /// share that index.
     pub fn snapshot(&self) -> Snapshot<C> {
-        Snapshot {
-            graph: self.latest.load_full(),
+        let graph = self.latest.load_full();
+        if graph.index.get().is_none() {
+            match self.indexed.load_full() {
+                Some(base) if base.version < graph.version => {
+                    graph.build_index_from(&base);
+                }
+                _ => graph.build_index(),
+            }
+            self.indexed.rcu(|current| match current {
+                Some(newer) if newer.version >= graph.version => Some(Arc::clone(newer)),
+                _ => Some(Arc::clone(&graph)),
+            });
         }
+        Snapshot { graph }
     }
 
     /// Runs `update` on the graph as the only writer (other writers wait), then publishes

@@ -284,3 +284,75 @@ fn large_batches_take_the_parallel_arc_paths() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// An index derived from an earlier version's (`build_index_from`) equals the graph:
+    /// small batches (a few pages of hundreds changed, derived), large ones (a full build
+    /// instead), new vertices, deletions emptying runs, both directions.
+    #[test]
+    fn derived_indexes_match_the_oracle(
+        directed in any::<bool>(),
+        seed in any::<u64>(),
+        steps in vec((edges(20_100), any::<bool>(), 0usize..6), 1..10),
+    ) {
+        let start = crate::io::generate::erdos_renyi(20_000, 60_000, seed);
+        let mut graph = Graph::from_edges(20_000, &start, directed);
+        let mut oracle = Oracle::new(directed);
+        oracle.grow(20_000);
+        oracle.apply(&start, true);
+        let mut base = graph.snapshot();
+        base.build_index();
+        prop_assert!(graph.out_array().num_pages() > 50);
+        for (step, (batch, insert, keep)) in steps.into_iter().enumerate() {
+            // Slices of the batch too, so that only a page or two changes; deletions take
+            // present edges as well.
+            let mut batch = batch[..batch.len() >> keep].to_vec();
+            if !insert {
+                batch.extend(start.iter().skip(step * 97).step_by(5_000).copied());
+            }
+            if insert {
+                graph.insert_edges(&batch);
+            } else {
+                graph.delete_edges(&batch);
+            }
+            oracle.apply(&batch, insert);
+            let next = graph.snapshot();
+            // Derived when few pages changed, else built in full (the unit test below
+            // checks which path a small batch takes).
+            next.build_index_from(&base);
+            assert_same(&next, &oracle);
+            base = next;
+        }
+    }
+}
+
+#[test]
+fn a_small_batch_derives_the_index_from_the_previous_version() {
+    let start = crate::io::generate::erdos_renyi(20_000, 60_000, 3);
+    for directed in [false, true] {
+        let mut graph = Graph::from_edges(20_000, &start, directed);
+        let base = graph.snapshot();
+        base.build_index();
+        graph.insert_edges(&[(5, 19_999), (7, 20_050)]);
+        graph.delete_edges(&[start[10], start[20]]);
+        let next = graph.snapshot();
+        assert!(next.build_index_from(&base), "directed {directed}");
+        let mut oracle = Oracle::new(directed);
+        oracle.grow(20_000);
+        oracle.apply(&start, true);
+        oracle.apply(&[(5, 19_999), (7, 20_050)], true);
+        oracle.apply(&[start[10], start[20]], false);
+        assert_same(&next, &oracle);
+        // Without a base index, or after growth rebuilt the array: a full build.
+        let unindexed = graph.snapshot();
+        graph.insert_edges(&[(1, 2)]);
+        assert!(!graph.snapshot().build_index_from(&unindexed));
+        let big: Vec<(VertexId, VertexId)> = crate::io::generate::erdos_renyi(20_000, 200_000, 9);
+        let before = graph.snapshot();
+        before.build_index();
+        graph.insert_edges(&big);
+        assert!(!graph.snapshot().build_index_from(&before));
+    }
+}

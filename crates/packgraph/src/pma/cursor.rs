@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use super::layout::LEAF_GRAIN;
 use super::leaf::LeafCodec;
 use super::Pma;
+use std::sync::Arc;
 
 /// The position of one key: its leaf, the byte offset of its entry in the leaf, and the key
 /// before it in the same leaf (which delta decoding continues from). Valid until the next
@@ -111,6 +112,78 @@ impl<C: LeafCodec> Pma<C> {
             })
             .collect();
         parts.concat()
+    }
+}
+
+impl<C: LeafCodec> Pma<C> {
+    /// [`Pma::run_pieces`] over the leaves `leaves` only, serially.
+    pub(crate) fn run_pieces_in(
+        &self,
+        shift: u32,
+        leaves: std::ops::Range<usize>,
+    ) -> Vec<RunPiece> {
+        let mut pieces: Vec<RunPiece> = Vec::new();
+        for j in leaves.start..leaves.end.min(self.num_leaves()) {
+            let mut leaf_start = true;
+            C::for_each_entry(self.leaf(j), self.leaf_used(j), |key, offset, prev| {
+                let group = key >> shift;
+                match pieces.last_mut() {
+                    Some(piece) if !leaf_start && piece.group == group => piece.len += 1,
+                    _ => pieces.push(RunPiece {
+                        group,
+                        start: Cursor {
+                            leaf: j as u32,
+                            offset: offset as u32,
+                            prev,
+                        },
+                        len: 1,
+                    }),
+                }
+                leaf_start = false;
+            });
+        }
+        pieces
+    }
+
+    /// The leaf that holds `key` if present (see `find_leaf`).
+    pub(crate) fn leaf_of(&self, key: u64) -> usize {
+        self.find_leaf(key)
+    }
+
+    /// The smallest and largest key stored in the leaves `leaves`, if any.
+    pub(crate) fn key_span(&self, leaves: std::ops::Range<usize>) -> Option<(u64, u64)> {
+        let end = leaves.end.min(self.num_leaves());
+        let first = (leaves.start..end).find(|&j| self.leaf_used(j) > 0)?;
+        let last = (first..end).rev().find(|&j| self.leaf_used(j) > 0)?;
+        let max = C::last(self.leaf(last), self.leaf_used(last))?;
+        Some((self.head(first), max))
+    }
+
+    /// The leaf ranges whose bytes may differ between this version and `base`: the leaves
+    /// of every page the two do not share. `None` when their layouts differ (a rebuild,
+    /// growth or shrink came between), so nothing lines up. O(pages), reads no leaf.
+    pub(crate) fn changed_since(&self, base: &Self) -> Option<Vec<std::ops::Range<usize>>> {
+        if self.num_leaves != base.num_leaves
+            || self.leaf_bytes != base.leaf_bytes
+            || self.page_shift != base.page_shift
+        {
+            return None;
+        }
+        if Arc::ptr_eq(&self.table, &base.table) {
+            return Some(Vec::new());
+        }
+        let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+        for (p, (mine, theirs)) in self.table.pages.iter().zip(&base.table.pages).enumerate() {
+            if Arc::ptr_eq(mine, theirs) {
+                continue;
+            }
+            let leaves = p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
+            match ranges.last_mut() {
+                Some(last) if last.end == leaves.start => last.end = leaves.end,
+                _ => ranges.push(leaves),
+            }
+        }
+        Some(ranges)
     }
 }
 
