@@ -37,6 +37,7 @@ pub mod codec;
 mod error;
 pub mod graph;
 pub mod io;
+pub mod part;
 pub mod pma;
 
 pub use error::{Error, Result};

@@ -1,0 +1,375 @@
+//! Nodes of the persistent adaptive radix tree: leaves holding a whole key (lazy
+//! expansion), and inner nodes of 4, 16, 48 and 256 children with a compressed path.
+//!
+//! Every node is one reference-counted allocation of its own size (a child pointer is a
+//! tagged [`NodeRef`]); a node is changed in place when only one version holds it and
+//! copied first otherwise ([`Arc::make_mut`] on the child slot).
+
+use std::sync::Arc;
+
+/// A key of up to `INLINE` bytes is stored inside its leaf; longer keys on the heap.
+const INLINE: usize = 14;
+
+/// A key's bytes, inline when short.
+#[derive(Clone)]
+pub(crate) enum Key {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<[u8]>),
+}
+
+impl Key {
+    pub(crate) fn new(key: &[u8]) -> Self {
+        if key.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..key.len()].copy_from_slice(key);
+            Key::Inline {
+                len: key.len() as u8,
+                bytes,
+            }
+        } else {
+            Key::Heap(key.into())
+        }
+    }
+
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, bytes } => &bytes[..*len as usize],
+            Key::Heap(bytes) => bytes,
+        }
+    }
+}
+
+/// A leaf: one key and its value.
+#[derive(Clone)]
+pub(crate) struct Leaf<V> {
+    pub(crate) key: Key,
+    pub(crate) value: V,
+}
+
+/// What every inner node has besides its children: the compressed path below the byte
+/// that led here, and the entry whose key ends exactly at this node (a key that is a
+/// prefix of others).
+#[derive(Clone)]
+pub(crate) struct Header<V> {
+    pub(crate) prefix: Box<[u8]>,
+    pub(crate) terminal: Option<Arc<Leaf<V>>>,
+    pub(crate) count: u16,
+}
+
+impl<V> Header<V> {
+    fn new(prefix: &[u8]) -> Self {
+        Self {
+            prefix: prefix.into(),
+            terminal: None,
+            count: 0,
+        }
+    }
+}
+
+/// Up to 4 children, keys sorted, searched linearly.
+#[derive(Clone)]
+pub(crate) struct Node4<V> {
+    pub(crate) header: Header<V>,
+    pub(crate) keys: [u8; 4],
+    pub(crate) children: [Option<NodeRef<V>>; 4],
+}
+
+/// Up to 16 children, keys sorted, searched branch-free (a count of smaller keys over all
+/// 16 lanes, which the compiler vectorises).
+#[derive(Clone)]
+pub(crate) struct Node16<V> {
+    pub(crate) header: Header<V>,
+    pub(crate) keys: [u8; 16],
+    pub(crate) children: [Option<NodeRef<V>>; 16],
+}
+
+/// Up to 48 children: a byte-indexed table of slot numbers (0 = none, else slot + 1).
+#[derive(Clone)]
+pub(crate) struct Node48<V> {
+    pub(crate) header: Header<V>,
+    pub(crate) index: [u8; 256],
+    pub(crate) children: [Option<NodeRef<V>>; 48],
+}
+
+/// Up to 256 children, indexed by byte.
+#[derive(Clone)]
+pub(crate) struct Node256<V> {
+    pub(crate) header: Header<V>,
+    pub(crate) children: [Option<NodeRef<V>>; 256],
+}
+
+/// A pointer to a node of any kind.
+pub(crate) enum NodeRef<V> {
+    Leaf(Arc<Leaf<V>>),
+    N4(Arc<Node4<V>>),
+    N16(Arc<Node16<V>>),
+    N48(Arc<Node48<V>>),
+    N256(Arc<Node256<V>>),
+}
+
+impl<V> Clone for NodeRef<V> {
+    fn clone(&self) -> Self {
+        match self {
+            NodeRef::Leaf(n) => NodeRef::Leaf(Arc::clone(n)),
+            NodeRef::N4(n) => NodeRef::N4(Arc::clone(n)),
+            NodeRef::N16(n) => NodeRef::N16(Arc::clone(n)),
+            NodeRef::N48(n) => NodeRef::N48(Arc::clone(n)),
+            NodeRef::N256(n) => NodeRef::N256(Arc::clone(n)),
+        }
+    }
+}
+
+/// The inner node kinds behind one interface.
+pub(crate) trait Inner<V: Clone>: Clone {
+    const CAPACITY: usize;
+    fn header(&self) -> &Header<V>;
+    fn header_mut(&mut self) -> &mut Header<V>;
+    fn child(&self, byte: u8) -> Option<&NodeRef<V>>;
+    fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>>;
+    /// Adds a child for a byte that has none; the node must have room.
+    fn add(&mut self, byte: u8, child: NodeRef<V>);
+    /// Removes the child of `byte`, if any.
+    fn take(&mut self, byte: u8) -> Option<NodeRef<V>>;
+    /// The children in byte order.
+    fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>));
+}
+
+impl<V: Clone> Node4<V> {
+    pub(crate) fn new(prefix: &[u8]) -> Self {
+        Self {
+            header: Header::new(prefix),
+            keys: [0; 4],
+            children: Default::default(),
+        }
+    }
+}
+
+impl<V: Clone> Inner<V> for Node4<V> {
+    const CAPACITY: usize = 4;
+    fn header(&self) -> &Header<V> {
+        &self.header
+    }
+    fn header_mut(&mut self) -> &mut Header<V> {
+        &mut self.header
+    }
+    fn child(&self, byte: u8) -> Option<&NodeRef<V>> {
+        let n = self.header.count as usize;
+        let at = self.keys[..n].iter().position(|&k| k == byte)?;
+        self.children[at].as_ref()
+    }
+    fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>> {
+        let n = self.header.count as usize;
+        let at = self.keys[..n].iter().position(|&k| k == byte)?;
+        self.children[at].as_mut()
+    }
+    fn add(&mut self, byte: u8, child: NodeRef<V>) {
+        let n = self.header.count as usize;
+        let at = self.keys[..n].iter().take_while(|&&k| k < byte).count();
+        self.keys.copy_within(at..n, at + 1);
+        self.children[at..=n].rotate_right(1);
+        self.keys[at] = byte;
+        self.children[at] = Some(child);
+        self.header.count += 1;
+    }
+    fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
+        let n = self.header.count as usize;
+        let at = self.keys[..n].iter().position(|&k| k == byte)?;
+        let child = self.children[at].take();
+        self.keys.copy_within(at + 1..n, at);
+        self.children[at..n].rotate_left(1);
+        self.header.count -= 1;
+        child
+    }
+    fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
+        for i in 0..self.header.count as usize {
+            if let Some(child) = &self.children[i] {
+                f(self.keys[i], child);
+            }
+        }
+    }
+}
+
+impl<V: Clone> Node16<V> {
+    /// Slot of `byte` among the sorted keys, branch-free over all 16 lanes.
+    #[inline]
+    fn find(&self, byte: u8) -> Option<usize> {
+        let n = self.header.count as usize;
+        let mut mask = 0u32;
+        for (i, &k) in self.keys.iter().enumerate() {
+            mask |= u32::from(k == byte) << i;
+        }
+        mask &= (1u32 << n) - 1;
+        (mask != 0).then(|| mask.trailing_zeros() as usize)
+    }
+}
+
+impl<V: Clone> Inner<V> for Node16<V> {
+    const CAPACITY: usize = 16;
+    fn header(&self) -> &Header<V> {
+        &self.header
+    }
+    fn header_mut(&mut self) -> &mut Header<V> {
+        &mut self.header
+    }
+    fn child(&self, byte: u8) -> Option<&NodeRef<V>> {
+        self.children[self.find(byte)?].as_ref()
+    }
+    fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>> {
+        let at = self.find(byte)?;
+        self.children[at].as_mut()
+    }
+    fn add(&mut self, byte: u8, child: NodeRef<V>) {
+        let n = self.header.count as usize;
+        let at = self.keys[..n].iter().filter(|&&k| k < byte).count();
+        self.keys.copy_within(at..n, at + 1);
+        self.children[at..=n].rotate_right(1);
+        self.keys[at] = byte;
+        self.children[at] = Some(child);
+        self.header.count += 1;
+    }
+    fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
+        let n = self.header.count as usize;
+        let at = self.find(byte)?;
+        let child = self.children[at].take();
+        self.keys.copy_within(at + 1..n, at);
+        self.children[at..n].rotate_left(1);
+        self.header.count -= 1;
+        child
+    }
+    fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
+        for i in 0..self.header.count as usize {
+            if let Some(child) = &self.children[i] {
+                f(self.keys[i], child);
+            }
+        }
+    }
+}
+
+impl<V: Clone> Inner<V> for Node48<V> {
+    const CAPACITY: usize = 48;
+    fn header(&self) -> &Header<V> {
+        &self.header
+    }
+    fn header_mut(&mut self) -> &mut Header<V> {
+        &mut self.header
+    }
+    fn child(&self, byte: u8) -> Option<&NodeRef<V>> {
+        match self.index[byte as usize] {
+            0 => None,
+            slot => self.children[slot as usize - 1].as_ref(),
+        }
+    }
+    fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>> {
+        match self.index[byte as usize] {
+            0 => None,
+            slot => self.children[slot as usize - 1].as_mut(),
+        }
+    }
+    fn add(&mut self, byte: u8, child: NodeRef<V>) {
+        let slot = self
+            .children
+            .iter()
+            .position(Option::is_none)
+            .expect("a node 48 with room has a free slot");
+        self.children[slot] = Some(child);
+        self.index[byte as usize] = slot as u8 + 1;
+        self.header.count += 1;
+    }
+    fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
+        let slot = std::mem::take(&mut self.index[byte as usize]);
+        if slot == 0 {
+            return None;
+        }
+        self.header.count -= 1;
+        self.children[slot as usize - 1].take()
+    }
+    fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
+        for byte in 0..=255u8 {
+            if let Some(child) = self.child(byte) {
+                f(byte, child);
+            }
+        }
+    }
+}
+
+impl<V: Clone> Inner<V> for Node256<V> {
+    const CAPACITY: usize = 256;
+    fn header(&self) -> &Header<V> {
+        &self.header
+    }
+    fn header_mut(&mut self) -> &mut Header<V> {
+        &mut self.header
+    }
+    fn child(&self, byte: u8) -> Option<&NodeRef<V>> {
+        self.children[byte as usize].as_ref()
+    }
+    fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>> {
+        self.children[byte as usize].as_mut()
+    }
+    fn add(&mut self, byte: u8, child: NodeRef<V>) {
+        self.children[byte as usize] = Some(child);
+        self.header.count += 1;
+    }
+    fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
+        let child = self.children[byte as usize].take();
+        if child.is_some() {
+            self.header.count -= 1;
+        }
+        child
+    }
+    fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
+        for (byte, child) in self.children.iter().enumerate() {
+            if let Some(child) = child {
+                f(byte as u8, child);
+            }
+        }
+    }
+}
+
+/// Moves every child and the header of `from` into an empty node `to` (grow or shrink).
+pub(crate) fn move_into<V: Clone, A: Inner<V>, B: Inner<V>>(from: &A, mut to: B) -> B {
+    let mut pairs = Vec::with_capacity(from.header().count as usize);
+    from.for_each_child(&mut |byte, child| pairs.push((byte, child.clone())));
+    let header = from.header().clone();
+    *to.header_mut() = Header { count: 0, ..header };
+    for (byte, child) in pairs {
+        to.add(byte, child);
+    }
+    to
+}
+
+impl<V: Clone> Node16<V> {
+    pub(crate) fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            keys: [0; 16],
+            children: Default::default(),
+        }
+    }
+}
+
+impl<V: Clone> Node48<V> {
+    pub(crate) fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            index: [0; 256],
+            children: std::array::from_fn(|_| None),
+        }
+    }
+}
+
+impl<V: Clone> Node256<V> {
+    pub(crate) fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            children: std::array::from_fn(|_| None),
+        }
+    }
+}
+
+impl<V: Clone> Node4<V> {
+    pub(crate) fn empty() -> Self {
+        Self::new(&[])
+    }
+}

@@ -1,0 +1,189 @@
+//! PART against `BTreeMap`: random interleavings of point and batch operations, snapshots and
+//! drops; every live snapshot keeps its exact contents; ordered iteration and ranges; keys
+//! sharing long prefixes, empty keys, keys that are prefixes of others; nothing leaked.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::Part;
+
+/// Keys from a small alphabet and a few lengths, so that prefixes are shared, keys are
+/// prefixes of others, the empty key occurs, and long common paths need compression.
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        3 => vec(prop::sample::select(vec![0u8, 1, 2, 255]), 0..5),
+        2 => (vec(any::<u8>(), 0..3), 0usize..40).prop_map(|(tail, pad)| {
+            let mut k = vec![7u8; pad];
+            k.extend(tail);
+            k
+        }),
+        2 => any::<u32>().prop_map(|x| x.to_be_bytes().to_vec()),
+        1 => vec(any::<u8>(), 0..20),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(Vec<u8>, u32),
+    Remove(Vec<u8>),
+    InsertBatch(Vec<(Vec<u8>, u32)>),
+    RemoveBatch(Vec<Vec<u8>>),
+    Snapshot,
+    DropOldest,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (key(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        3 => key().prop_map(Op::Remove),
+        2 => vec((key(), any::<u32>()), 0..60).prop_map(Op::InsertBatch),
+        2 => vec(key(), 0..60).prop_map(Op::RemoveBatch),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::DropOldest),
+    ]
+}
+
+/// Values carry a token whose count tells whether any leaf outlives every version.
+type Value = (u32, Arc<()>);
+
+type Oracle = BTreeMap<Vec<u8>, u32>;
+
+fn check(part: &Part<Value>, oracle: &BTreeMap<Vec<u8>, u32>, probes: &[Vec<u8>]) {
+    assert_eq!(part.len(), oracle.len());
+    let got: Vec<(Vec<u8>, u32)> = part.iter().map(|(k, v)| (k.to_vec(), v.0)).collect();
+    let want: Vec<(Vec<u8>, u32)> = oracle.iter().map(|(k, &v)| (k.clone(), v)).collect();
+    assert_eq!(got, want, "iteration differs");
+    for probe in probes {
+        assert_eq!(
+            part.get(probe).map(|v| v.0),
+            oracle.get(probe).copied(),
+            "get {probe:?}"
+        );
+        for (lo, hi) in [
+            (Bound::Included(probe.as_slice()), Bound::Unbounded),
+            (Bound::Excluded(probe.as_slice()), Bound::Unbounded),
+            (Bound::Unbounded, Bound::Excluded(probe.as_slice())),
+            (
+                Bound::Included(probe.as_slice()),
+                Bound::Included(&[2u8, 0][..]),
+            ),
+        ] {
+            if matches!(hi, Bound::Included(end) if probe.as_slice() > end) {
+                continue; // BTreeMap refuses start > end
+            }
+            let got: Vec<Vec<u8>> = part.range(lo, hi).map(|(k, _)| k.to_vec()).collect();
+            let want: Vec<Vec<u8>> = oracle
+                .range::<[u8], _>((lo, hi))
+                .map(|(k, _)| k.clone())
+                .collect();
+            assert_eq!(got, want, "range {lo:?}..{hi:?}");
+        }
+    }
+}
+
+fn run(ops: &[Op]) {
+    let token = Arc::new(());
+    let value = |v: u32| (v, Arc::clone(&token));
+    {
+        let mut part: Part<Value> = Part::new();
+        let mut oracle = BTreeMap::new();
+        let mut versions: Vec<(Part<Value>, Oracle)> = Vec::new();
+        for op in ops {
+            let probes: Vec<Vec<u8>> = match op {
+                Op::Insert(k, v) => {
+                    assert_eq!(
+                        part.insert(k, value(*v)).map(|o| o.0),
+                        oracle.insert(k.clone(), *v)
+                    );
+                    vec![k.clone()]
+                }
+                Op::Remove(k) => {
+                    assert_eq!(part.remove(k).map(|o| o.0), oracle.remove(k));
+                    vec![k.clone()]
+                }
+                Op::InsertBatch(items) => {
+                    let mut added = 0;
+                    for (k, v) in items {
+                        added += usize::from(oracle.insert(k.clone(), *v).is_none());
+                    }
+                    let batch = items.iter().map(|(k, v)| (k.clone(), value(*v)));
+                    assert_eq!(part.insert_batch(batch), added);
+                    items.iter().take(4).map(|(k, _)| k.clone()).collect()
+                }
+                Op::RemoveBatch(keys) => {
+                    let removed = keys.iter().filter(|k| oracle.remove(*k).is_some()).count();
+                    assert_eq!(part.remove_batch(keys), removed);
+                    keys.iter().take(4).cloned().collect()
+                }
+                Op::Snapshot => {
+                    versions.push((part.clone(), oracle.clone()));
+                    vec![]
+                }
+                Op::DropOldest => {
+                    if !versions.is_empty() {
+                        versions.remove(0);
+                    }
+                    vec![]
+                }
+            };
+            check(&part, &oracle, &probes);
+            for (version, expected) in &versions {
+                check(version, expected, &probes);
+            }
+        }
+        let empty: Vec<Vec<u8>> = oracle.keys().cloned().collect();
+        part.remove_batch(&empty);
+        assert!(part.is_empty());
+        assert_eq!(part.node_counts(), (0, 0));
+    }
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "a leaf outlived every version"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn part_matches_btreemap_in_every_version(ops in vec(op(), 1..60)) {
+        run(&ops);
+    }
+}
+
+#[test]
+fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
+    let mut part = Part::new();
+    let keys: Vec<u64> = (0..5_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20)
+        .collect();
+    for (i, &k) in keys.iter().enumerate() {
+        part.insert_u64(k, i);
+    }
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let got: Vec<u64> = part
+        .iter()
+        .map(|(k, _)| u64::from_be_bytes(k.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, sorted);
+    // A dense byte range makes nodes of 256; removing most shrinks them back.
+    let mut dense = Part::new();
+    for b in 0..=255u8 {
+        dense.insert(&[1, b], u32::from(b));
+    }
+    let snapshot = dense.clone();
+    for b in 0..250u8 {
+        assert_eq!(dense.remove(&[1, b]), Some(u32::from(b)));
+    }
+    assert_eq!(dense.len(), 6);
+    assert_eq!(snapshot.len(), 256);
+    assert!(snapshot.iter().map(|(k, _)| k[1]).eq(0..=255u8));
+    assert_eq!(dense.get_u64(3), None);
+}
