@@ -193,3 +193,55 @@ fn bench_snapshot_compares_the_three_modes() {
             .any(|r| r["structure"] == "graph" && r["op"] == op));
     }
 }
+
+#[test]
+fn bench_part_reports_every_structure_and_op() {
+    let out = records(&[
+        "bench",
+        "part",
+        "--keys",
+        "20000",
+        "--lookups",
+        "5000",
+        "--inserts",
+        "2000",
+        "--budget",
+        "0.5",
+        "--json",
+    ]);
+    for structure in ["part", "hashmap", "btreemap", "imbl_ordmap"] {
+        let ops: Vec<(String, u64)> = out
+            .iter()
+            .filter(|r| r["structure"] == structure)
+            .map(|r| {
+                (
+                    r["op"].as_str().unwrap().to_string(),
+                    r["param"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        for (op, param) in [
+            ("insert", 0),
+            ("size", 0),
+            ("lookup", 0),
+            ("scan", 0),
+            ("snapshot", 0),
+            ("insert", 1),
+            ("insert", 1000),
+        ] {
+            assert!(
+                ops.iter()
+                    .any(|(o, p)| o == op && (op == "size" || *p == param)),
+                "{structure}: no {op}/{param} in {ops:?}"
+            );
+        }
+    }
+    assert!(out
+        .iter()
+        .all(|r| r["bench"] == "part" && r["threads"] == 1));
+    let output = packgraph()
+        .args(["bench", "part", "--keys", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -6,6 +6,7 @@
 
 mod graph;
 mod io;
+mod part;
 mod pma;
 mod snapshot;
 
@@ -34,6 +35,9 @@ enum BenchTarget {
     /// Getting graphs in: Kronecker generation, text edge-list load against the raw read,
     /// snapshot reload, and `packgraph run bfs` end to end.
     Io(io::IoArgs),
+    /// The persistent adaptive radix tree (PART paper, section 3.6) against std's HashMap
+    /// and BTreeMap (cloned per snapshot) and imbl's persistent OrdMap, on one thread.
+    Part(part::PartArgs),
     /// What versions cost the writer: batch inserts with no snapshot, one held, or a fresh
     /// one before every batch; taking a snapshot and the first update after it.
     Snapshot(snapshot::SnapshotArgs),
@@ -45,6 +49,7 @@ pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
         BenchTarget::Graph(graph_args) => graph::run(graph_args, threads),
         BenchTarget::Io(io_args) => io::run(io_args, threads),
         BenchTarget::Snapshot(snapshot_args) => snapshot::run(snapshot_args, threads),
+        BenchTarget::Part(part_args) => part::run(part_args),
     }
 }
 

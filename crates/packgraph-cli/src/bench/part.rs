@@ -1,0 +1,262 @@
+//! `packgraph bench part`: the PART paper's microbenchmark (section 3.6) on this machine.
+//!
+//! `--keys` uniform random 4-byte keys with 4-byte values, on one thread, for PART, std's
+//! `HashMap` and `BTreeMap` (persistence emulated by cloning, as the paper did for its
+//! mutable baselines) and the persistent `imbl::OrdMap`: random lookups of present keys,
+//! a full scan, random inserts with a snapshot every 1 or 1000 operations or never, bytes
+//! per entry (allocator-counted) and the time to take a snapshot. A measurement that would
+//! pass `--budget` seconds stops early and reports the rate over what it did.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use packgraph::part::Part;
+
+use super::{parse_count, Record, Reporter, SplitMix64};
+use crate::UsageError;
+
+/// Arguments of `packgraph bench part`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct PartArgs {
+    /// Entries loaded before the lookup, scan and snapshot-insert measurements.
+    #[arg(long, default_value = "1e7", value_parser = parse_count)]
+    keys: usize,
+    /// Random lookups measured.
+    #[arg(long, default_value = "2e6", value_parser = parse_count)]
+    lookups: usize,
+    /// Inserts measured per snapshot interval (1 and 1000).
+    #[arg(long, default_value = "1e5", value_parser = parse_count)]
+    inserts: usize,
+    /// Seconds one measurement may take before it stops early.
+    #[arg(long, default_value_t = 10.0)]
+    budget: f64,
+    /// A small, fast preset: 1e6 keys, 2e5 lookups, 2e4 inserts, 2 s budget.
+    #[arg(long)]
+    quick: bool,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Print JSON Lines instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What the benchmark needs of a map.
+trait BenchMap: Clone {
+    const NAME: &'static str;
+    fn empty() -> Self;
+    fn put(&mut self, key: u32, value: u32);
+    fn find(&self, key: u32) -> Option<u32>;
+    fn scan(&self) -> (u64, u64);
+}
+
+impl BenchMap for Part<u32> {
+    const NAME: &'static str = "part";
+    fn empty() -> Self {
+        Part::new()
+    }
+    fn put(&mut self, key: u32, value: u32) {
+        self.insert(&key.to_be_bytes(), value);
+    }
+    fn find(&self, key: u32) -> Option<u32> {
+        self.get(&key.to_be_bytes()).copied()
+    }
+    fn scan(&self) -> (u64, u64) {
+        self.iter().fold((0, 0), |(n, s), (_, &v)| {
+            (n + 1, s.wrapping_add(u64::from(v)))
+        })
+    }
+}
+
+impl BenchMap for BTreeMap<u32, u32> {
+    const NAME: &'static str = "btreemap";
+    fn empty() -> Self {
+        BTreeMap::new()
+    }
+    fn put(&mut self, key: u32, value: u32) {
+        self.insert(key, value);
+    }
+    fn find(&self, key: u32) -> Option<u32> {
+        self.get(&key).copied()
+    }
+    fn scan(&self) -> (u64, u64) {
+        self.values()
+            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
+    }
+}
+
+impl BenchMap for HashMap<u32, u32> {
+    const NAME: &'static str = "hashmap";
+    fn empty() -> Self {
+        HashMap::new()
+    }
+    fn put(&mut self, key: u32, value: u32) {
+        self.insert(key, value);
+    }
+    fn find(&self, key: u32) -> Option<u32> {
+        self.get(&key).copied()
+    }
+    fn scan(&self) -> (u64, u64) {
+        self.values()
+            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
+    }
+}
+
+impl BenchMap for imbl::OrdMap<u32, u32> {
+    const NAME: &'static str = "imbl_ordmap";
+    fn empty() -> Self {
+        imbl::OrdMap::new()
+    }
+    fn put(&mut self, key: u32, value: u32) {
+        self.insert(key, value);
+    }
+    fn find(&self, key: u32) -> Option<u32> {
+        self.get(&key).copied()
+    }
+    fn scan(&self) -> (u64, u64) {
+        self.values()
+            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
+    }
+}
+
+pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.quick {
+        args.keys = 1_000_000;
+        args.lookups = 200_000;
+        args.inserts = 20_000;
+        args.budget = args.budget.min(2.0);
+    }
+    if args.keys == 0
+        || args.lookups == 0
+        || args.inserts == 0
+        || args.budget.is_nan()
+        || args.budget <= 0.0
+    {
+        return Err(UsageError(
+            "--keys, --lookups, --inserts and --budget must be positive".into(),
+        )
+        .into());
+    }
+    let reporter = Reporter::new(args.json, 4);
+    let mut rng = SplitMix64::new(args.seed);
+    let keys: Vec<u32> = (0..args.keys).map(|_| rng.next_u64() as u32).collect();
+    let extra: Vec<u32> = (0..args.inserts).map(|_| rng.next_u64() as u32).collect();
+    let probes: Vec<u32> = (0..args.lookups)
+        .map(|_| keys[(rng.next_u64() % keys.len() as u64) as usize])
+        .collect();
+    measure::<Part<u32>>(&reporter, &args, &keys, &extra, &probes)?;
+    measure::<HashMap<u32, u32>>(&reporter, &args, &keys, &extra, &probes)?;
+    measure::<BTreeMap<u32, u32>>(&reporter, &args, &keys, &extra, &probes)?;
+    measure::<imbl::OrdMap<u32, u32>>(&reporter, &args, &keys, &extra, &probes)?;
+    reporter.finish();
+    Ok(())
+}
+
+fn measure<M: BenchMap>(
+    reporter: &Reporter,
+    args: &PartArgs,
+    keys: &[u32],
+    extra: &[u32],
+    probes: &[u32],
+) -> anyhow::Result<()> {
+    let emit = |op: &'static str, param: u64, value: f64, unit: &'static str, n: usize| {
+        reporter.emit(Record {
+            bench: "part",
+            structure: M::NAME,
+            op,
+            param,
+            threads: 1,
+            value,
+            unit,
+            keys: Some(n as u64),
+            dataset: None,
+        })
+    };
+    let budget = Duration::from_secs_f64(args.budget);
+    reporter.step(format!("{}: load", M::NAME));
+    // Load: inserts with no snapshot, allocator-counted.
+    let region = stats_alloc::Region::new(crate::GLOBAL);
+    let start = Instant::now();
+    let mut map = M::empty();
+    for (i, &k) in keys.iter().enumerate() {
+        map.put(k, i as u32);
+    }
+    let load = start.elapsed().as_secs_f64();
+    let change = region.change();
+    let bytes = change.bytes_allocated as f64 - change.bytes_deallocated as f64;
+    let (entries, _) = map.scan();
+    emit("insert", 0, keys.len() as f64 / load, "ops/s", keys.len())?;
+    emit(
+        "size",
+        entries,
+        bytes / entries.max(1) as f64,
+        "bytes/entry",
+        entries as usize,
+    )?;
+    reporter.step(format!("{}: lookups and scan", M::NAME));
+    let start = Instant::now();
+    let mut found = 0u64;
+    for &k in probes {
+        found += u64::from(map.find(k).is_some());
+    }
+    let took = start.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        found == probes.len() as u64,
+        "{}: a present key was not found",
+        M::NAME
+    );
+    emit(
+        "lookup",
+        0,
+        probes.len() as f64 / took,
+        "keys/s",
+        probes.len(),
+    )?;
+    let start = Instant::now();
+    let (scanned, _) = std::hint::black_box(map.scan());
+    emit(
+        "scan",
+        0,
+        scanned as f64 / start.elapsed().as_secs_f64(),
+        "keys/s",
+        scanned as usize,
+    )?;
+    // Taking a snapshot: the clone alone, averaged, capped by the budget.
+    let start = Instant::now();
+    let mut takes = 0u32;
+    while takes < 1000 && (takes == 0 || start.elapsed() < budget) {
+        drop(std::hint::black_box(map.clone()));
+        takes += 1;
+    }
+    emit(
+        "snapshot",
+        0,
+        start.elapsed().as_secs_f64() / f64::from(takes),
+        "s",
+        entries as usize,
+    )?;
+    for interval in [1usize, 1000] {
+        reporter.step(format!("{}: inserts, a snapshot every {interval}", M::NAME));
+        let mut current = map.clone();
+        let mut held = current.clone();
+        let start = Instant::now();
+        let mut done = 0;
+        for (i, &k) in extra.iter().enumerate() {
+            if i % interval == 0 {
+                held = current.clone();
+                if start.elapsed() > budget {
+                    break;
+                }
+            }
+            current.put(k, i as u32);
+            done += 1;
+        }
+        let took = start.elapsed().as_secs_f64();
+        drop(held);
+        emit("insert", interval as u64, done as f64 / took, "ops/s", done)?;
+    }
+    reporter.advance();
+    Ok(())
+}
