@@ -15,9 +15,11 @@
 //!   by the inner node where it ends. `u64` keys are stored big-endian
 //!   ([`Part::insert_u64`]) so that iteration is numeric order.
 //!
-//! Left for later: sorted batch updates in one walk, union and intersection by tree shape,
-//! traversal-order allocation and `compact`, hashed keys, and checkpoint units (section 4.1).
+//! Incremental checkpoints (section 4.1) are in `checkpoint.rs`. Left for later: sorted
+//! batch updates in one walk, union and intersection by tree shape, traversal-order
+//! allocation and `compact`, hashed keys.
 
+mod checkpoint;
 mod node;
 #[cfg(test)]
 mod tests;
@@ -25,6 +27,7 @@ mod tests;
 use std::ops::Bound;
 use std::sync::Arc;
 
+pub use self::checkpoint::Checkpoint;
 use self::node::{move_into, Inner, Key, Leaf, Node16, Node256, Node4, Node48, NodeRef};
 
 /// A persistent ordered map from byte strings to `V`.

@@ -187,3 +187,95 @@ fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
     assert!(snapshot.iter().map(|(k, _)| k[1]).eq(0..=255u8));
     assert_eq!(dense.get_u64(3), None);
 }
+
+fn encode(v: &u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn decode(bytes: &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.try_into().ok()?))
+}
+
+fn contents(part: &Part<u32>) -> Vec<(Vec<u8>, u32)> {
+    part.iter().map(|(k, &v)| (k.to_vec(), v)).collect()
+}
+
+#[test]
+fn checkpoints_write_only_changed_units_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut part = Part::new();
+    // 16 subtrees under the root (the first byte), scattered keys inside each.
+    let key = |i: u32| ((i % 16) << 24 | (i.wrapping_mul(2_654_435_761) >> 8)).to_be_bytes();
+    for i in 0..20_000u32 {
+        part.insert(&key(i), i);
+    }
+    part.insert(b"", 7); // the empty key and a short key live above the threshold
+    part.insert(b"a", 8);
+    let first = part
+        .write_checkpoint(dir.path(), 1, 1, None, encode)
+        .unwrap();
+    assert_eq!(first.units(), 17, "{first:?}"); // 16 subtrees and the leaf "a"
+    assert_eq!(first.written(), first.units() + 1);
+    let back = Part::read_checkpoint(first.manifest(), decode).unwrap();
+    assert_eq!(contents(&back), contents(&part));
+
+    // Change three keys: only their units (and the top) are written again.
+    let v1 = part.clone();
+    let changed_keys: [u32; 3] = [5, 6_000, 19_999];
+    for &i in &changed_keys {
+        part.insert(&key(i), i + 1_000_000);
+    }
+    part.remove(b"a");
+    let changed = part.units_changed_since(&first);
+    assert!((1..=3).contains(&changed.len()), "{changed:?}");
+    for &i in &changed_keys {
+        assert!(changed.iter().any(|path| key(i).starts_with(path)), "{i}");
+    }
+    let second = part
+        .write_checkpoint(dir.path(), 2, 1, Some(&first), encode)
+        .unwrap();
+    assert_eq!(second.written(), changed.len() + 1);
+    assert_eq!(second.units(), first.units() - 1); // "a" is gone
+    let back = Part::read_checkpoint(second.manifest(), decode).unwrap();
+    assert_eq!(contents(&back), contents(&part));
+    // The first checkpoint still reads as version 1.
+    let old = Part::read_checkpoint(first.manifest(), decode).unwrap();
+    assert_eq!(contents(&old), contents(&v1));
+    assert!(part.units_changed_since(&second).is_empty());
+}
+
+#[test]
+fn damaged_checkpoints_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut part = Part::new();
+    for i in 0..2_000u32 {
+        part.insert(&i.to_be_bytes(), i);
+    }
+    let cp = part
+        .write_checkpoint(dir.path(), 1, 1, None, encode)
+        .unwrap();
+    let unit = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-0.part"))
+        .unwrap();
+    let mut bytes = std::fs::read(&unit).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&unit, &bytes).unwrap();
+    let err = Part::read_checkpoint(cp.manifest(), decode).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+    std::fs::write(&unit, &bytes[..10]).unwrap();
+    let err = Part::read_checkpoint(cp.manifest(), decode).unwrap_err();
+    assert!(err.to_string().contains("not a PART unit"), "{err}");
+    std::fs::write(cp.manifest(), "part-checkpoint 1\nunit ../etc/passwd\n").unwrap();
+    let err = Part::read_checkpoint(cp.manifest(), decode).unwrap_err();
+    assert!(err.to_string().contains("bad file name"), "{err}");
+    std::fs::write(cp.manifest(), "something else\n").unwrap();
+    assert!(Part::read_checkpoint(cp.manifest(), decode).is_err());
+    let bad_value = |_: &[u8]| None::<u32>;
+    let cp = part
+        .write_checkpoint(dir.path(), 2, 1, None, encode)
+        .unwrap();
+    let err = Part::read_checkpoint(cp.manifest(), bad_value).unwrap_err();
+    assert!(err.to_string().contains("does not decode"), "{err}");
+}
