@@ -15,11 +15,13 @@
 //!   by the inner node where it ends. `u64` keys are stored big-endian
 //!   ([`Part::insert_u64`]) so that iteration is numeric order.
 //!
-//! Incremental checkpoints (section 4.1) are in `checkpoint.rs`. Left for later: sorted
-//! batch updates in one walk, union and intersection by tree shape, traversal-order
-//! allocation and `compact`, hashed keys.
+//! Incremental checkpoints (section 4.1) are in `checkpoint.rs`, hashed keys (section 3.5,
+//! [`HashedPart`], off unless chosen) in `hashed.rs`. Left for later: sorted batch updates
+//! in one walk, union and intersection by tree shape, traversal-order allocation and
+//! `compact`.
 
 mod checkpoint;
+mod hashed;
 mod node;
 #[cfg(test)]
 mod tests;
@@ -28,6 +30,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 pub use self::checkpoint::Checkpoint;
+pub use self::hashed::HashedPart;
 use self::node::{move_into, Inner, Key, Leaf, Node16, Node256, Node4, Node48, NodeRef};
 
 /// A persistent ordered map from byte strings to `V`.
