@@ -18,7 +18,7 @@
 //! Incremental checkpoints (section 4.1) are in `checkpoint.rs`, hashed keys (section 3.5,
 //! [`HashedPart`], off unless chosen) in `hashed.rs`. Left for later: sorted batch updates
 //! in one walk, union and intersection by tree shape, traversal-order allocation and
-//! `compact`.
+//! a node arena (`compact` re-allocates in traversal order through the global allocator).
 
 mod checkpoint;
 mod hashed;
@@ -265,6 +265,17 @@ impl<V: Clone> Part<V> {
             iter: Iter { stack },
             end,
         }
+    }
+
+    /// A copy of this version laid out in traversal order (section 3.4, compaction): the
+    /// entries are re-inserted in key order into a fresh tree, so that leaves and nodes
+    /// are allocated in the order a scan visits them. Shares nothing with `self`.
+    pub fn compact(&self) -> Part<V> {
+        let mut out = Part::new();
+        for (key, value) in self.iter() {
+            out.insert(key, value.clone());
+        }
+        out
     }
 
     /// Nodes reachable from this version: (leaves, inner nodes). For tests and sizing.

@@ -186,6 +186,9 @@ fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
     assert_eq!(snapshot.len(), 256);
     assert!(snapshot.iter().map(|(k, _)| k[1]).eq(0..=255u8));
     assert_eq!(dense.get_u64(3), None);
+    let compacted = part.compact();
+    assert!(compacted.iter().eq(part.iter()));
+    assert_eq!(compacted.node_counts(), part.node_counts());
 }
 
 fn encode(v: &u32, out: &mut Vec<u8>) {
