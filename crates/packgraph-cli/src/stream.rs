@@ -145,20 +145,11 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     let shared = SharedGraph::new(graph);
     let first_version = shared.snapshot().version();
     let bar = input::spinner("streaming");
-    let stop = AtomicBool::new(false);
     let queries_done = AtomicU64::new(0);
-    let concurrent = Mutex::new(Queries::default());
     let duration = Duration::from_secs_f64(args.duration);
     let mut writer = Writer::new(n, args);
     let started = Instant::now();
-    std::thread::scope(|s| -> anyhow::Result<()> {
-        let readers: Vec<_> = (0..args.readers)
-            .map(|r| {
-                let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &concurrent);
-                let query_pool = &query_pool;
-                s.spawn(move || reader(r, args, query_pool, shared, stop, done, sink))
-            })
-            .collect();
+    let concurrent = with_readers(args, &query_pool, &shared, &queries_done, || {
         while started.elapsed() < duration {
             writer.step(&shared, &writer_pool);
             let secs = started.elapsed().as_secs_f64();
@@ -170,13 +161,6 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
                 queries_done.load(Ordering::Relaxed)
             ));
         }
-        stop.store(true, Ordering::Relaxed);
-        for handle in readers {
-            handle
-                .join()
-                .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
-        }
-        Ok(())
     })?;
     let streamed = started.elapsed().as_secs_f64();
     let stats = shared.version_stats();
@@ -185,33 +169,15 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     let versions = last.version() - first_version;
     // The isolated phase: the writer idle, the same readers and queries.
     bar.set_message("queries on the idle graph");
-    stop.store(false, Ordering::Relaxed);
-    let isolated = Mutex::new(Queries::default());
     let isolated_secs = if args.readers == 0 {
         0.0
     } else {
         (args.duration / 4.0).clamp(0.5, 5.0)
     };
-    std::thread::scope(|s| -> anyhow::Result<()> {
-        let readers: Vec<_> = (0..args.readers)
-            .map(|r| {
-                let (shared, stop, done, sink) = (&shared, &stop, &queries_done, &isolated);
-                let query_pool = &query_pool;
-                s.spawn(move || reader(r, args, query_pool, shared, stop, done, sink))
-            })
-            .collect();
+    let isolated = with_readers(args, &query_pool, &shared, &queries_done, || {
         std::thread::sleep(Duration::from_secs_f64(isolated_secs));
-        stop.store(true, Ordering::Relaxed);
-        for handle in readers {
-            handle
-                .join()
-                .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
-        }
-        Ok(())
     })?;
     bar.finish_and_clear();
-    let concurrent = concurrent.into_inner().unwrap_or_else(|e| e.into_inner());
-    let isolated = isolated.into_inner().unwrap_or_else(|e| e.into_inner());
     let summary = Summary {
         edges_per_s: writer.edges as f64 / streamed,
         update_p50: percentile(&writer.latencies, 0.5),
@@ -233,6 +199,36 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         streamed,
     };
     summary.print(args, threads)
+}
+
+/// Runs `--readers` reader threads while `during` runs on this thread, then stops them and
+/// returns what they measured.
+fn with_readers(
+    args: &StreamArgs,
+    pool: &ThreadPool,
+    shared: &SharedGraph,
+    done: &AtomicU64,
+    during: impl FnOnce(),
+) -> anyhow::Result<Queries> {
+    let stop = AtomicBool::new(false);
+    let sink = Mutex::new(Queries::default());
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let readers: Vec<_> = (0..args.readers)
+            .map(|r| {
+                let (stop, sink) = (&stop, &sink);
+                s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
+            })
+            .collect();
+        during();
+        stop.store(true, Ordering::Relaxed);
+        for handle in readers {
+            handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok(sink.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn check_args(args: &StreamArgs) -> anyhow::Result<()> {

@@ -76,56 +76,31 @@ impl BenchMap for Part<u32> {
     }
 }
 
-impl BenchMap for BTreeMap<u32, u32> {
-    const NAME: &'static str = "btreemap";
-    fn empty() -> Self {
-        BTreeMap::new()
-    }
-    fn put(&mut self, key: u32, value: u32) {
-        self.insert(key, value);
-    }
-    fn find(&self, key: u32) -> Option<u32> {
-        self.get(&key).copied()
-    }
-    fn scan(&self) -> (u64, u64) {
-        self.values()
-            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
-    }
+/// The baselines share one implementation: each has `new`, `insert`, `get` and `values`.
+macro_rules! bench_map {
+    ($map:ty, $name:literal) => {
+        impl BenchMap for $map {
+            const NAME: &'static str = $name;
+            fn empty() -> Self {
+                <$map>::new()
+            }
+            fn put(&mut self, key: u32, value: u32) {
+                self.insert(key, value);
+            }
+            fn find(&self, key: u32) -> Option<u32> {
+                self.get(&key).copied()
+            }
+            fn scan(&self) -> (u64, u64) {
+                self.values()
+                    .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
+            }
+        }
+    };
 }
 
-impl BenchMap for HashMap<u32, u32> {
-    const NAME: &'static str = "hashmap";
-    fn empty() -> Self {
-        HashMap::new()
-    }
-    fn put(&mut self, key: u32, value: u32) {
-        self.insert(key, value);
-    }
-    fn find(&self, key: u32) -> Option<u32> {
-        self.get(&key).copied()
-    }
-    fn scan(&self) -> (u64, u64) {
-        self.values()
-            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
-    }
-}
-
-impl BenchMap for imbl::OrdMap<u32, u32> {
-    const NAME: &'static str = "imbl_ordmap";
-    fn empty() -> Self {
-        imbl::OrdMap::new()
-    }
-    fn put(&mut self, key: u32, value: u32) {
-        self.insert(key, value);
-    }
-    fn find(&self, key: u32) -> Option<u32> {
-        self.get(&key).copied()
-    }
-    fn scan(&self) -> (u64, u64) {
-        self.values()
-            .fold((0, 0), |(n, s), &v| (n + 1, s.wrapping_add(u64::from(v))))
-    }
-}
+bench_map!(BTreeMap<u32, u32>, "btreemap");
+bench_map!(HashMap<u32, u32>, "hashmap");
+bench_map!(imbl::OrdMap<u32, u32>, "imbl_ordmap");
 
 pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
     let mut args = args.clone();

@@ -76,8 +76,8 @@ impl RunIndex {
                 continue;
             }
             index.degrees[lo..=hi].fill(0);
-            let first = edges.leaf_of((lo as u64) << 32);
-            let last = edges.leaf_of(((hi as u64) << 32) | u64::from(u32::MAX));
+            let first = edges.find_leaf((lo as u64) << 32);
+            let last = edges.find_leaf(((hi as u64) << 32) | u64::from(u32::MAX));
             for piece in edges.run_pieces_in(32, first..last + 1) {
                 let v = piece.group as usize;
                 if (lo..=hi).contains(&v) {

@@ -135,6 +135,53 @@ pub(crate) trait Inner<V: Clone>: Clone {
     fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>));
 }
 
+/// Inserts `child` under `byte` into sorted parallel arrays of `header.count` entries
+/// (nodes 4 and 16); there must be room.
+fn sorted_add<V>(
+    header: &mut Header<V>,
+    keys: &mut [u8],
+    children: &mut [Option<NodeRef<V>>],
+    byte: u8,
+    child: NodeRef<V>,
+) {
+    let n = header.count as usize;
+    let at = keys[..n].iter().filter(|&&k| k < byte).count();
+    keys.copy_within(at..n, at + 1);
+    children[at..=n].rotate_right(1);
+    keys[at] = byte;
+    children[at] = Some(child);
+    header.count += 1;
+}
+
+/// Removes the entry at `at` from sorted parallel arrays (nodes 4 and 16).
+fn sorted_take<V>(
+    header: &mut Header<V>,
+    keys: &mut [u8],
+    children: &mut [Option<NodeRef<V>>],
+    at: usize,
+) -> Option<NodeRef<V>> {
+    let n = header.count as usize;
+    let child = children[at].take();
+    keys.copy_within(at + 1..n, at);
+    children[at..n].rotate_left(1);
+    header.count -= 1;
+    child
+}
+
+/// Visits the entries of sorted parallel arrays in order (nodes 4 and 16).
+fn sorted_for_each<V>(
+    header: &Header<V>,
+    keys: &[u8],
+    children: &[Option<NodeRef<V>>],
+    f: &mut dyn FnMut(u8, &NodeRef<V>),
+) {
+    for (i, child) in children[..header.count as usize].iter().enumerate() {
+        if let Some(child) = child {
+            f(keys[i], child);
+        }
+    }
+}
+
 impl<V: Clone> Node4<V> {
     pub(crate) fn new(prefix: &[u8]) -> Self {
         Self {
@@ -164,29 +211,21 @@ impl<V: Clone> Inner<V> for Node4<V> {
         self.children[at].as_mut()
     }
     fn add(&mut self, byte: u8, child: NodeRef<V>) {
-        let n = self.header.count as usize;
-        let at = self.keys[..n].iter().take_while(|&&k| k < byte).count();
-        self.keys.copy_within(at..n, at + 1);
-        self.children[at..=n].rotate_right(1);
-        self.keys[at] = byte;
-        self.children[at] = Some(child);
-        self.header.count += 1;
+        sorted_add(
+            &mut self.header,
+            &mut self.keys,
+            &mut self.children,
+            byte,
+            child,
+        );
     }
     fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
         let n = self.header.count as usize;
         let at = self.keys[..n].iter().position(|&k| k == byte)?;
-        let child = self.children[at].take();
-        self.keys.copy_within(at + 1..n, at);
-        self.children[at..n].rotate_left(1);
-        self.header.count -= 1;
-        child
+        sorted_take(&mut self.header, &mut self.keys, &mut self.children, at)
     }
     fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
-        for i in 0..self.header.count as usize {
-            if let Some(child) = &self.children[i] {
-                f(self.keys[i], child);
-            }
-        }
+        sorted_for_each(&self.header, &self.keys, &self.children, f);
     }
 }
 
@@ -220,29 +259,20 @@ impl<V: Clone> Inner<V> for Node16<V> {
         self.children[at].as_mut()
     }
     fn add(&mut self, byte: u8, child: NodeRef<V>) {
-        let n = self.header.count as usize;
-        let at = self.keys[..n].iter().filter(|&&k| k < byte).count();
-        self.keys.copy_within(at..n, at + 1);
-        self.children[at..=n].rotate_right(1);
-        self.keys[at] = byte;
-        self.children[at] = Some(child);
-        self.header.count += 1;
+        sorted_add(
+            &mut self.header,
+            &mut self.keys,
+            &mut self.children,
+            byte,
+            child,
+        );
     }
     fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
-        let n = self.header.count as usize;
         let at = self.find(byte)?;
-        let child = self.children[at].take();
-        self.keys.copy_within(at + 1..n, at);
-        self.children[at..n].rotate_left(1);
-        self.header.count -= 1;
-        child
+        sorted_take(&mut self.header, &mut self.keys, &mut self.children, at)
     }
     fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
-        for i in 0..self.header.count as usize {
-            if let Some(child) = &self.children[i] {
-                f(self.keys[i], child);
-            }
-        }
+        sorted_for_each(&self.header, &self.keys, &self.children, f);
     }
 }
 

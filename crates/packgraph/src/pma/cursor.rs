@@ -87,29 +87,7 @@ impl<C: LeafCodec> Pma<C> {
         let groups = self.num_leaves().div_ceil(LEAF_GRAIN);
         let parts: Vec<Vec<RunPiece>> = (0..groups)
             .into_par_iter()
-            .map(|g| {
-                let mut pieces: Vec<RunPiece> = Vec::new();
-                for j in g * LEAF_GRAIN..((g + 1) * LEAF_GRAIN).min(self.num_leaves()) {
-                    let mut leaf_start = true;
-                    C::for_each_entry(self.leaf(j), self.leaf_used(j), |key, offset, prev| {
-                        let group = key >> shift;
-                        match pieces.last_mut() {
-                            Some(piece) if !leaf_start && piece.group == group => piece.len += 1,
-                            _ => pieces.push(RunPiece {
-                                group,
-                                start: Cursor {
-                                    leaf: j as u32,
-                                    offset: offset as u32,
-                                    prev,
-                                },
-                                len: 1,
-                            }),
-                        }
-                        leaf_start = false;
-                    });
-                }
-                pieces
-            })
+            .map(|g| self.run_pieces_in(shift, g * LEAF_GRAIN..(g + 1) * LEAF_GRAIN))
             .collect();
         parts.concat()
     }
@@ -143,11 +121,6 @@ impl<C: LeafCodec> Pma<C> {
             });
         }
         pieces
-    }
-
-    /// The leaf that holds `key` if present (see `find_leaf`).
-    pub(crate) fn leaf_of(&self, key: u64) -> usize {
-        self.find_leaf(key)
     }
 
     /// The smallest and largest key stored in the leaves `leaves`, if any.

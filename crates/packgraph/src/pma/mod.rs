@@ -518,7 +518,7 @@ impl<C: LeafCodec> Pma<C> {
     /// The leaf a key belongs in: the last whose head is at most `key` (leaf 0 if none),
     /// stepping back over trailing empty leaves.
     #[inline]
-    fn find_leaf(&self, key: u64) -> usize {
+    pub(crate) fn find_leaf(&self, key: u64) -> usize {
         let mut j = self.leaves().target(key);
         while j > 0 && self.leaf_used(j) == 0 {
             j -= 1;
