@@ -73,16 +73,6 @@ impl<V> Checkpoint<V> {
     }
 }
 
-fn node_id<V>(node: &NodeRef<V>) -> usize {
-    match node {
-        NodeRef::Leaf(n) => std::sync::Arc::as_ptr(n) as *const u8 as usize,
-        NodeRef::N4(n) => std::sync::Arc::as_ptr(n) as *const u8 as usize,
-        NodeRef::N16(n) => std::sync::Arc::as_ptr(n) as *const u8 as usize,
-        NodeRef::N48(n) => std::sync::Arc::as_ptr(n) as *const u8 as usize,
-        NodeRef::N256(n) => std::sync::Arc::as_ptr(n) as *const u8 as usize,
-    }
-}
-
 /// Splits the tree at `depth` levels: calls `top` on the entries of nodes above the
 /// threshold and `unit(path, node)` on each subtree root at the threshold, in key order.
 fn split<'a, V: Clone>(
@@ -224,7 +214,7 @@ impl<V: Clone> Part<V> {
             .map(|p| {
                 p.units
                     .iter()
-                    .map(|(_, node, file)| (node_id(node), file.as_str()))
+                    .map(|(_, node, file)| (node.id(), file.as_str()))
                     .collect()
             })
             .unwrap_or_default();
@@ -243,7 +233,7 @@ impl<V: Clone> Part<V> {
         let mut written = 0;
         let mut units = Vec::with_capacity(unit_roots.len());
         for (n, (path, node)) in unit_roots.into_iter().enumerate() {
-            let file = match known.get(&node_id(node)) {
+            let file = match known.get(&node.id()) {
                 Some(file) => (*file).to_string(),
                 None => {
                     let file = format!("unit-{version}-{n}.part");
@@ -283,11 +273,8 @@ impl<V: Clone> Part<V> {
     /// differ from `since`'s: what a checkpoint after `since` has to write. The top unit
     /// is always written and not listed.
     pub fn units_changed_since(&self, since: &Checkpoint<V>) -> Vec<Vec<u8>> {
-        let known: std::collections::HashSet<usize> = since
-            .units
-            .iter()
-            .map(|(_, node, _)| node_id(node))
-            .collect();
+        let known: std::collections::HashSet<usize> =
+            since.units.iter().map(|(_, node, _)| node.id()).collect();
         let mut changed = Vec::new();
         if let Some(root) = &self.root {
             split(
@@ -297,7 +284,7 @@ impl<V: Clone> Part<V> {
                 &mut Vec::new(),
                 &mut |_, _| {},
                 &mut |path, node| {
-                    if !known.contains(&node_id(node)) {
+                    if !known.contains(&node.id()) {
                         changed.push(path.to_vec());
                     }
                 },

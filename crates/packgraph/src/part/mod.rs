@@ -16,10 +16,13 @@
 //!   ([`Part::insert_u64`]) so that iteration is numeric order.
 //!
 //! Incremental checkpoints (section 4.1) are in `checkpoint.rs`, hashed keys (section 3.5,
-//! [`HashedPart`], off unless chosen) in `hashed.rs`. Left for later: sorted batch updates
-//! in one walk, union and intersection by tree shape, traversal-order allocation and
-//! a node arena (`compact` re-allocates in traversal order through the global allocator).
+//! [`HashedPart`], off unless chosen) in `hashed.rs`; sorted batches, bulk building in
+//! traversal order, union and intersection by tree shape in `bulk.rs`. Every inner node
+//! counts the entries below it, so a subtree's size is known without walking it. Left for
+//! later: a node arena (nodes come from the global allocator, so `compact` and bulk
+//! building give traversal order only within each node size).
 
+mod bulk;
 mod checkpoint;
 mod hashed;
 mod node;
@@ -117,6 +120,7 @@ macro_rules! dispatch_mut {
         }
     };
 }
+pub(crate) use dispatch_mut;
 
 impl<V: Clone> Part<V> {
     /// An empty map.
@@ -136,37 +140,7 @@ impl<V: Clone> Part<V> {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Option<&V> {
-        let mut node = self.root.as_ref()?;
-        let mut depth = 0;
-        loop {
-            let header = match node {
-                NodeRef::Leaf(l) => return (l.key.as_slice() == key).then_some(&l.value),
-                NodeRef::N4(n) => n.header(),
-                NodeRef::N16(n) => n.header(),
-                NodeRef::N48(n) => n.header(),
-                NodeRef::N256(n) => n.header(),
-            };
-            let rest = key.get(depth..)?;
-            if !rest.starts_with(&header.prefix) {
-                return None;
-            }
-            depth += header.prefix.len();
-            let Some(&byte) = key.get(depth) else {
-                return header
-                    .terminal
-                    .as_ref()
-                    .filter(|l| l.key.as_slice() == key)
-                    .map(|l| &l.value);
-            };
-            node = match node {
-                NodeRef::Leaf(_) => unreachable!("leaves returned above"),
-                NodeRef::N4(n) => n.child(byte)?,
-                NodeRef::N16(n) => n.child(byte)?,
-                NodeRef::N48(n) => n.child(byte)?,
-                NodeRef::N256(n) => n.child(byte)?,
-            };
-            depth += 1;
-        }
+        bulk::leaf_in(self.root.as_ref()?, key, 0).map(|l| &l.value)
     }
 
     /// Whether `key` is present.
@@ -217,23 +191,72 @@ impl<V: Clone> Part<V> {
         self.remove(&key.to_be_bytes())
     }
 
-    /// Inserts every item (in order: of equal keys the last wins); returns how many keys
-    /// were new.
+    /// Inserts every item (of equal keys the last wins); returns how many keys were new.
+    ///
+    /// The batch is sorted and walks the tree once: each node on the way is visited, and
+    /// copied if another version holds it, once for the whole batch, and a run of new keys
+    /// under a missing child is built directly as a subtree.
     pub fn insert_batch<K: AsRef<[u8]>>(
         &mut self,
         items: impl IntoIterator<Item = (K, V)>,
     ) -> usize {
-        items
-            .into_iter()
-            .filter(|(k, v)| self.insert(k.as_ref(), v.clone()).is_none())
-            .count()
+        let items = sorted_last_wins(items.into_iter().collect());
+        if items.is_empty() {
+            return 0;
+        }
+        let added = match &mut self.root {
+            None => {
+                self.root = Some(bulk::build(&items, 0));
+                items.len()
+            }
+            Some(root) => bulk::insert_sorted(root, &items, 0),
+        };
+        self.len += added;
+        added
     }
 
-    /// Removes every key; returns how many were present.
+    /// Removes every key; returns how many were present. Sorted first, then one walk.
     pub fn remove_batch<K: AsRef<[u8]>>(&mut self, keys: impl IntoIterator<Item = K>) -> usize {
-        keys.into_iter()
-            .filter(|k| self.remove(k.as_ref()).is_some())
-            .count()
+        let mut keys: Vec<K> = keys.into_iter().collect();
+        keys.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+        keys.dedup_by(|a, b| a.as_ref() == b.as_ref());
+        let Some(root) = self.root.as_mut() else {
+            return 0;
+        };
+        let (removed, after) = bulk::remove_sorted(root, &keys, 0);
+        if after == After::Delete {
+            self.root = None;
+        }
+        self.len -= removed;
+        removed
+    }
+
+    /// Every entry of `self` and `other`; for a key in both, `self`'s value.
+    ///
+    /// Walks both trees together: a subtree the two share (versions of one map share all
+    /// they did not change) is taken whole without being visited, as is a subtree only one
+    /// side has, so uniting two versions costs in proportion to their differences.
+    pub fn union(&self, other: &Part<V>) -> Part<V> {
+        let root = match (&self.root, &other.root) {
+            (None, root) | (root, None) => root.clone(),
+            (Some(a), Some(b)) => Some(bulk::union(a, b, 0)),
+        };
+        Part::from_root(root)
+    }
+
+    /// The entries of `self` whose keys are also in `other`, with `self`'s values. Shared
+    /// subtrees are taken whole, as in [`Part::union`].
+    pub fn intersection(&self, other: &Part<V>) -> Part<V> {
+        let root = match (&self.root, &other.root) {
+            (Some(a), Some(b)) => bulk::intersection(a, b, 0),
+            _ => None,
+        };
+        Part::from_root(root)
+    }
+
+    fn from_root(root: Option<NodeRef<V>>) -> Self {
+        let len = root.as_ref().map_or(0, NodeRef::entries);
+        Self { root, len }
     }
 
     /// Entries in key order.
@@ -268,12 +291,54 @@ impl<V: Clone> Part<V> {
     }
 
     /// A copy of this version laid out in traversal order (section 3.4, compaction): the
-    /// entries are re-inserted in key order into a fresh tree, so that leaves and nodes
-    /// are allocated in the order a scan visits them. Shares nothing with `self`.
+    /// tree is rebuilt bottom-up from its entries in key order, each node allocated before
+    /// its children and children in key order, the order a scan visits them. Shares
+    /// nothing with `self`.
     pub fn compact(&self) -> Part<V> {
-        let mut out = Part::new();
-        for (key, value) in self.iter() {
-            out.insert(key, value.clone());
+        let items: Vec<(&[u8], V)> = self.iter().map(|(k, v)| (k, v.clone())).collect();
+        Part::from_root((!items.is_empty()).then(|| bulk::build(&items, 0)))
+    }
+
+    /// Checks the tree's invariants: every inner node's entry count is its subtree's,
+    /// its child count is right, and no inner node is empty or a lone child without a
+    /// terminal (path compression). For tests.
+    #[cfg(test)]
+    pub(crate) fn audit(&self) {
+        fn walk<V: Clone>(node: &NodeRef<V>) -> usize {
+            let Some(header) = header_of(node) else {
+                return 1;
+            };
+            let mut children = 0;
+            let mut entries = usize::from(header.terminal.is_some());
+            for_each_child(node, &mut |_, child| {
+                children += 1;
+                entries += walk(child);
+            });
+            assert_eq!(children, header.count as usize, "child count");
+            assert_eq!(entries, header.entries, "entry count");
+            assert!(
+                children >= 2 || (children == 1 && header.terminal.is_some()),
+                "an inner node with {children} children"
+            );
+            entries
+        }
+        let entries = self.root.as_ref().map_or(0, walk);
+        assert_eq!(entries, self.len, "length");
+    }
+
+    /// The addresses of every node of this version. For tests of sharing.
+    #[cfg(test)]
+    pub(crate) fn node_ids(&self) -> std::collections::HashSet<usize> {
+        fn walk<V: Clone>(node: &NodeRef<V>, out: &mut std::collections::HashSet<usize>) {
+            out.insert(node.id());
+            if let Some(t) = header_of(node).and_then(|h| h.terminal.as_ref()) {
+                out.insert(Arc::as_ptr(t) as usize);
+            }
+            for_each_child(node, &mut |_, child| walk(child, out));
+        }
+        let mut out = std::collections::HashSet::new();
+        if let Some(root) = &self.root {
+            walk(root, &mut out);
         }
         out
     }
@@ -303,6 +368,29 @@ impl<V: Clone> Part<V> {
             walk(root, &mut counts);
         }
         counts
+    }
+}
+
+/// `items` sorted by key, keeping the last of equal keys.
+fn sorted_last_wins<K: AsRef<[u8]>, V>(mut items: Vec<(K, V)>) -> Vec<(K, V)> {
+    // Stable: equal keys keep their order, so the last one given is the last of its run.
+    items.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+    let mut out: Vec<(K, V)> = Vec::with_capacity(items.len());
+    for item in items {
+        match out.last_mut() {
+            Some(last) if last.0.as_ref() == item.0.as_ref() => *last = item,
+            _ => out.push(item),
+        }
+    }
+    out
+}
+
+impl<K: AsRef<[u8]>, V: Clone> FromIterator<(K, V)> for Part<V> {
+    /// A map of the entries (of equal keys the last wins), built bottom-up in traversal
+    /// order.
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let items = sorted_last_wins(iter.into_iter().collect());
+        Part::from_root((!items.is_empty()).then(|| bulk::build(&items, 0)))
     }
 }
 
@@ -359,18 +447,22 @@ fn insert_inner<V: Clone, N: Inner<V>>(
             Some(l) => Some(std::mem::replace(&mut Arc::make_mut(l).value, value)),
             None => {
                 header.terminal = Some(leaf(key, value));
+                header.entries += 1;
                 None
             }
         });
     };
     if node.child(byte).is_some() {
-        let child = Arc::make_mut(node)
-            .child_mut(byte)
-            .expect("the child was just found");
-        return Step::Done(insert(child, key, depth + 1, value));
+        let node = Arc::make_mut(node);
+        let child = node.child_mut(byte).expect("the child was just found");
+        let old = insert(child, key, depth + 1, value);
+        node.header_mut().entries += usize::from(old.is_none());
+        return Step::Done(old);
     }
     if (node.header().count as usize) < N::CAPACITY {
-        Arc::make_mut(node).add(byte, NodeRef::Leaf(leaf(key, value)));
+        let node = Arc::make_mut(node);
+        node.add(byte, NodeRef::Leaf(leaf(key, value)));
+        node.header_mut().entries += 1;
         return Step::Done(None);
     }
     Step::Full(value)
@@ -396,6 +488,7 @@ fn split_leaf<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, value: 
     let start = depth.min(key.len()).min(old_key.len());
     let shared = common_prefix(&old_key[start..], &key[start..]);
     let mut node = Node4::new(&key[start..start + shared]);
+    node.header.entries = 2;
     let at = start + shared;
     place(&mut node, &old_key, at, old);
     place(&mut node, key, at, NodeRef::Leaf(new));
@@ -408,6 +501,7 @@ fn split_prefix<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, at: u
     let new = leaf(key, value);
     let old = std::mem::replace(slot, NodeRef::Leaf(Arc::clone(&new)));
     let mut node = Node4::new(&prefix[..at]);
+    node.header.entries = old.entries() + 1;
     node.add(prefix[at], old);
     place(&mut node, key, depth + at, NodeRef::Leaf(new));
     *slot = NodeRef::N4(Arc::new(node));
@@ -449,7 +543,9 @@ fn remove_inner<V: Clone, N: Inner<V>>(node: &mut Arc<N>, key: &[u8], depth: usi
             return None;
         }
         let value = terminal.value.clone();
-        Arc::make_mut(node).header_mut().terminal = None;
+        let header = Arc::make_mut(node).header_mut();
+        header.terminal = None;
+        header.entries -= 1;
         return Some(value);
     };
     // Search first, so that a missing key copies nothing.
@@ -459,6 +555,9 @@ fn remove_inner<V: Clone, N: Inner<V>>(node: &mut Arc<N>, key: &[u8], depth: usi
     let (value, after) = remove(child, key, depth + 1);
     if after == After::Delete {
         node_mut.take(byte);
+    }
+    if value.is_some() {
+        node_mut.header_mut().entries -= 1;
     }
     value
 }

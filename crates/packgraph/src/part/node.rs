@@ -54,15 +54,20 @@ pub(crate) struct Leaf<V> {
 pub(crate) struct Header<V> {
     pub(crate) prefix: Box<[u8]>,
     pub(crate) terminal: Option<Arc<Leaf<V>>>,
+    /// Children.
     pub(crate) count: u16,
+    /// Entries in the subtree (terminal included), so that a whole subtree's size is known
+    /// without walking it (lengths of unions and intersections).
+    pub(crate) entries: usize,
 }
 
 impl<V> Header<V> {
-    fn new(prefix: &[u8]) -> Self {
+    pub(crate) fn new(prefix: &[u8]) -> Self {
         Self {
             prefix: prefix.into(),
             terminal: None,
             count: 0,
+            entries: 0,
         }
     }
 }
@@ -108,6 +113,31 @@ pub(crate) enum NodeRef<V> {
     N256(Arc<Node256<V>>),
 }
 
+impl<V> NodeRef<V> {
+    /// Entries in the subtree.
+    #[inline]
+    pub(crate) fn entries(&self) -> usize {
+        match self {
+            NodeRef::Leaf(_) => 1,
+            NodeRef::N4(n) => n.header.entries,
+            NodeRef::N16(n) => n.header.entries,
+            NodeRef::N48(n) => n.header.entries,
+            NodeRef::N256(n) => n.header.entries,
+        }
+    }
+
+    /// The node's address: the same for every version that shares it.
+    pub(crate) fn id(&self) -> usize {
+        match self {
+            NodeRef::Leaf(n) => Arc::as_ptr(n) as *const u8 as usize,
+            NodeRef::N4(n) => Arc::as_ptr(n) as *const u8 as usize,
+            NodeRef::N16(n) => Arc::as_ptr(n) as *const u8 as usize,
+            NodeRef::N48(n) => Arc::as_ptr(n) as *const u8 as usize,
+            NodeRef::N256(n) => Arc::as_ptr(n) as *const u8 as usize,
+        }
+    }
+}
+
 impl<V> Clone for NodeRef<V> {
     fn clone(&self) -> Self {
         match self {
@@ -123,6 +153,10 @@ impl<V> Clone for NodeRef<V> {
 /// The inner node kinds behind one interface.
 pub(crate) trait Inner<V: Clone>: Clone {
     const CAPACITY: usize;
+    /// A node with no children and an empty header.
+    fn empty() -> Self;
+    /// Wraps the node in a pointer of its kind.
+    fn wrap(node: Arc<Self>) -> NodeRef<V>;
     fn header(&self) -> &Header<V>;
     fn header_mut(&mut self) -> &mut Header<V>;
     fn child(&self, byte: u8) -> Option<&NodeRef<V>>;
@@ -194,6 +228,12 @@ impl<V: Clone> Node4<V> {
 
 impl<V: Clone> Inner<V> for Node4<V> {
     const CAPACITY: usize = 4;
+    fn empty() -> Self {
+        Self::new(&[])
+    }
+    fn wrap(node: Arc<Self>) -> NodeRef<V> {
+        NodeRef::N4(node)
+    }
     fn header(&self) -> &Header<V> {
         &self.header
     }
@@ -245,6 +285,16 @@ impl<V: Clone> Node16<V> {
 
 impl<V: Clone> Inner<V> for Node16<V> {
     const CAPACITY: usize = 16;
+    fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            keys: [0; 16],
+            children: Default::default(),
+        }
+    }
+    fn wrap(node: Arc<Self>) -> NodeRef<V> {
+        NodeRef::N16(node)
+    }
     fn header(&self) -> &Header<V> {
         &self.header
     }
@@ -278,6 +328,16 @@ impl<V: Clone> Inner<V> for Node16<V> {
 
 impl<V: Clone> Inner<V> for Node48<V> {
     const CAPACITY: usize = 48;
+    fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            index: [0; 256],
+            children: std::array::from_fn(|_| None),
+        }
+    }
+    fn wrap(node: Arc<Self>) -> NodeRef<V> {
+        NodeRef::N48(node)
+    }
     fn header(&self) -> &Header<V> {
         &self.header
     }
@@ -325,6 +385,15 @@ impl<V: Clone> Inner<V> for Node48<V> {
 
 impl<V: Clone> Inner<V> for Node256<V> {
     const CAPACITY: usize = 256;
+    fn empty() -> Self {
+        Self {
+            header: Header::new(&[]),
+            children: std::array::from_fn(|_| None),
+        }
+    }
+    fn wrap(node: Arc<Self>) -> NodeRef<V> {
+        NodeRef::N256(node)
+    }
     fn header(&self) -> &Header<V> {
         &self.header
     }
@@ -367,39 +436,4 @@ pub(crate) fn move_into<V: Clone, A: Inner<V>, B: Inner<V>>(from: &A, mut to: B)
         to.add(byte, child);
     }
     to
-}
-
-impl<V: Clone> Node16<V> {
-    pub(crate) fn empty() -> Self {
-        Self {
-            header: Header::new(&[]),
-            keys: [0; 16],
-            children: Default::default(),
-        }
-    }
-}
-
-impl<V: Clone> Node48<V> {
-    pub(crate) fn empty() -> Self {
-        Self {
-            header: Header::new(&[]),
-            index: [0; 256],
-            children: std::array::from_fn(|_| None),
-        }
-    }
-}
-
-impl<V: Clone> Node256<V> {
-    pub(crate) fn empty() -> Self {
-        Self {
-            header: Header::new(&[]),
-            children: std::array::from_fn(|_| None),
-        }
-    }
-}
-
-impl<V: Clone> Node4<V> {
-    pub(crate) fn empty() -> Self {
-        Self::new(&[])
-    }
 }
