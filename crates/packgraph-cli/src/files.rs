@@ -301,10 +301,10 @@ pub(crate) fn read_input(args: &InputArgs) -> anyhow::Result<(Dataset, std::time
 
 /// The internal id of a vertex named by its external id, or a usage error.
 pub(crate) fn vertex(data: &Dataset, id: u64, flag: &str) -> anyhow::Result<VertexId> {
-    data.ids.internal(id).ok_or_else(|| {
+    data.ids().internal(id).ok_or_else(|| {
         UsageError(format!(
             "{flag} {id}: not a vertex of the input graph ({} vertices)",
-            data.ids.len()
+            data.ids().len()
         ))
         .into()
     })

@@ -208,7 +208,7 @@ fn compute<G: GraphRead + WeightedGraphRead>(
     source: VertexId,
     data: &Dataset,
 ) -> anyhow::Result<(Values, Value)> {
-    let source_id = data.ids.external(source);
+    let source_id = data.ids().external(source);
     Ok(match args.algorithm {
         Algorithm::Bfs => {
             let tree = algo::bfs(graph, source)?;
@@ -301,7 +301,7 @@ fn compute<G: GraphRead + WeightedGraphRead>(
 }
 
 fn write_values(data: &Dataset, values: &Values, args: &RunArgs) -> anyhow::Result<()> {
-    let ids = &data.ids;
+    let ids = data.ids();
     let format = |v: VertexId, out: &mut Vec<u8>| {
         let v = v as usize;
         let _ = match values {

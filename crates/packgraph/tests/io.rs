@@ -13,9 +13,9 @@ use proptest::prelude::*;
 fn edge_map(data: &Dataset) -> BTreeMap<(u64, u64), f64> {
     let mut edges = BTreeMap::new();
     for v in 0..data.graph.num_vertices() as u32 {
-        let u = data.ids.external(v);
+        let u = data.ids().external(v);
         let mut add = |w: u32, weight: f64| {
-            edges.insert((u, data.ids.external(w)), weight);
+            edges.insert((u, data.ids().external(w)), weight);
             true
         };
         match &data.graph {
@@ -27,8 +27,8 @@ fn edge_map(data: &Dataset) -> BTreeMap<(u64, u64), f64> {
 }
 
 fn vertices(data: &Dataset) -> Vec<u64> {
-    (0..data.ids.len() as u32)
-        .map(|v| data.ids.external(v))
+    (0..data.ids().len() as u32)
+        .map(|v| data.ids().external(v))
         .collect()
 }
 

@@ -17,10 +17,15 @@
 //!   duplicates within one batch the last wins. Weights must be finite (NaN and infinities
 //!   are rejected with the batch left unapplied).
 //!
-//! Left out for now: snapshots, which come next.
+//! * Each vertex has an external id ([`IdMap`], an integer or a name) and may have named
+//!   properties ([`Properties`]); both are persistent radix trees carried by the graph, so
+//!   [`Graph::snapshot`] versions them with the edges. [`Graph::intern`] adds vertices by
+//!   external id; vertices created by edges over internal ids get integer ids.
 
 mod csr;
+pub(crate) mod ids;
 mod index;
+mod properties;
 mod read;
 mod snapshot;
 
@@ -32,7 +37,9 @@ use std::sync::{Arc, OnceLock};
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
 
 pub use self::csr::CsrGraph;
+pub use self::ids::{ExternalId, IdMap, IntIds, MAX_VERTICES};
 use self::index::RunIndex;
+pub use self::properties::{Properties, PropertyValue};
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
 pub use self::snapshot::{SharedGraph, Snapshot, VersionStats};
 
@@ -76,6 +83,14 @@ pub enum GraphError {
         v: VertexId,
         /// The weight given.
         weight: f64,
+    },
+    /// A vertex id at or past the vertex count.
+    #[error("vertex {vertex} does not exist: the graph has {count} vertices")]
+    NoSuchVertex {
+        /// The id given.
+        vertex: VertexId,
+        /// Vertices in the graph.
+        count: usize,
     },
     /// Arrays given to [`Graph::from_parts`] that do not form a valid graph.
     #[error("invalid graph arrays: {0}")]
@@ -129,6 +144,10 @@ pub struct Graph<C: LeafCodec = DeltaLeaf> {
     index: OnceLock<Arc<FlatIndex>>,
     /// Batches applied since creation (see [`Graph::version`]).
     version: u64,
+    /// External ids of the vertices, versioned with the edges.
+    ids: IdMap,
+    /// Per-vertex properties, versioned with the edges.
+    properties: Properties,
 }
 
 impl Graph<DeltaLeaf> {
@@ -222,6 +241,8 @@ impl<C: LeafCodec> Graph<C> {
             incoming: directed.then(Pma::new),
             index: OnceLock::new(),
             version: 0,
+            ids: IdMap::default(),
+            properties: Properties::default(),
         }
     }
 
@@ -366,6 +387,7 @@ impl<C: LeafCodec> Graph<C> {
         };
         self.index = OnceLock::new();
         self.version += 1;
+        self.ids.grow_to(self.num_vertices);
         EdgeBatchStats {
             changed: arcs / arcs_per_edge,
             self_loops,
@@ -392,9 +414,144 @@ impl<C: LeafCodec> Graph<C> {
             return Err(too_many);
         };
         self.num_vertices = end;
+        self.ids.grow_to(end);
         self.index = OnceLock::new();
         self.version += 1;
         Ok(first..last)
+    }
+
+    /// The external ids of the vertices (as of this version).
+    pub fn ids(&self) -> &IdMap {
+        &self.ids
+    }
+
+    /// The graph with `ids` as its vertices' external ids.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidParts`] if `ids` does not name exactly the graph's vertices.
+    pub fn with_ids(mut self, ids: IdMap) -> Result<Self, GraphError> {
+        if ids.len() != self.num_vertices {
+            return Err(GraphError::InvalidParts(format!(
+                "{} vertex ids for {} vertices",
+                ids.len(),
+                self.num_vertices
+            )));
+        }
+        self.ids = ids;
+        Ok(self)
+    }
+
+    /// The vertices of external ids `ids`, adding a vertex (with the next internal id) for
+    /// each id not seen before, so that edges can be given in the caller's ids.
+    ///
+    /// # Errors
+    /// [`GraphError::TooManyVertices`] past 2^32 vertices; nothing is added then.
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{ExternalId, Graph, GraphRead};
+    ///
+    /// let mut g = Graph::new(true);
+    /// let ids: Vec<ExternalId> = vec!["alice".into(), "bob".into(), 10_u64.into()];
+    /// let v = g.intern(&ids).unwrap();
+    /// g.insert_edges(&[(v[0], v[1]), (v[1], v[2])]);
+    /// let before = g.snapshot();
+    /// let carol = g.intern(&["carol".into()]).unwrap()[0];
+    /// assert_eq!(g.ids().internal_name("carol"), Some(carol));
+    /// assert_eq!(before.ids().internal_name("carol"), None);
+    /// assert_eq!(g.ids().external_id(v[2]), Some(ExternalId::Int(10)));
+    /// ```
+    pub fn intern(&mut self, ids: &[ExternalId]) -> Result<Vec<VertexId>, GraphError> {
+        // On a copy (O(1)), so that a failure leaves the graph as it was.
+        let mut map = self.ids.clone();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (v, _) = map.insert(id).map_err(|_| GraphError::TooManyVertices {
+                existing: self.num_vertices,
+                requested: ids.len(),
+            })?;
+            out.push(v);
+        }
+        if map.len() > self.num_vertices {
+            self.num_vertices = map.len();
+            self.index = OnceLock::new();
+        }
+        self.ids = map;
+        self.version += 1;
+        Ok(out)
+    }
+
+    /// The per-vertex properties (as of this version).
+    pub fn properties(&self) -> &Properties {
+        &self.properties
+    }
+
+    /// Property `name` of vertex `v`.
+    pub fn property(&self, name: &str, v: VertexId) -> Option<&PropertyValue> {
+        self.properties.get(name, v)
+    }
+
+    fn check_vertex(&self, v: VertexId) -> Result<(), GraphError> {
+        if (v as usize) < self.num_vertices {
+            Ok(())
+        } else {
+            Err(GraphError::NoSuchVertex {
+                vertex: v,
+                count: self.num_vertices,
+            })
+        }
+    }
+
+    /// Sets property `name` of vertex `v`; returns the previous value.
+    ///
+    /// # Errors
+    /// [`GraphError::NoSuchVertex`] if `v` is not a vertex.
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{Graph, PropertyValue};
+    ///
+    /// let mut g = Graph::from_edges(3, &[(0, 1)], false);
+    /// g.set_property("age", 1, 42_i64.into()).unwrap();
+    /// let before = g.snapshot();
+    /// g.set_property("age", 1, 43_i64.into()).unwrap();
+    /// assert_eq!(before.property("age", 1), Some(&PropertyValue::Int(42)));
+    /// assert_eq!(g.property("age", 1), Some(&PropertyValue::Int(43)));
+    /// assert!(g.set_property("age", 7, 1_i64.into()).is_err());
+    /// ```
+    pub fn set_property(
+        &mut self,
+        name: &str,
+        v: VertexId,
+        value: PropertyValue,
+    ) -> Result<Option<PropertyValue>, GraphError> {
+        self.check_vertex(v)?;
+        self.version += 1;
+        Ok(self.properties.set(name, v, value))
+    }
+
+    /// Sets property `name` of many vertices in one sorted walk (of a vertex given twice the
+    /// last value wins); returns how many had no value before.
+    ///
+    /// # Errors
+    /// [`GraphError::NoSuchVertex`] for the first vertex that does not exist; nothing is set.
+    pub fn set_properties(
+        &mut self,
+        name: &str,
+        items: &[(VertexId, PropertyValue)],
+    ) -> Result<usize, GraphError> {
+        for &(v, _) in items {
+            self.check_vertex(v)?;
+        }
+        self.version += 1;
+        Ok(self.properties.set_batch(name, items.iter().cloned()))
+    }
+
+    /// Removes property `name` of vertex `v`; returns its value.
+    pub fn remove_property(&mut self, name: &str, v: VertexId) -> Option<PropertyValue> {
+        let old = self.properties.remove(name, v);
+        self.version += u64::from(old.is_some());
+        old
     }
 
     /// Whether the edge `(u, v)` is present.
@@ -534,6 +691,8 @@ impl<C: LeafCodec> Graph<C> {
             incoming,
             index: OnceLock::new(),
             version: 0,
+            ids: IdMap::identity(num_vertices),
+            properties: Properties::default(),
         })
     }
 }
@@ -584,6 +743,25 @@ impl AnyGraph {
     /// Whether edges carry weights.
     pub fn is_weighted(&self) -> bool {
         matches!(self, Self::Weighted(_))
+    }
+
+    /// The external ids of the vertices.
+    pub fn ids(&self) -> &IdMap {
+        match self {
+            Self::Unweighted(g) => g.ids(),
+            Self::Weighted(g) => g.ids(),
+        }
+    }
+
+    /// The graph with `ids` as its vertices' external ids (see [`Graph::with_ids`]).
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidParts`] if `ids` does not name exactly the graph's vertices.
+    pub fn with_ids(self, ids: IdMap) -> Result<Self, GraphError> {
+        Ok(match self {
+            Self::Unweighted(g) => Self::Unweighted(g.with_ids(ids)?),
+            Self::Weighted(g) => Self::Weighted(g.with_ids(ids)?),
+        })
     }
 
     /// Number of vertices.

@@ -124,6 +124,8 @@ impl<C: LeafCodec> Graph<C> {
                 incoming: self.incoming.clone(),
                 index,
                 version: self.version,
+                ids: self.ids.clone(),
+                properties: self.properties.clone(),
             }),
         }
     }

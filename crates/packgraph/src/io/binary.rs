@@ -7,8 +7,8 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::error::IoError;
-use super::idmap::IdMap;
 use super::Dataset;
+use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
 use crate::pma::{PmaConfig, PmaParts, PmaPartsRef};
 
@@ -22,7 +22,8 @@ const HEADER_BYTES: usize = 48;
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
 const FLAG_SORTED_IDS: u32 = 4;
-const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_SORTED_IDS;
+const FLAG_ID_LIST: u32 = 8;
+const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_SORTED_IDS | FLAG_ID_LIST;
 
 /// Whether bytes start like a snapshot.
 pub(crate) fn sniff(head: &[u8]) -> bool {
@@ -95,6 +96,17 @@ impl<W: Write> Payload<W> {
 /// Writes a snapshot of `dataset` to `path`.
 pub fn write(dataset: &Dataset, path: &Path) -> Result<(), IoError> {
     let graph = &dataset.graph;
+    let ids = dataset.ids();
+    // Checked before the file is created, so that a refusal leaves nothing behind.
+    let id_list = match ids.as_range() {
+        Some(_) => None,
+        None => Some(ids.ints().ok_or_else(|| {
+            IoError::format(
+                path,
+                "snapshot files hold integer vertex ids; this graph has vertices named by strings",
+            )
+        })?),
+    };
     let os = |e| IoError::os(path, e);
     let file = File::create(path).map_err(os)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -112,8 +124,8 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), IoError> {
     if let Some(parts) = in_parts {
         payload.pma(parts).map_err(os)?;
     }
-    if let Some(ids) = dataset.ids.sorted_ids() {
-        payload.u64s(ids.iter().copied()).map_err(os)?;
+    if let Some(list) = &id_list {
+        payload.u64s(list.iter().copied()).map_err(os)?;
     }
     let Payload {
         out, hasher, len, ..
@@ -125,10 +137,14 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), IoError> {
     if graph.is_weighted() {
         flags |= FLAG_WEIGHTED;
     }
-    if dataset.ids.sorted_ids().is_some() {
-        flags |= FLAG_SORTED_IDS;
+    if let Some(list) = &id_list {
+        flags |= if list.windows(2).all(|w| w[0] < w[1]) {
+            FLAG_SORTED_IDS
+        } else {
+            FLAG_ID_LIST
+        };
     }
-    let first_id = dataset.ids.as_range().map_or(0, |(first, _)| first);
+    let first_id = ids.as_range().map_or(0, |(first, _)| first);
     let mut header = Vec::with_capacity(HEADER_BYTES);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&VERSION.to_le_bytes());
@@ -291,7 +307,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     }
     let num_vertices = usize::try_from(num_vertices)
         .ok()
-        .filter(|&n| n <= super::idmap::MAX_VERTICES)
+        .filter(|&n| n <= crate::graph::MAX_VERTICES)
         .ok_or_else(|| IoError::corrupted(path, format!("{num_vertices} vertices")))?;
     let mut reader = Reader {
         file,
@@ -302,10 +318,18 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     let directed = flags & FLAG_DIRECTED != 0;
     let out = reader.pma()?;
     let incoming = if directed { Some(reader.pma()?) } else { None };
-    let ids = if flags & FLAG_SORTED_IDS != 0 {
+    let ids = if flags & FLAG_SORTED_IDS != 0 && flags & FLAG_ID_LIST != 0 {
+        return Err(IoError::corrupted(
+            path,
+            "flags say the vertex ids are both increasing and unordered",
+        ));
+    } else if flags & FLAG_SORTED_IDS != 0 {
         let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
         IdMap::from_sorted(ids)
             .ok_or_else(|| IoError::corrupted(path, "vertex ids are not increasing"))?
+    } else if flags & FLAG_ID_LIST != 0 {
+        let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
+        IdMap::from_list(&ids).ok_or_else(|| IoError::corrupted(path, "a vertex id is repeated"))?
     } else {
         if first_id.checked_add(num_vertices as u64).is_none() {
             return Err(IoError::corrupted(path, "vertex ids overflow 64 bits"));
@@ -334,12 +358,11 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     } else {
         AnyGraph::Unweighted(Graph::from_parts(directed, num_vertices, out, incoming).map_err(bad)?)
     };
-    if ids.len() != graph.num_vertices() {
-        return Err(IoError::corrupted(path, "vertex id count disagrees"));
-    }
+    let graph = graph
+        .with_ids(ids)
+        .map_err(|_| IoError::corrupted(path, "vertex id count disagrees"))?;
     Ok(Dataset {
         graph,
-        ids,
         self_loops: 0,
     })
 }

@@ -9,9 +9,9 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::error::IoError;
-use super::idmap::{IdMap, IdMapError};
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
+use crate::graph::ids::{IdMap, IdMapError, IntIds};
 use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
 
 /// Edges parsed from text, in file order.
@@ -155,16 +155,17 @@ pub fn write(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
 /// Writes `u v` or `u v weight` lines in external ids: each undirected edge once (smaller
 /// id first).
 pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
-    let (graph, ids) = (&dataset.graph, &dataset.ids);
+    let graph = &dataset.graph;
+    let ids = int_ids(dataset.ids())?;
     let lines = |v: VertexId| -> Vec<u8> {
         let mut text = Vec::new();
-        let u = ids.external(v);
+        let u = ids.get(v);
         let keep = |w: VertexId| graph.is_directed() || v < w;
         match graph {
             AnyGraph::Unweighted(g) => {
                 g.for_each_out_neighbor(v, |w| {
                     if keep(w) {
-                        let _ = writeln!(text, "{u} {}", ids.external(w));
+                        let _ = writeln!(text, "{u} {}", ids.get(w));
                     }
                     true
                 });
@@ -172,7 +173,7 @@ pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Re
             AnyGraph::Weighted(g) => {
                 g.for_each_out_edge(v, |w, weight| {
                     if keep(w) {
-                        let _ = writeln!(text, "{u} {} {weight}", ids.external(w));
+                        let _ = writeln!(text, "{u} {} {weight}", ids.get(w));
                     }
                     true
                 });
@@ -181,6 +182,16 @@ pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Re
         text
     };
     write_in_blocks(graph.num_vertices(), lines, out)
+}
+
+/// The integer ids of every vertex, or an error for a graph with named vertices.
+pub(crate) fn int_ids(ids: &IdMap) -> std::io::Result<IntIds> {
+    ids.int_ids().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "graph files name vertices by integers; this graph has vertices named by strings",
+        )
+    })
 }
 
 /// Writes the text `lines(v)` of every vertex in order, formatting blocks of vertices in

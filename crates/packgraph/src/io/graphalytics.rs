@@ -7,11 +7,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::edgelist::{concat, same_columns, write_edges, write_in_blocks, EdgeChunk};
+use super::edgelist::{concat, int_ids, same_columns, write_edges, write_in_blocks, EdgeChunk};
 use super::error::IoError;
-use super::idmap::{IdMap, IdMapError};
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
+use crate::graph::ids::{IdMap, IdMapError};
 use crate::graph::VertexId;
 
 /// The files of one dataset.
@@ -183,11 +183,11 @@ fn duplicate_error(path: &Path, id: u64) -> IoError {
 pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, IoError> {
     let files = Files::with_prefix(prefix);
     let graph = &dataset.graph;
-    let ids = &dataset.ids;
     super::write_file(&files.vertices, |out| {
+        let ids = int_ids(dataset.ids())?;
         write_in_blocks(
             graph.num_vertices(),
-            |v| format!("{}\n", ids.external(v)).into_bytes(),
+            |v| format!("{}\n", ids.get(v)).into_bytes(),
             out,
         )
     })?;
@@ -225,17 +225,24 @@ pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, IoError> {
 }
 
 /// Writes per-vertex results as Graphalytics output lines `id value`, in external ids and in
-/// increasing id order; `value(v, out)` appends vertex `v`'s value.
+/// internal id order (increasing id order for ids loaded from a file); `value(v, out)`
+/// appends vertex `v`'s value.
+///
+/// # Errors
+/// The writer's errors, or [`std::io::ErrorKind::InvalidInput`] if some vertex is named by a
+/// string (the format names vertices by integers).
 pub fn write_output(
     ids: &IdMap,
     value: impl Fn(VertexId, &mut Vec<u8>) + Sync,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let len = ids.len();
+    let ids = int_ids(ids)?;
     write_in_blocks(
-        ids.len(),
+        len,
         |v| {
             let mut line = Vec::with_capacity(24);
-            let _ = write!(line, "{} ", ids.external(v));
+            let _ = write!(line, "{} ", ids.get(v));
             value(v, &mut line);
             line.push(b'\n');
             line

@@ -8,8 +8,9 @@
 //! * packgraph snapshots ([`binary`]): the in-memory arrays with a checksum.
 //!
 //! Text readers parse blocks of the file on all threads. Files name vertices by arbitrary
-//! `u64` ids; a loaded [`Dataset`] holds the graph over dense ids `0..n` and the [`IdMap`]
-//! back to the file's ids. Every error names the file, and for text the line and the value.
+//! `u64` ids; a loaded [`Dataset`] holds the graph over dense ids `0..n`, and the graph
+//! carries the [`IdMap`] back to the file's ids (versioned with it, see
+//! [`Graph::snapshot`](crate::graph::Graph::snapshot)). Every error names the file, and for text the line and the value.
 //!
 //! ```
 //! use packgraph::io::{load, LoadOptions};
@@ -20,7 +21,7 @@
 //! let data = load(&path, &LoadOptions::default()).unwrap();
 //! assert_eq!(data.graph.num_vertices(), 4);
 //! assert_eq!(data.graph.num_edges(), 4);
-//! assert_eq!(data.ids.internal(99), Some(3));
+//! assert_eq!(data.ids().internal(99), Some(3));
 //!
 //! std::fs::write(&path, "10 20\n20 x\n").unwrap();
 //! let error = load(&path, &LoadOptions::default()).unwrap_err();
@@ -32,7 +33,6 @@ pub mod edgelist;
 mod error;
 pub mod generate;
 pub mod graphalytics;
-mod idmap;
 pub mod mtx;
 mod text;
 
@@ -42,8 +42,8 @@ use std::path::Path;
 use crate::graph::{AnyGraph, Graph, GraphError, VertexId, WeightedGraph};
 
 pub use self::error::{IoError, LineError};
-pub use self::idmap::{IdMap, MAX_VERTICES};
 pub use self::text::Progress;
+pub use crate::graph::{ExternalId, IdMap, IntIds, MAX_VERTICES};
 
 /// A graph file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,18 +134,21 @@ impl std::fmt::Debug for LoadOptions {
     }
 }
 
-/// A graph read from a file, with the file's vertex ids.
+/// A graph read from a file; the graph carries the file's vertex ids ([`Dataset::ids`]).
 #[derive(Debug)]
 pub struct Dataset {
     /// The graph over dense vertex ids.
     pub graph: AnyGraph,
-    /// Dense ids to the file's ids and back.
-    pub ids: IdMap,
     /// Self-loops in the file, which the graph does not store.
     pub self_loops: usize,
 }
 
 impl Dataset {
+    /// Dense ids to the file's ids and back (the graph's own dictionary).
+    pub fn ids(&self) -> &IdMap {
+        self.graph.ids()
+    }
+
     /// A dataset over vertices `0..num_vertices` (grown to cover every endpoint) whose ids
     /// are their own, with `weights[i]` on `edges[i]` when given.
     ///
@@ -173,11 +176,7 @@ impl Dataset {
                 )?)
             }
         };
-        Ok(Self {
-            ids: IdMap::identity(graph.num_vertices()),
-            graph,
-            self_loops,
-        })
+        Ok(Self { graph, self_loops })
     }
 }
 
@@ -231,8 +230,16 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
 /// or the prefix; the `.v`, `.e` and `.properties` files are written.
 ///
 /// # Errors
-/// [`IoError`] if a file cannot be written, or for Matrix Market, which is read-only.
+/// [`IoError`] if a file cannot be written, for Matrix Market, which is read-only, or for a
+/// graph with vertices named by strings (the formats name vertices by integers); nothing is
+/// written then.
 pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<(), IoError> {
+    if dataset.ids().has_names() {
+        return Err(IoError::format(
+            path,
+            "graph files name vertices by integers; this graph has vertices named by strings",
+        ));
+    }
     match format {
         Format::EdgeList => write_file(path, |out| edgelist::write(dataset, out)),
         Format::Graphalytics => {
@@ -294,9 +301,8 @@ pub(crate) fn build(
             (AnyGraph::Weighted(graph), self_loops)
         }
     };
-    Ok(Dataset {
-        graph,
-        ids,
-        self_loops,
-    })
+    let graph = graph
+        .with_ids(ids)
+        .map_err(|e| IoError::invalid(path, e.to_string()))?;
+    Ok(Dataset { graph, self_loops })
 }

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use super::edgelist::{concat, same_columns, EdgeChunk};
 use super::error::{IoError, LineError};
-use super::idmap::{IdMap, MAX_VERTICES};
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
+use crate::graph::ids::{IdMap, MAX_VERTICES};
 use crate::graph::VertexId;
 
 /// The banner's first word.

@@ -143,6 +143,16 @@ impl<V: Clone> Part<V> {
         bulk::leaf_in(self.root.as_ref()?, key, 0).map(|l| &l.value)
     }
 
+    /// The value of `key`, to change in place (the nodes on its path are copied first if
+    /// another version holds them).
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        // Search first, so that a missing key copies nothing.
+        if !self.contains_key(key) {
+            return None;
+        }
+        get_mut_in(self.root.as_mut()?, key, 0)
+    }
+
     /// Whether `key` is present.
     pub fn contains_key(&self, key: &[u8]) -> bool {
         self.get(key).is_some()
@@ -402,6 +412,30 @@ fn for_each_child<V: Clone>(node: &NodeRef<V>, f: &mut dyn FnMut(u8, &NodeRef<V>
         NodeRef::N48(n) => n.for_each_child(f),
         NodeRef::N256(n) => n.for_each_child(f),
     }
+}
+
+fn get_mut_in<'a, V: Clone>(
+    slot: &'a mut NodeRef<V>,
+    key: &[u8],
+    depth: usize,
+) -> Option<&'a mut V> {
+    fn inner<'a, V: Clone, N: Inner<V>>(
+        node: &'a mut Arc<N>,
+        key: &[u8],
+        depth: usize,
+    ) -> Option<&'a mut V> {
+        let node = Arc::make_mut(node);
+        let depth = depth + node.header().prefix.len();
+        match key.get(depth) {
+            None => node
+                .header_mut()
+                .terminal
+                .as_mut()
+                .map(|l| &mut Arc::make_mut(l).value),
+            Some(&byte) => get_mut_in(node.child_mut(byte)?, key, depth + 1),
+        }
+    }
+    dispatch_mut!(slot, n => inner(n, key, depth), l => Some(&mut Arc::make_mut(l).value))
 }
 
 fn insert<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, value: V) -> Option<V> {
