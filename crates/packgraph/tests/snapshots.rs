@@ -246,3 +246,73 @@ fn concurrent_first_reads_of_a_snapshot_do_not_deadlock() {
         .recv_timeout(Duration::from_secs(120))
         .expect("readers deadlocked on the flat index");
 }
+
+/// Ids and properties are versioned with the edges: each write names one more vertex,
+/// links it to the previous one and records its number as a property of vertex 0; a reader
+/// must see the three agree in every snapshot.
+#[test]
+fn snapshots_resolve_ids_and_properties_of_their_own_version() {
+    use packgraph::graph::{ExternalId, PropertyValue};
+
+    let mut graph = Graph::new(true);
+    graph.intern(&["v0".into()]).unwrap();
+    graph
+        .set_property("last", 0, PropertyValue::Int(0))
+        .unwrap();
+    let shared = SharedGraph::new(graph);
+    let stop = AtomicBool::new(false);
+    let checked = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let snap = shared.snapshot();
+                    let Some(&PropertyValue::Int(last)) = snap.property("last", 0) else {
+                        panic!("vertex 0 lost its property");
+                    };
+                    let ids = snap.ids();
+                    assert_eq!(ids.len() as i64, last + 1);
+                    assert_eq!(snap.num_vertices() as i64, last + 1);
+                    let v = ids
+                        .internal_name(&format!("v{last}"))
+                        .expect("the newest name");
+                    assert_eq!(ids.internal_name(&format!("v{}", last + 1)), None);
+                    assert_eq!(
+                        ids.external_id(v),
+                        Some(ExternalId::Name(format!("v{last}").into()))
+                    );
+                    if last > 0 {
+                        let u = ids.internal_name(&format!("v{}", last - 1)).unwrap();
+                        assert!(snap.has_edge(u, v));
+                        assert_eq!(snap.property("n", v), Some(&PropertyValue::Int(last)));
+                    }
+                    checked.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        for i in 1..=2_000i64 {
+            shared.write(|g| {
+                let ids: Vec<ExternalId> =
+                    vec![format!("v{}", i - 1).into(), format!("v{i}").into()];
+                let v = g.intern(&ids).unwrap();
+                g.insert_edges(&[(v[0], v[1])]);
+                g.set_property("n", v[1], PropertyValue::Int(i)).unwrap();
+                g.set_property("last", 0, PropertyValue::Int(i)).unwrap();
+            });
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(checked.load(Ordering::Relaxed) > 0);
+    let graph = shared.into_inner();
+    assert_eq!(graph.properties().count("n"), 2_000);
+    let values: Vec<i64> = graph
+        .properties()
+        .column("n")
+        .unwrap()
+        .map(|(_, value)| match value {
+            PropertyValue::Int(x) => *x,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(values, (1..=2_000).collect::<Vec<_>>());
+}

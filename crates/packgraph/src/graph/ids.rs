@@ -378,7 +378,8 @@ impl IdMap {
             // The next id of a plain range extends it.
             ExternalId::Int(x)
                 if self.by_internal.is_empty()
-                    && (self.dense == 0 || *x == self.first + self.dense as u64) =>
+                    && (self.dense == 0
+                        || self.first.checked_add(self.dense as u64) == Some(*x)) =>
             {
                 if self.dense == 0 {
                     self.first = *x;
@@ -640,6 +641,104 @@ mod tests {
         ) {
             let edges: Vec<_> = edges.iter().map(|&(u, v)| (u + shift, v * v * v + shift)).collect();
             check(&edges);
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum IdOp {
+        Insert(ExternalId),
+        Grow(usize),
+        Snapshot,
+        DropOldest,
+    }
+
+    fn id_op() -> impl Strategy<Value = IdOp> {
+        let int = prop_oneof![0u64..40, Just(u64::MAX), Just(u64::MAX - 1)];
+        prop_oneof![
+            5 => int.prop_map(|x| IdOp::Insert(ExternalId::Int(x))),
+            3 => "[a-c]{0,3}".prop_map(|s| IdOp::Insert(ExternalId::Name(s.into()))),
+            2 => (0usize..4).prop_map(IdOp::Grow),
+            1 => Just(IdOp::Snapshot),
+            1 => Just(IdOp::DropOldest),
+        ]
+    }
+
+    /// The oracle: external ids in internal order.
+    fn check_map(map: &IdMap, oracle: &[ExternalId]) {
+        assert_eq!(map.len(), oracle.len());
+        let distinct: BTreeSet<&ExternalId> = oracle.iter().collect();
+        assert_eq!(distinct.len(), oracle.len(), "an id was given twice");
+        for (v, id) in oracle.iter().enumerate() {
+            assert_eq!(map.external_id(v as VertexId).as_ref(), Some(id));
+            assert_eq!(map.internal_id(id), Some(v as VertexId));
+        }
+        assert!(map.iter().eq(oracle.iter().cloned()));
+        assert_eq!(map.external_id(oracle.len() as VertexId), None);
+        let names = oracle.iter().any(|id| matches!(id, ExternalId::Name(_)));
+        assert_eq!(map.has_names(), names);
+        if let Some(ints) = map.int_ids() {
+            for (v, id) in oracle.iter().enumerate() {
+                assert_eq!(&ExternalId::Int(ints.get(v as VertexId)), id);
+            }
+        }
+        let list = map.ints();
+        assert_eq!(list.is_some(), !names);
+        if let Some(list) = list {
+            assert_eq!(
+                IdMap::from_list(&list).as_ref().map(|m| m.len()),
+                Some(list.len())
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_version_of_the_dictionary_keeps_its_ids(
+            start in prop_oneof![Just(None), (0u64..5, 0usize..6).prop_map(Some)],
+            ops in prop::collection::vec(id_op(), 0..40),
+        ) {
+            let (mut map, mut oracle) = match start {
+                None => (IdMap::default(), Vec::new()),
+                Some((first, len)) => (
+                    IdMap::range(first, len),
+                    (first..first + len as u64).map(ExternalId::Int).collect(),
+                ),
+            };
+            let mut versions: Vec<(IdMap, Vec<ExternalId>)> = Vec::new();
+            for op in ops {
+                match op {
+                    IdOp::Insert(id) => {
+                        let (v, added) = map.insert(&id).unwrap();
+                        match oracle.iter().position(|x| *x == id) {
+                            Some(at) => prop_assert_eq!((v as usize, added), (at, false)),
+                            None => {
+                                prop_assert_eq!((v as usize, added), (oracle.len(), true));
+                                oracle.push(id);
+                            }
+                        }
+                    }
+                    IdOp::Grow(k) => {
+                        map.grow_to(oracle.len() + k);
+                        // New vertices get integers nobody has.
+                        for v in oracle.len()..oracle.len() + k {
+                            let id = map.external_id(v as VertexId).unwrap();
+                            prop_assert!(matches!(id, ExternalId::Int(_)));
+                            prop_assert!(!oracle.contains(&id));
+                            oracle.push(id);
+                        }
+                    }
+                    IdOp::Snapshot => versions.push((map.clone(), oracle.clone())),
+                    IdOp::DropOldest => {
+                        if !versions.is_empty() {
+                            versions.remove(0);
+                        }
+                    }
+                }
+                check_map(&map, &oracle);
+                for (version, expected) in &versions {
+                    check_map(version, expected);
+                }
+            }
         }
     }
 }

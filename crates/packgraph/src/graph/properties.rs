@@ -109,7 +109,13 @@ impl Properties {
         name: &str,
         items: impl IntoIterator<Item = (VertexId, PropertyValue)>,
     ) -> usize {
-        let items = items.into_iter().map(|(v, value)| (v.to_be_bytes(), value));
+        let items: Vec<_> = items
+            .into_iter()
+            .map(|(v, value)| (v.to_be_bytes(), value))
+            .collect();
+        if items.is_empty() {
+            return 0; // no empty column
+        }
         self.column_mut(name).insert_batch(items)
     }
 

@@ -356,3 +356,122 @@ fn a_small_batch_derives_the_index_from_the_previous_version() {
         assert!(!graph.snapshot().build_index_from(&before));
     }
 }
+
+#[derive(Debug, Clone)]
+enum PropOp {
+    Set(u8, VertexId, i64),
+    SetBatch(u8, Vec<(VertexId, i64)>),
+    Remove(u8, VertexId),
+    AddVertices(usize),
+    Edge(VertexId, VertexId),
+    Snapshot,
+    DropOldest,
+}
+
+fn prop_op() -> impl Strategy<Value = PropOp> {
+    prop_oneof![
+        5 => (0u8..3, 0u32..12, any::<i64>()).prop_map(|(c, v, x)| PropOp::Set(c, v, x)),
+        2 => (0u8..3, vec((0u32..12, any::<i64>()), 0..12)).prop_map(|(c, items)| PropOp::SetBatch(c, items)),
+        2 => (0u8..3, 0u32..12).prop_map(|(c, v)| PropOp::Remove(c, v)),
+        1 => (0usize..3).prop_map(PropOp::AddVertices),
+        1 => (0u32..12, 0u32..12).prop_map(|(u, v)| PropOp::Edge(u, v)),
+        1 => Just(PropOp::Snapshot),
+        1 => Just(PropOp::DropOldest),
+    ]
+}
+
+type PropOracle = (usize, std::collections::BTreeMap<(String, VertexId), i64>);
+
+fn check_properties(graph: &Graph, (n, oracle): &PropOracle) {
+    assert_eq!(graph.num_vertices(), *n);
+    assert_eq!(graph.ids().len(), *n, "every vertex has an id");
+    for column in ["c0", "c1", "c2"] {
+        for v in 0..14 {
+            let want = oracle.get(&(column.to_string(), v)).copied();
+            assert_eq!(
+                graph.property(column, v),
+                want.map(PropertyValue::Int).as_ref()
+            );
+        }
+        let got: Vec<(VertexId, i64)> = graph
+            .properties()
+            .column(column)
+            .into_iter()
+            .flatten()
+            .map(|(v, x)| match x {
+                PropertyValue::Int(x) => (v, *x),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let want: Vec<(VertexId, i64)> = oracle
+            .iter()
+            .filter(|((c, _), _)| c == column)
+            .map(|((_, v), x)| (*v, *x))
+            .collect();
+        assert_eq!(got, want, "column {column}");
+    }
+    let names: BTreeSet<&str> = oracle.keys().map(|(c, _)| c.as_str()).collect();
+    assert!(graph.properties().names().eq(names.into_iter()));
+}
+
+proptest! {
+    /// Properties against a map, with snapshots: every live snapshot keeps its version's
+    /// values; a write to a vertex that does not exist is an error that changes nothing.
+    #[test]
+    fn properties_are_versioned_with_the_graph(ops in vec(prop_op(), 0..50)) {
+        let mut graph = Graph::from_edges(6, &[], false);
+        let mut oracle: PropOracle = (6, Default::default());
+        let mut versions: Vec<(Snapshot, PropOracle)> = Vec::new();
+        let name = |c: u8| format!("c{c}");
+        for op in ops {
+            match op {
+                PropOp::Set(c, v, x) => {
+                    let result = graph.set_property(&name(c), v, PropertyValue::Int(x));
+                    if (v as usize) < oracle.0 {
+                        let old = oracle.1.insert((name(c), v), x);
+                        prop_assert_eq!(result.unwrap(), old.map(PropertyValue::Int));
+                    } else {
+                        prop_assert_eq!(result, Err(GraphError::NoSuchVertex { vertex: v, count: oracle.0 }));
+                    }
+                }
+                PropOp::SetBatch(c, items) => {
+                    let batch: Vec<_> = items.iter().map(|&(v, x)| (v, PropertyValue::Int(x))).collect();
+                    let result = graph.set_properties(&name(c), &batch);
+                    if items.iter().all(|&(v, _)| (v as usize) < oracle.0) {
+                        let mut added = BTreeSet::new();
+                        for &(v, x) in &items {
+                            if oracle.1.insert((name(c), v), x).is_none() {
+                                added.insert(v);
+                            }
+                        }
+                        prop_assert_eq!(result.unwrap(), added.len());
+                    } else {
+                        prop_assert!(result.is_err());
+                    }
+                }
+                PropOp::Remove(c, v) => {
+                    let old = oracle.1.remove(&(name(c), v));
+                    prop_assert_eq!(graph.remove_property(&name(c), v), old.map(PropertyValue::Int));
+                }
+                PropOp::AddVertices(k) => {
+                    graph.add_vertices(k).unwrap();
+                    oracle.0 += k;
+                }
+                PropOp::Edge(u, v) => {
+                    graph.insert_edges(&[(u, v)]);
+                    oracle.0 = oracle.0.max(u.max(v) as usize + 1);
+                }
+                PropOp::Snapshot => versions.push((graph.snapshot(), oracle.clone())),
+                PropOp::DropOldest => {
+                    if !versions.is_empty() {
+                        versions.remove(0);
+                    }
+                }
+            }
+            check_properties(&graph, &oracle);
+            for (snapshot, expected) in &versions {
+                check_properties(snapshot, expected);
+            }
+        }
+    }
+}
