@@ -228,6 +228,7 @@ fn bench_part_reports_every_structure_and_op() {
             ("snapshot", 0),
             ("insert", 1),
             ("insert", 1000),
+            ("insert_batch", 1000),
         ] {
             assert!(
                 ops.iter()
