@@ -17,12 +17,17 @@
 
 use std::sync::Arc;
 
-use super::node::{Header, Inner, Leaf, Node16, Node256, Node4, Node48, NodeRef};
-use super::{common_prefix, dispatch_mut, grow, header_of, insert, leaf, normalize, remove, After};
+use super::node::{
+    Header, Inner, Leaf, Node16, Node256, Node4, Node48, NodeRef, ValueNode, VALUES_MAX,
+};
+use super::{
+    common_prefix, dispatch_mut, grow, header_mut, header_of, insert, leaf, normalize, remove,
+    After,
+};
 
 /// A node of the smallest kind for `count` children, with `header` (its child count is
 /// recomputed), the children added in order after the node itself is allocated.
-fn assemble<V: Clone>(
+pub(super) fn assemble<V: Clone>(
     header: Header<V>,
     count: usize,
     children: impl Iterator<Item = (u8, NodeRef<V>)>,
@@ -61,8 +66,23 @@ fn runs<T>(items: &[T], depth: usize, key: impl Fn(&T) -> &[u8]) -> Vec<(u8, &[T
     out
 }
 
-/// The subtree holding `items`: sorted by key, no key twice, at least one.
+/// The subtree holding `items`: sorted by key, no key twice, at least one. Runs of at
+/// most [`VALUES_MAX`] keys of one length become value nodes.
 pub(super) fn build<K: AsRef<[u8]>, V: Clone>(items: &[(K, V)], depth: usize) -> NodeRef<V> {
+    build_node(items, depth, true)
+}
+
+/// [`build`], but the top is an inner node even where a value node would do (how a value
+/// node that must change kind is rebuilt); `items` are at least two.
+pub(super) fn build_inner<K: AsRef<[u8]>, V: Clone>(items: &[(K, V)], depth: usize) -> NodeRef<V> {
+    build_node(items, depth, false)
+}
+
+fn build_node<K: AsRef<[u8]>, V: Clone>(
+    items: &[(K, V)],
+    depth: usize,
+    values: bool,
+) -> NodeRef<V> {
     let first = items[0].0.as_ref();
     if items.len() == 1 {
         return NodeRef::Leaf(leaf(first, items[0].1.clone()));
@@ -76,6 +96,14 @@ pub(super) fn build<K: AsRef<[u8]>, V: Clone>(items: &[(K, V)], depth: usize) ->
         // Sorted: only the first key can end where the keys part.
         header.terminal = Some(leaf(first, items[0].1.clone()));
         rest = &items[1..];
+    }
+    let width = rest[0].0.as_ref().len();
+    if values && rest.len() <= VALUES_MAX && rest.iter().all(|(k, _)| k.as_ref().len() == width) {
+        let mut node = ValueNode::new(header, width);
+        for (key, value) in rest {
+            node.put(key.as_ref(), value.clone());
+        }
+        return NodeRef::Values(Arc::new(node));
     }
     let groups = runs(rest, at, |(k, _)| k.as_ref());
     assemble(
@@ -102,7 +130,7 @@ fn capacity<V>(node: &NodeRef<V>) -> usize {
         NodeRef::N4(_) => 4,
         NodeRef::N16(_) => 16,
         NodeRef::N48(_) => 48,
-        NodeRef::N256(_) => 256,
+        NodeRef::N256(_) | NodeRef::Values(_) => 256,
     }
 }
 
@@ -129,7 +157,7 @@ pub(super) fn insert_sorted<K: AsRef<[u8]>, V: Clone>(
             merged.extend(items[at..].iter().map(|(k, v)| (k.as_ref(), v.clone())));
             *slot = build(&merged, depth);
             return items.len() - usize::from(replaced);
-        });
+        }, _v => BatchStep::OneByOne);
         match step {
             BatchStep::Done(added) => return added,
             BatchStep::OneByOne => {
@@ -219,6 +247,17 @@ pub(super) fn remove_sorted<K: AsRef<[u8]>, V: Clone>(
             Ok(_) => (1, After::Delete),
             Err(_) => (0, After::Keep),
         };
+    }, _v => {
+        // One by one: each removal keeps the node's shape right.
+        let mut removed = 0;
+        for key in keys {
+            let (old, after) = remove(slot, key.as_ref(), depth);
+            removed += usize::from(old.is_some());
+            if after == After::Delete {
+                return (removed, After::Delete);
+            }
+        }
+        return (removed, After::Keep);
     });
     if removed == 0 {
         return (0, After::Keep);
@@ -269,26 +308,33 @@ fn remove_sorted_inner<K: AsRef<[u8]>, V: Clone, N: Inner<V>>(
     removed
 }
 
-/// The leaf of `key` below `node` (reached at `depth`).
-pub(super) fn leaf_in<'a, V: Clone>(
+/// The entry of `key` below `node` (reached at `depth`): the key as stored, and the value.
+pub(super) fn entry_in<'a, V: Clone>(
     mut node: &'a NodeRef<V>,
     key: &[u8],
     mut depth: usize,
-) -> Option<&'a Arc<Leaf<V>>> {
+) -> Option<(&'a [u8], &'a V)> {
     loop {
         let header = match node {
-            NodeRef::Leaf(l) => return (l.key.as_slice() == key).then_some(l),
+            NodeRef::Leaf(l) => {
+                return (l.key.as_slice() == key).then(|| (l.key.as_slice(), &l.value));
+            }
             NodeRef::N4(n) => n.header(),
             NodeRef::N16(n) => n.header(),
             NodeRef::N48(n) => n.header(),
             NodeRef::N256(n) => n.header(),
+            NodeRef::Values(n) => &n.header,
         };
         if !key.get(depth..)?.starts_with(&header.prefix) {
             return None;
         }
         depth += header.prefix.len();
         let Some(&byte) = key.get(depth) else {
-            return header.terminal.as_ref().filter(|l| l.key.as_slice() == key);
+            return header
+                .terminal
+                .as_ref()
+                .filter(|l| l.key.as_slice() == key)
+                .map(|l| (l.key.as_slice(), &l.value));
         };
         node = match node {
             NodeRef::Leaf(_) => unreachable!("leaves returned above"),
@@ -296,6 +342,7 @@ pub(super) fn leaf_in<'a, V: Clone>(
             NodeRef::N16(n) => n.child(byte)?,
             NodeRef::N48(n) => n.child(byte)?,
             NodeRef::N256(n) => n.child(byte)?,
+            NodeRef::Values(n) => return n.get(key),
         };
         depth += 1;
     }
@@ -305,12 +352,28 @@ pub(super) fn leaf_in<'a, V: Clone>(
 /// version holds it; a leaf is returned as it is).
 fn with_prefix<V: Clone>(node: &NodeRef<V>, prefix: &[u8]) -> NodeRef<V> {
     let mut node = node.clone();
-    dispatch_mut!(&mut node, n => Arc::make_mut(n).header_mut().prefix = prefix.into(), _l => {});
+    if let Some(header) = header_mut(&mut node) {
+        header.prefix = prefix.into();
+    }
     node
 }
 
-/// The children of an inner node in byte order.
-fn children<V: Clone>(node: &NodeRef<V>) -> Vec<(u8, NodeRef<V>)> {
+/// The children of an inner node (reached at `depth`) in byte order; a value node's
+/// entries are grouped and built into children as an inner node would hold them.
+fn children<V: Clone>(node: &NodeRef<V>, depth: usize) -> Vec<(u8, NodeRef<V>)> {
+    if let NodeRef::Values(values) = node {
+        let at = depth + values.header.prefix.len();
+        let items: Vec<(&[u8], V)> = (0..values.len())
+            .map(|i| {
+                let (key, value) = values.entry(i);
+                (key, value.clone())
+            })
+            .collect();
+        return runs(&items, at, |(k, _)| k)
+            .into_iter()
+            .map(|(byte, group)| (byte, build(group, at + 1)))
+            .collect();
+    }
     let mut out = Vec::new();
     super::for_each_child(node, &mut |byte, child| out.push((byte, child.clone())));
     out
@@ -342,11 +405,9 @@ fn merge_node<V: Clone>(
         };
         merged.extend(next);
     }
-    let mut header = Header::new(prefix);
-    header.entries =
-        usize::from(terminal.is_some()) + merged.iter().map(|(_, c)| c.entries()).sum::<usize>();
-    header.terminal = terminal;
-    assemble(header, merged.len(), merged.into_iter())
+    // A value node's entries may share more than its path (after removals), so the union
+    // can have a single child: `shape` compresses that path.
+    shape(prefix, terminal, merged).expect("a union is never empty")
 }
 
 /// Every entry of the subtrees `a` and `b` (reached at `depth`); for a key in both, `a`'s
@@ -362,10 +423,13 @@ pub(super) fn union<V: Clone>(a: &NodeRef<V>, b: &NodeRef<V>, depth: usize) -> N
     }
     if let NodeRef::Leaf(l) = b {
         let mut out = a.clone();
-        if leaf_in(a, l.key.as_slice(), depth).is_none() {
+        if entry_in(a, l.key.as_slice(), depth).is_none() {
             insert(&mut out, l.key.as_slice(), depth, l.value.clone());
         }
         return out;
+    }
+    if let Some(node) = merge_values(a, b, depth, Merge::Union) {
+        return node.expect("a union is never empty");
     }
     let (ha, hb) = (header_of(a).expect("inner"), header_of(b).expect("inner"));
     let (pa, pb) = (&ha.prefix[..], &hb.prefix[..]);
@@ -374,15 +438,15 @@ pub(super) fn union<V: Clone>(a: &NodeRef<V>, b: &NodeRef<V>, depth: usize) -> N
         (true, true) => merge_node(
             pa,
             ha.terminal.clone().or_else(|| hb.terminal.clone()),
-            children(a),
-            children(b),
+            children(a, depth),
+            children(b, depth),
             depth,
         ),
         // `b`'s path goes on below `a`: `b` joins `a`'s children.
         (true, false) => merge_node(
             pa,
             ha.terminal.clone(),
-            children(a),
+            children(a, depth),
             vec![(pb[n], with_prefix(b, &pb[n + 1..]))],
             depth,
         ),
@@ -390,7 +454,7 @@ pub(super) fn union<V: Clone>(a: &NodeRef<V>, b: &NodeRef<V>, depth: usize) -> N
             pb,
             hb.terminal.clone(),
             vec![(pa[n], with_prefix(a, &pa[n + 1..]))],
-            children(b),
+            children(b, depth),
             depth,
         ),
         // The paths part: a new node above both.
@@ -402,6 +466,64 @@ pub(super) fn union<V: Clone>(a: &NodeRef<V>, b: &NodeRef<V>, depth: usize) -> N
             depth,
         ),
     }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    Union,
+    Intersection,
+}
+
+/// Union or intersection of two value nodes with the same path and key length, by merging
+/// their sorted arrays (`a`'s values win); `None` if `a` and `b` are not such a pair.
+/// The result is rebuilt as a bulk load would build it (usually one value node).
+fn merge_values<V: Clone>(
+    a: &NodeRef<V>,
+    b: &NodeRef<V>,
+    depth: usize,
+    how: Merge,
+) -> Option<Option<NodeRef<V>>> {
+    let (NodeRef::Values(x), NodeRef::Values(y)) = (a, b) else {
+        return None;
+    };
+    if x.header.prefix != y.header.prefix || x.len() == 0 || y.len() == 0 {
+        return None;
+    }
+    if x.entry(0).0.len() != y.entry(0).0.len() {
+        return None;
+    }
+    let mut items: Vec<(&[u8], V)> = Vec::with_capacity(x.len() + y.len() + 1);
+    let terminal = match how {
+        Merge::Union => x.header.terminal.as_ref().or(y.header.terminal.as_ref()),
+        Merge::Intersection => x
+            .header
+            .terminal
+            .as_ref()
+            .filter(|_| y.header.terminal.is_some()),
+    };
+    if let Some(t) = terminal {
+        items.push((t.key.as_slice(), t.value.clone()));
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() || j < y.len() {
+        let order = match (i < x.len(), j < y.len()) {
+            (true, true) => x.entry(i).0.cmp(y.entry(j).0),
+            (true, false) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let both = order == std::cmp::Ordering::Equal;
+        let (key, value) = if order.is_gt() {
+            y.entry(j)
+        } else {
+            x.entry(i)
+        };
+        if how == Merge::Union || both {
+            items.push((key, value.clone()));
+        }
+        i += usize::from(!order.is_gt());
+        j += usize::from(!order.is_lt());
+    }
+    Some((!items.is_empty()).then(|| build(&items, depth)))
 }
 
 /// `node` placed below the path `path`: a leaf as it is, an inner node with `path` in
@@ -428,10 +550,14 @@ pub(super) fn intersection<V: Clone>(
         return Some(a.clone());
     }
     if let NodeRef::Leaf(l) = a {
-        return leaf_in(b, l.key.as_slice(), depth).map(|_| a.clone());
+        return entry_in(b, l.key.as_slice(), depth).map(|_| a.clone());
     }
     if let NodeRef::Leaf(l) = b {
-        return leaf_in(a, l.key.as_slice(), depth).map(|l| NodeRef::Leaf(Arc::clone(l)));
+        return entry_in(a, l.key.as_slice(), depth)
+            .map(|(k, v)| NodeRef::Leaf(leaf(k, v.clone())));
+    }
+    if let Some(node) = merge_values(a, b, depth, Merge::Intersection) {
+        return node;
     }
     let (ha, hb) = (header_of(a).expect("inner"), header_of(b).expect("inner"));
     let (pa, pb) = (&ha.prefix[..], &hb.prefix[..]);
@@ -440,9 +566,9 @@ pub(super) fn intersection<V: Clone>(
     match (n == pa.len(), n == pb.len()) {
         (true, true) => {
             let terminal = ha.terminal.clone().filter(|_| hb.terminal.is_some());
-            let b_children = children(b);
+            let b_children = children(b, depth);
             let mut kept = Vec::new();
-            for (byte, x) in children(a) {
+            for (byte, x) in children(a, depth) {
                 if let Ok(i) = b_children.binary_search_by_key(&byte, |(k, _)| *k) {
                     kept.extend(intersection(&x, &b_children[i].1, at + 1).map(|c| (byte, c)));
                 }
@@ -450,12 +576,18 @@ pub(super) fn intersection<V: Clone>(
             shape(pa, terminal, kept)
         }
         (true, false) => {
-            let child = children(a).into_iter().find(|(byte, _)| *byte == pb[n])?.1;
+            let child = children(a, depth)
+                .into_iter()
+                .find(|(byte, _)| *byte == pb[n])?
+                .1;
             let inner = intersection(&child, &with_prefix(b, &pb[n + 1..]), at + 1)?;
             Some(below(pb[..=n].to_vec(), inner))
         }
         (false, true) => {
-            let child = children(b).into_iter().find(|(byte, _)| *byte == pa[n])?.1;
+            let child = children(b, depth)
+                .into_iter()
+                .find(|(byte, _)| *byte == pa[n])?
+                .1;
             let inner = intersection(&with_prefix(a, &pa[n + 1..]), &child, at + 1)?;
             Some(below(pa[..=n].to_vec(), inner))
         }

@@ -96,6 +96,14 @@ fn split<'a, V: Clone>(
     if let Some(t) = &header.terminal {
         top(t.key.as_slice(), &t.value);
     }
+    if let NodeRef::Values(values) = node {
+        // Entries, not subtrees: above the threshold, they belong to the top unit.
+        for i in 0..values.len() {
+            let (key, value) = values.entry(i);
+            top(key, value);
+        }
+        return;
+    }
     let start = path.len();
     path.extend_from_slice(&header.prefix);
     let mut bytes = Vec::new();
@@ -116,6 +124,7 @@ fn child_by_byte<V: Clone>(node: &NodeRef<V>, byte: u8) -> Option<&NodeRef<V>> {
         NodeRef::N16(n) => n.child(byte),
         NodeRef::N48(n) => n.child(byte),
         NodeRef::N256(n) => n.child(byte),
+        NodeRef::Values(_) => None,
     }
 }
 

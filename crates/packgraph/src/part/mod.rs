@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 pub use self::checkpoint::Checkpoint;
 pub use self::hashed::HashedPart;
-use self::node::{move_into, Inner, Key, Leaf, Node16, Node256, Node4, Node48, NodeRef};
+use self::node::{move_into, Inner, Key, Leaf, Node16, Node256, Node4, Node48, NodeRef, ValueNode};
 
 /// A persistent ordered map from byte strings to `V`.
 ///
@@ -87,6 +87,8 @@ enum Step<V> {
     Split(usize, V),
     /// No room for a new child: grow the node, then retry.
     Full(V),
+    /// A value node meets a key that goes deeper: make it an inner node, then retry.
+    Expand(V),
 }
 
 /// Whether a slot keeps its node after a removal below it.
@@ -107,18 +109,25 @@ fn leaf<V>(key: &[u8], value: V) -> Arc<Leaf<V>> {
     })
 }
 
-/// Runs `$body` with `$n` bound to the inner node behind `$slot` (an `&mut Arc<_>`), or
-/// `$leaf` for a leaf.
+/// Runs `$body` with `$n` bound to the inner node behind `$slot` (an `&mut Arc<_>`),
+/// `$leaf` for a leaf, and `$vals` for a value node.
 macro_rules! dispatch_mut {
-    ($slot:expr, $n:ident => $body:expr, $l:ident => $leaf:expr) => {
+    ($slot:expr, $n:ident => $body:expr, $l:ident => $leaf:expr, $v:ident => $vals:expr) => {
         match $slot {
             NodeRef::Leaf($l) => $leaf,
             NodeRef::N4($n) => $body,
             NodeRef::N16($n) => $body,
             NodeRef::N48($n) => $body,
             NodeRef::N256($n) => $body,
+            NodeRef::Values($v) => $vals,
         }
     };
+}
+
+/// The header of the node behind `slot`, copied first if another version holds the node;
+/// `None` for a leaf.
+fn header_mut<V: Clone>(slot: &mut NodeRef<V>) -> Option<&mut node::Header<V>> {
+    dispatch_mut!(slot, n => Some(Arc::make_mut(n).header_mut()), _l => None, v => Some(&mut Arc::make_mut(v).header))
 }
 pub(crate) use dispatch_mut;
 
@@ -140,7 +149,7 @@ impl<V: Clone> Part<V> {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Option<&V> {
-        bulk::leaf_in(self.root.as_ref()?, key, 0).map(|l| &l.value)
+        bulk::entry_in(self.root.as_ref()?, key, 0).map(|(_, v)| v)
     }
 
     /// The value of `key`, to change in place (the nodes on its path are copied first if
@@ -318,6 +327,18 @@ impl<V: Clone> Part<V> {
             let Some(header) = header_of(node) else {
                 return 1;
             };
+            if let NodeRef::Values(values) = node {
+                assert_eq!(values.len(), header.count as usize, "value count");
+                let entries = values.len() + usize::from(header.terminal.is_some());
+                assert_eq!(entries, header.entries, "entry count");
+                assert!(values.len() <= node::VALUES_MAX);
+                assert!(
+                    values.len() >= 2 || (values.len() == 1 && header.terminal.is_some()),
+                    "a value node with {} entries",
+                    values.len()
+                );
+                return entries;
+            }
             let mut children = 0;
             let mut entries = usize::from(header.terminal.is_some());
             for_each_child(node, &mut |_, child| {
@@ -334,6 +355,17 @@ impl<V: Clone> Part<V> {
         }
         let entries = self.root.as_ref().map_or(0, walk);
         assert_eq!(entries, self.len, "length");
+    }
+
+    /// Value nodes in this version. For tests.
+    #[cfg(test)]
+    pub(crate) fn value_nodes(&self) -> usize {
+        fn walk<V: Clone>(node: &NodeRef<V>) -> usize {
+            let mut count = usize::from(matches!(node, NodeRef::Values(_)));
+            for_each_child(node, &mut |_, child| count += walk(child));
+            count
+        }
+        self.root.as_ref().map_or(0, walk)
     }
 
     /// The addresses of every node of this version. For tests of sharing.
@@ -366,6 +398,10 @@ impl<V: Clone> Part<V> {
                 NodeRef::N16(n) => visit(n.header()),
                 NodeRef::N48(n) => visit(n.header()),
                 NodeRef::N256(n) => visit(n.header()),
+                NodeRef::Values(n) => {
+                    visit(&n.header);
+                    counts.0 += n.len();
+                }
             }
             let mut children = Vec::new();
             for_each_child(node, &mut |_, c| children.push(c.clone()));
@@ -411,6 +447,8 @@ fn for_each_child<V: Clone>(node: &NodeRef<V>, f: &mut dyn FnMut(u8, &NodeRef<V>
         NodeRef::N16(n) => n.for_each_child(f),
         NodeRef::N48(n) => n.for_each_child(f),
         NodeRef::N256(n) => n.for_each_child(f),
+        // Entries, not nodes: see `ValueNode::entry`.
+        NodeRef::Values(_) => {}
     }
 }
 
@@ -435,7 +473,14 @@ fn get_mut_in<'a, V: Clone>(
             Some(&byte) => get_mut_in(node.child_mut(byte)?, key, depth + 1),
         }
     }
-    dispatch_mut!(slot, n => inner(n, key, depth), l => Some(&mut Arc::make_mut(l).value))
+    dispatch_mut!(slot, n => inner(n, key, depth), l => Some(&mut Arc::make_mut(l).value), v => {
+        let node = Arc::make_mut(v);
+        let depth = depth + node.header.prefix.len();
+        match key.get(depth) {
+            None => node.header.terminal.as_mut().map(|l| &mut Arc::make_mut(l).value),
+            Some(_) => node.get_mut(key),
+        }
+    })
 }
 
 fn insert<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, value: V) -> Option<V> {
@@ -448,9 +493,13 @@ fn insert<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, value: V) -
             }
             split_leaf(slot, key, depth, value);
             return None;
-        });
+        }, v => insert_values(v, key, depth, value));
         match step {
             Step::Done(old) => return old,
+            Step::Expand(v) => {
+                expand(slot, depth);
+                value = v;
+            }
             Step::Split(at, v) => {
                 split_prefix(slot, key, depth, at, v);
                 return None;
@@ -502,6 +551,55 @@ fn insert_inner<V: Clone, N: Inner<V>>(
     Step::Full(value)
 }
 
+fn insert_values<V: Clone>(
+    node: &mut Arc<ValueNode<V>>,
+    key: &[u8],
+    depth: usize,
+    value: V,
+) -> Step<V> {
+    let prefix = &node.header.prefix;
+    let matched = common_prefix(prefix, &key[depth.min(key.len())..]);
+    if matched < prefix.len() {
+        return Step::Split(matched, value);
+    }
+    let depth = depth + prefix.len();
+    if key.len() == depth {
+        let header = &mut Arc::make_mut(node).header;
+        return Step::Done(match &mut header.terminal {
+            Some(l) => Some(std::mem::replace(&mut Arc::make_mut(l).value, value)),
+            None => {
+                header.terminal = Some(leaf(key, value));
+                header.entries += 1;
+                None
+            }
+        });
+    }
+    if !node.fits(key) {
+        return Step::Expand(value);
+    }
+    let node = Arc::make_mut(node);
+    let old = node.put(key, value);
+    node.header.entries += usize::from(old.is_none());
+    Step::Done(old)
+}
+
+/// Replaces the value node in `slot` (reached at `depth`) by an inner node over the same
+/// entries, built as a bulk load would build them.
+fn expand<V: Clone>(slot: &mut NodeRef<V>, depth: usize) {
+    let NodeRef::Values(node) = &*slot else {
+        unreachable!("only value nodes expand")
+    };
+    let mut items: Vec<(&[u8], V)> = Vec::with_capacity(node.len() + 1);
+    if let Some(t) = &node.header.terminal {
+        items.push((t.key.as_slice(), t.value.clone()));
+    }
+    items.extend((0..node.len()).map(|i| {
+        let (key, value) = node.entry(i);
+        (key, value.clone())
+    }));
+    *slot = bulk::build_inner(&items, depth);
+}
+
 /// Places `child`, whose key is `key`, in `node` at depth `depth` (the terminal if the key
 /// ends there).
 fn place<V: Clone>(node: &mut Node4<V>, key: &[u8], depth: usize, child: NodeRef<V>) {
@@ -513,25 +611,37 @@ fn place<V: Clone>(node: &mut Node4<V>, key: &[u8], depth: usize, child: NodeRef
 }
 
 fn split_leaf<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, value: V) {
-    let new = leaf(key, value);
-    let old = std::mem::replace(slot, NodeRef::Leaf(Arc::clone(&new)));
-    let NodeRef::Leaf(old_leaf) = &old else {
+    let NodeRef::Leaf(old_leaf) = &*slot else {
         unreachable!("split_leaf is called on a leaf")
     };
     let old_key = old_leaf.key.as_slice().to_vec();
     let start = depth.min(key.len()).min(old_key.len());
-    let shared = common_prefix(&old_key[start..], &key[start..]);
-    let mut node = Node4::new(&key[start..start + shared]);
+    let at = start + common_prefix(&old_key[start..], &key[start..]);
+    if key.len() == old_key.len() {
+        // Keys of one length: a bucket of them.
+        let mut header = node::Header::new(&key[start..at]);
+        header.entries = 2;
+        let mut node = ValueNode::new(header, key.len());
+        node.put(&old_key, old_leaf.value.clone());
+        node.put(key, value);
+        *slot = NodeRef::Values(Arc::new(node));
+        return;
+    }
+    let new = leaf(key, value);
+    let old = std::mem::replace(slot, NodeRef::Leaf(Arc::clone(&new)));
+    let mut node = Node4::new(&key[start..at]);
     node.header.entries = 2;
-    let at = start + shared;
     place(&mut node, &old_key, at, old);
     place(&mut node, key, at, NodeRef::Leaf(new));
     *slot = NodeRef::N4(Arc::new(node));
 }
 
 fn split_prefix<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize, at: usize, value: V) {
-    let prefix: Vec<u8> = dispatch_mut!(slot, n => n.header().prefix.to_vec(), _l => unreachable!("leaves do not split by prefix"));
-    dispatch_mut!(slot, n => Arc::make_mut(n).header_mut().prefix = prefix[at + 1..].into(), _l => {});
+    let prefix: Vec<u8> = header_of(slot)
+        .expect("leaves do not split by prefix")
+        .prefix
+        .to_vec();
+    header_mut(slot).expect("an inner node").prefix = prefix[at + 1..].into();
     let new = leaf(key, value);
     let old = std::mem::replace(slot, NodeRef::Leaf(Arc::clone(&new)));
     let mut node = Node4::new(&prefix[..at]);
@@ -547,7 +657,9 @@ fn grow<V: Clone>(slot: &mut NodeRef<V>) {
         NodeRef::N4(n) => NodeRef::N16(Arc::new(move_into(&**n, Node16::empty()))),
         NodeRef::N16(n) => NodeRef::N48(Arc::new(move_into(&**n, Node48::empty()))),
         NodeRef::N48(n) => NodeRef::N256(Arc::new(move_into(&**n, Node256::empty()))),
-        NodeRef::N256(_) | NodeRef::Leaf(_) => unreachable!("only 4, 16 and 48 grow"),
+        NodeRef::N256(_) | NodeRef::Leaf(_) | NodeRef::Values(_) => {
+            unreachable!("only 4, 16 and 48 grow")
+        }
     };
 }
 
@@ -558,7 +670,7 @@ fn remove<V: Clone>(slot: &mut NodeRef<V>, key: &[u8], depth: usize) -> (Option<
         } else {
             (None, After::Keep)
         };
-    });
+    }, v => remove_values(v, key, depth));
     if result.is_some() {
         return (result, normalize(slot));
     }
@@ -596,13 +708,38 @@ fn remove_inner<V: Clone, N: Inner<V>>(node: &mut Arc<N>, key: &[u8], depth: usi
     value
 }
 
+fn remove_values<V: Clone>(node: &mut Arc<ValueNode<V>>, key: &[u8], depth: usize) -> Option<V> {
+    let prefix = &node.header.prefix;
+    if !key.get(depth..)?.starts_with(prefix) {
+        return None;
+    }
+    let depth = depth + prefix.len();
+    if key.len() == depth {
+        let terminal = node.header.terminal.as_ref()?;
+        let value = terminal.value.clone();
+        let header = &mut Arc::make_mut(node).header;
+        header.terminal = None;
+        header.entries -= 1;
+        return Some(value);
+    }
+    // Search first, so that a missing key copies nothing.
+    node.get(key)?;
+    let node = Arc::make_mut(node);
+    let value = node.take(key);
+    node.header.entries -= 1;
+    value
+}
+
 /// Restores the node shapes after a removal below `slot`: an inner node left with no child
 /// becomes its terminal leaf (or goes), one with a single child and no terminal merges
 /// into it (path compression), and a sparse node shrinks to the smaller kind.
 fn normalize<V: Clone>(slot: &mut NodeRef<V>) -> After {
-    let (count, has_terminal) = dispatch_mut!(slot, n => (n.header().count as usize, n.header().terminal.is_some()), _l => return After::Keep);
+    let Some(header) = header_of(slot) else {
+        return After::Keep;
+    };
+    let (count, has_terminal) = (header.count as usize, header.terminal.is_some());
     if count == 0 {
-        let terminal = dispatch_mut!(slot, n => n.header().terminal.clone(), _l => None);
+        let terminal = header.terminal.clone();
         return match terminal {
             Some(l) => {
                 *slot = NodeRef::Leaf(l);
@@ -610,6 +747,14 @@ fn normalize<V: Clone>(slot: &mut NodeRef<V>) -> After {
             }
             None => After::Delete,
         };
+    }
+    if let NodeRef::Values(node) = &*slot {
+        if count == 1 && !has_terminal {
+            // A lone entry becomes a leaf (its key is whole in the node).
+            let (key, value) = node.entry(0);
+            *slot = NodeRef::Leaf(leaf(key, value.clone()));
+        }
+        return After::Keep;
     }
     if count == 1 && !has_terminal {
         // Take the only child out (copying this node first if another version holds it),
@@ -620,13 +765,12 @@ fn normalize<V: Clone>(slot: &mut NodeRef<V>) -> After {
             node.for_each_child(&mut |b, _| byte = b);
             let child = node.take(byte).expect("the node has one child");
             (node.header().prefix.to_vec(), byte, child)
-        }, _l => unreachable!("leaves were handled above"));
+        }, _l => unreachable!("leaves were handled above"), _v => unreachable!("value nodes were handled above"));
         prefix.push(byte);
-        dispatch_mut!(&mut child, n => {
-            let h = Arc::make_mut(n).header_mut();
+        if let Some(h) = header_mut(&mut child) {
             prefix.extend_from_slice(&h.prefix);
             h.prefix = prefix.into();
-        }, _l => {});
+        }
         *slot = child;
         return After::Keep;
     }
@@ -679,6 +823,7 @@ fn child_from<V: Clone>(node: &NodeRef<V>, from: usize) -> Option<(&NodeRef<V>, 
             .flatten(),
         NodeRef::N48(n) => (from..256).find_map(|b| n.child(b as u8).map(|c| (c, b + 1))),
         NodeRef::N256(n) => (from..256).find_map(|b| n.children[b].as_ref().map(|c| (c, b + 1))),
+        NodeRef::Values(_) => None,
     }
 }
 
@@ -694,6 +839,7 @@ fn position_of<V: Clone>(node: &NodeRef<V>, byte: u8) -> usize {
             .take_while(|&&k| k < byte)
             .count(),
         NodeRef::N48(_) | NodeRef::N256(_) => byte as usize,
+        NodeRef::Values(_) => 0, // searched by key in `seek`
         NodeRef::Leaf(_) => 0,
     }
 }
@@ -705,6 +851,7 @@ fn header_of<V: Clone>(node: &NodeRef<V>) -> Option<&node::Header<V>> {
         NodeRef::N16(n) => Some(&n.header),
         NodeRef::N48(n) => Some(&n.header),
         NodeRef::N256(n) => Some(&n.header),
+        NodeRef::Values(n) => Some(&n.header),
     }
 }
 
@@ -740,6 +887,14 @@ fn seek<'a, V: Clone>(
         return;
     };
     // The terminal (a proper prefix of `lo`) is below `lo`; children after `byte` are above.
+    if let NodeRef::Values(values) = node {
+        stack.push(Frame {
+            node,
+            fresh: false,
+            next: values.lower_bound(lo),
+        });
+        return;
+    }
     let at = position_of(node, byte);
     let (next, exact) = match child_from(node, at) {
         Some((child, after)) if child_key_byte(node, at) == Some(byte) => (after, Some(child)),
@@ -764,7 +919,7 @@ fn child_key_byte<V: Clone>(node: &NodeRef<V>, at: usize) -> Option<u8> {
         NodeRef::N256(n) => (at..256)
             .find(|&b| n.children[b].is_some())
             .map(|b| b as u8),
-        NodeRef::Leaf(_) => None,
+        NodeRef::Leaf(_) | NodeRef::Values(_) => None,
     }
 }
 
@@ -789,6 +944,14 @@ impl<'a, V: Clone> Iterator for Iter<'a, V> {
                 if let Some(t) = header_of(node).and_then(|h| h.terminal.as_ref()) {
                     return Some((t.key.as_slice(), &t.value));
                 }
+            }
+            if let NodeRef::Values(values) = node {
+                if frame.next < values.len() {
+                    frame.next += 1;
+                    return Some(values.entry(frame.next - 1));
+                }
+                self.stack.pop();
+                continue;
             }
             match child_from(node, frame.next) {
                 Some((child, after)) => {

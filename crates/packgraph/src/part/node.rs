@@ -104,6 +104,136 @@ pub(crate) struct Node256<V> {
     pub(crate) children: [Option<NodeRef<V>>; 256],
 }
 
+/// The most entries a value node holds before it becomes an inner node.
+pub(crate) const VALUES_MAX: usize = 256;
+
+/// A bucket of entries whose keys all have the same length (the lower levels of a tree of
+/// fixed-length keys, such as `u32` or `u64` ids), held in two arrays rather than a leaf
+/// allocation each and a chain of inner nodes. Keys are stored whole, back to back
+/// (`width` bytes each, sorted), so iteration hands out slices of them and a lookup is a
+/// binary search. Copying one for a new version copies the arrays and changes no
+/// reference count.
+///
+/// A key of another length, or more than [`VALUES_MAX`] entries, turn the node into an
+/// inner node first (`expand`); its terminal (a key ending where the node's path does) is
+/// kept in the header as for inner nodes.
+#[derive(Clone)]
+pub(crate) struct ValueNode<V> {
+    /// Its `count` is the number of entries.
+    pub(crate) header: Header<V>,
+    /// The length of every entry's key.
+    width: usize,
+    keys: Vec<u8>,
+    values: Vec<V>,
+}
+
+impl<V: Clone> ValueNode<V> {
+    /// An empty node for keys of `width` bytes, with `header`'s path and terminal.
+    pub(crate) fn new(header: Header<V>, width: usize) -> Self {
+        Self {
+            header: Header { count: 0, ..header },
+            width,
+            keys: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// The number of entries.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    #[inline]
+    fn key(&self, i: usize) -> &[u8] {
+        &self.keys[i * self.width..(i + 1) * self.width]
+    }
+
+    /// Entry `i` in key order.
+    #[inline]
+    pub(crate) fn entry(&self, i: usize) -> (&[u8], &V) {
+        (self.key(i), &self.values[i])
+    }
+
+    /// The position of `key` (`width` bytes), or where it would go.
+    #[inline]
+    fn find(&self, key: &[u8]) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.key(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// The first entry whose key is `>= lo`.
+    pub(crate) fn lower_bound(&self, lo: &[u8]) -> usize {
+        let (mut a, mut b) = (0, self.len());
+        while a < b {
+            let mid = (a + b) / 2;
+            if self.key(mid) < lo {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        a
+    }
+
+    /// The entry of `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: &[u8]) -> Option<(&[u8], &V)> {
+        if key.len() != self.width {
+            return None;
+        }
+        self.find(key).ok().map(|i| self.entry(i))
+    }
+
+    /// The value of `key`, to change.
+    pub(crate) fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        if key.len() != self.width {
+            return None;
+        }
+        let i = self.find(key).ok()?;
+        Some(&mut self.values[i])
+    }
+
+    /// Whether `key` can be added without expanding the node.
+    pub(crate) fn fits(&self, key: &[u8]) -> bool {
+        key.len() == self.width && (self.len() < VALUES_MAX || self.find(key).is_ok())
+    }
+
+    /// Sets the entry of `key` (which [`ValueNode::fits`]); returns the previous value.
+    pub(crate) fn put(&mut self, key: &[u8], value: V) -> Option<V> {
+        debug_assert!(self.fits(key));
+        match self.find(key) {
+            Ok(i) => Some(std::mem::replace(&mut self.values[i], value)),
+            Err(i) => {
+                let at = i * self.width;
+                self.keys.splice(at..at, key.iter().copied());
+                self.values.insert(i, value);
+                self.header.count += 1;
+                None
+            }
+        }
+    }
+
+    /// Removes the entry of `key`; returns its value.
+    pub(crate) fn take(&mut self, key: &[u8]) -> Option<V> {
+        if key.len() != self.width {
+            return None;
+        }
+        let i = self.find(key).ok()?;
+        self.keys.drain(i * self.width..(i + 1) * self.width);
+        self.header.count -= 1;
+        Some(self.values.remove(i))
+    }
+}
+
 /// A pointer to a node of any kind.
 pub(crate) enum NodeRef<V> {
     Leaf(Arc<Leaf<V>>),
@@ -111,6 +241,7 @@ pub(crate) enum NodeRef<V> {
     N16(Arc<Node16<V>>),
     N48(Arc<Node48<V>>),
     N256(Arc<Node256<V>>),
+    Values(Arc<ValueNode<V>>),
 }
 
 impl<V> NodeRef<V> {
@@ -123,6 +254,7 @@ impl<V> NodeRef<V> {
             NodeRef::N16(n) => n.header.entries,
             NodeRef::N48(n) => n.header.entries,
             NodeRef::N256(n) => n.header.entries,
+            NodeRef::Values(n) => n.header.entries,
         }
     }
 
@@ -134,6 +266,7 @@ impl<V> NodeRef<V> {
             NodeRef::N16(n) => Arc::as_ptr(n) as *const u8 as usize,
             NodeRef::N48(n) => Arc::as_ptr(n) as *const u8 as usize,
             NodeRef::N256(n) => Arc::as_ptr(n) as *const u8 as usize,
+            NodeRef::Values(n) => Arc::as_ptr(n) as *const u8 as usize,
         }
     }
 }
@@ -146,6 +279,7 @@ impl<V> Clone for NodeRef<V> {
             NodeRef::N16(n) => NodeRef::N16(Arc::clone(n)),
             NodeRef::N48(n) => NodeRef::N48(Arc::clone(n)),
             NodeRef::N256(n) => NodeRef::N256(Arc::clone(n)),
+            NodeRef::Values(n) => NodeRef::Values(Arc::clone(n)),
         }
     }
 }

@@ -230,6 +230,34 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
         .map(|k| ((k * 7919).to_be_bytes(), k as u32))
         .collect();
     base.audit();
+    // Dense fixed-length keys end in value nodes, whichever way the tree was made.
+    let dense: Part<u32> = (0..20_000u64).map(|k| ((k * 3).to_be_bytes(), 1)).collect();
+    dense.audit();
+    assert!(
+        dense.value_nodes() > 50,
+        "{} value nodes",
+        dense.value_nodes()
+    );
+    let mut one_at_a_time = Part::new();
+    for (k, v) in dense.iter() {
+        one_at_a_time.insert(k, *v);
+    }
+    one_at_a_time.audit();
+    assert!(one_at_a_time.value_nodes() > 50);
+    // A longer key under a value node turns it into an inner node, and back to values
+    // only when rebuilt.
+    let mut longer = dense.clone();
+    let mut key = 300u64.to_be_bytes().to_vec();
+    key.push(1);
+    longer.insert(&key, 2);
+    longer.audit();
+    assert_eq!(longer.get(&key), Some(&2));
+    assert_eq!(longer.get(&300u64.to_be_bytes()), Some(&1));
+    assert!(longer.value_nodes() < dense.value_nodes());
+    assert_eq!(longer.remove(&key), Some(2));
+    longer.audit();
+    assert!(longer.iter().eq(dense.iter()));
+    assert_eq!(dense.compact().value_nodes(), dense.value_nodes());
     // A sorted batch under a snapshot copies only the nodes on its paths, each once.
     let mut next = base.clone();
     let batch: Vec<_> = (0..100u64)
