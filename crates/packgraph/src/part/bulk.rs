@@ -99,7 +99,7 @@ fn build_node<K: AsRef<[u8]>, V: Clone>(
     }
     let width = rest[0].0.as_ref().len();
     if values && rest.len() <= VALUES_MAX && rest.iter().all(|(k, _)| k.as_ref().len() == width) {
-        let mut node = ValueNode::new(header, width);
+        let mut node = ValueNode::new(header, width, at);
         for (key, value) in rest {
             node.put(key.as_ref(), value.clone());
         }

@@ -123,16 +123,20 @@ pub(crate) struct ValueNode<V> {
     pub(crate) header: Header<V>,
     /// The length of every entry's key.
     width: usize,
+    /// The entries' keys agree on every byte before this one (the node's whole path).
+    shared: usize,
     keys: Vec<u8>,
     values: Vec<V>,
 }
 
 impl<V: Clone> ValueNode<V> {
-    /// An empty node for keys of `width` bytes, with `header`'s path and terminal.
-    pub(crate) fn new(header: Header<V>, width: usize) -> Self {
+    /// An empty node for keys of `width` bytes whose first `shared` bytes are the node's
+    /// path, with `header`'s compressed path and terminal.
+    pub(crate) fn new(header: Header<V>, width: usize, shared: usize) -> Self {
         Self {
             header: Header { count: 0, ..header },
             width,
+            shared,
             keys: Vec::new(),
             values: Vec::new(),
         }
@@ -158,10 +162,63 @@ impl<V: Clone> ValueNode<V> {
     /// The position of `key` (`width` bytes), or where it would go.
     #[inline]
     fn find(&self, key: &[u8]) -> Result<usize, usize> {
-        let (mut lo, mut hi) = (0, self.len());
+        if self.width <= 8 {
+            // Keys of up to 8 bytes compare as big-endian integers (zero-padded alike):
+            // no call to `memcmp` per probe.
+            let as_int = |k: &[u8]| {
+                let mut buf = [0u8; 8];
+                buf[..k.len()].copy_from_slice(k);
+                u64::from_be_bytes(buf)
+            };
+            let target = as_int(key);
+            let probe = |i| as_int(self.key(i)).cmp(&target);
+            let n = self.len();
+            if n <= 16 || self.shared >= 8 {
+                return self.search(0, n, probe);
+            }
+            // Interpolation: below the shared path the keys of ids are spread evenly, so
+            // the two bytes after it place the key to within a few entries; a binary
+            // search of a small window around that guess touches one or two cache lines
+            // where a search of the whole node touches four or five.
+            let spread = (target << (8 * self.shared)) >> 48;
+            let guess = ((spread as usize * n) >> 16).min(n - 1);
+            const WINDOW: usize = 16;
+            return match probe(guess) {
+                std::cmp::Ordering::Equal => Ok(guess),
+                std::cmp::Ordering::Less => {
+                    let end = (guess + 1 + WINDOW).min(n);
+                    if end == n || probe(end - 1).is_ge() {
+                        self.search(guess + 1, end, probe)
+                    } else {
+                        self.search(end, n, probe)
+                    }
+                }
+                std::cmp::Ordering::Greater => {
+                    let start = guess.saturating_sub(WINDOW);
+                    if start == 0 || probe(start).is_le() {
+                        self.search(start, guess, probe)
+                    } else {
+                        self.search(0, start, probe)
+                    }
+                }
+            };
+        }
+        self.search(0, self.len(), |i| self.key(i).cmp(key))
+    }
+
+    /// Binary search over entries `lo..hi` with `probe(i)` ordering entry `i` against the
+    /// target, which is known not to lie outside them.
+    #[inline]
+    fn search(
+        &self,
+        lo: usize,
+        hi: usize,
+        probe: impl Fn(usize) -> std::cmp::Ordering,
+    ) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.key(mid).cmp(key) {
+            match probe(mid) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
@@ -214,7 +271,10 @@ impl<V: Clone> ValueNode<V> {
             Ok(i) => Some(std::mem::replace(&mut self.values[i], value)),
             Err(i) => {
                 let at = i * self.width;
-                self.keys.splice(at..at, key.iter().copied());
+                let end = self.keys.len();
+                self.keys.extend_from_slice(key);
+                self.keys.copy_within(at..end, at + self.width);
+                self.keys[at..at + self.width].copy_from_slice(key);
                 self.values.insert(i, value);
                 self.header.count += 1;
                 None

@@ -418,3 +418,36 @@ fn damaged_checkpoints_are_errors_not_panics() {
     let err = Part::read_checkpoint(cp.manifest(), bad_value).unwrap_err();
     assert!(err.to_string().contains("does not decode"), "{err}");
 }
+
+proptest! {
+    /// Value nodes of many fixed-length keys (searched by interpolation) against a set:
+    /// every present key is found, every absent one is not, ranges start right.
+    #[test]
+    fn value_nodes_find_exactly_their_keys(
+        raw in prop::collection::vec(any::<u32>(), 1..3000),
+        span in prop_oneof![Just(4_000u32), Just(70_000), Just(u32::MAX)],
+        probes in vec(any::<u32>(), 0..300),
+        wide in any::<bool>(),
+    ) {
+        let keys: std::collections::BTreeSet<u32> = raw.iter().map(|k| k % span).collect();
+        let probes: Vec<u32> = probes.iter().map(|k| k % span).collect();
+        let key = |k: u32| if wide { u64::from(k).to_be_bytes().to_vec() } else { k.to_be_bytes().to_vec() };
+        let bulk: Part<u32> = keys.iter().map(|&k| (key(k), k)).collect();
+        let mut points = Part::new();
+        for &k in keys.iter().rev() {
+            points.insert(&key(k), k);
+        }
+        for part in [&bulk, &points] {
+            part.audit();
+            for &k in &keys {
+                prop_assert_eq!(part.get(&key(k)), Some(&k));
+            }
+            for &p in &probes {
+                prop_assert_eq!(part.get(&key(p)).copied(), keys.contains(&p).then_some(p));
+                let first = part.range(Bound::Included(&key(p)), Bound::Unbounded).next();
+                let want = keys.range(p..).next();
+                prop_assert_eq!(first.map(|(_, v)| *v), want.copied());
+            }
+        }
+    }
+}
