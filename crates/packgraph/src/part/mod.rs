@@ -830,7 +830,7 @@ fn child_from<V: Clone>(node: &NodeRef<V>, from: usize) -> Option<(&NodeRef<V>, 
             .then(|| n.children[from].as_ref().map(|c| (c, from + 1)))
             .flatten(),
         NodeRef::N48(n) => (from..256).find_map(|b| n.child(b as u8).map(|c| (c, b + 1))),
-        NodeRef::N256(n) => (from..256).find_map(|b| n.children[b].as_ref().map(|c| (c, b + 1))),
+        NodeRef::N256(n) => (from..256).find_map(|b| n.slot(b).map(|c| (c, b + 1))),
         NodeRef::Values(_) => None,
     }
 }
@@ -924,9 +924,7 @@ fn child_key_byte<V: Clone>(node: &NodeRef<V>, at: usize) -> Option<u8> {
         NodeRef::N4(n) => (at < n.header.count as usize).then(|| n.keys[at]),
         NodeRef::N16(n) => (at < n.header.count as usize).then(|| n.keys[at]),
         NodeRef::N48(n) => (at..256).find(|&b| n.index[b] != 0).map(|b| b as u8),
-        NodeRef::N256(n) => (at..256)
-            .find(|&b| n.children[b].is_some())
-            .map(|b| b as u8),
+        NodeRef::N256(n) => (at..256).find(|&b| n.slot(b).is_some()).map(|b| b as u8),
         NodeRef::Leaf(_) | NodeRef::Values(_) => None,
     }
 }

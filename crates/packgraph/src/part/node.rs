@@ -97,11 +97,42 @@ pub(crate) struct Node48<V> {
     pub(crate) children: [Option<NodeRef<V>>; 48],
 }
 
-/// Up to 256 children, indexed by byte.
+/// Up to 256 children, indexed by byte, held in 16 reference-counted chunks of 16.
+///
+/// The widest nodes sit near the root, where every version's path passes: copying one for a
+/// new version copies 16 chunk pointers, and a write then copies only the chunk it touches
+/// (16 child pointers), instead of 4 KB and 256 reference-count increments.
 #[derive(Clone)]
 pub(crate) struct Node256<V> {
     pub(crate) header: Header<V>,
-    pub(crate) children: [Option<NodeRef<V>>; 256],
+    chunks: [Arc<Chunk<V>>; 16],
+}
+
+/// Sixteen child slots of a [`Node256`].
+type Chunk<V> = [Option<NodeRef<V>>; 16];
+
+impl<V: Clone> Node256<V> {
+    /// The child under byte `byte` (as an index).
+    #[inline]
+    pub(crate) fn slot(&self, byte: usize) -> Option<&NodeRef<V>> {
+        self.chunks[byte >> 4][byte & 15].as_ref()
+    }
+
+    /// Chunks this node shares with `other`. For tests.
+    #[cfg(test)]
+    pub(crate) fn shared_chunks(&self, other: &Self) -> usize {
+        self.chunks
+            .iter()
+            .zip(&other.chunks)
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
+    }
+
+    /// The chunk of `byte`, copied first if another node shares it.
+    #[inline]
+    fn chunk_mut(&mut self, byte: u8) -> &mut Chunk<V> {
+        Arc::make_mut(&mut self.chunks[usize::from(byte >> 4)])
+    }
 }
 
 /// The most entries a value node holds before it becomes an inner node.
@@ -580,9 +611,11 @@ impl<V: Clone> Inner<V> for Node48<V> {
 impl<V: Clone> Inner<V> for Node256<V> {
     const CAPACITY: usize = 256;
     fn empty() -> Self {
+        // One empty chunk shared by all slots until written.
+        let empty: Arc<Chunk<V>> = Arc::new(std::array::from_fn(|_| None));
         Self {
             header: Header::new(&[]),
-            children: std::array::from_fn(|_| None),
+            chunks: std::array::from_fn(|_| Arc::clone(&empty)),
         }
     }
     fn wrap(node: Arc<Self>) -> NodeRef<V> {
@@ -595,26 +628,27 @@ impl<V: Clone> Inner<V> for Node256<V> {
         &mut self.header
     }
     fn child(&self, byte: u8) -> Option<&NodeRef<V>> {
-        self.children[byte as usize].as_ref()
+        self.slot(usize::from(byte))
     }
     fn child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<V>> {
-        self.children[byte as usize].as_mut()
+        self.child(byte)?;
+        self.chunk_mut(byte)[usize::from(byte & 15)].as_mut()
     }
     fn add(&mut self, byte: u8, child: NodeRef<V>) {
-        self.children[byte as usize] = Some(child);
+        self.chunk_mut(byte)[usize::from(byte & 15)] = Some(child);
         self.header.count += 1;
     }
     fn take(&mut self, byte: u8) -> Option<NodeRef<V>> {
-        let child = self.children[byte as usize].take();
-        if child.is_some() {
-            self.header.count -= 1;
-        }
-        child
+        self.child(byte)?;
+        self.header.count -= 1;
+        self.chunk_mut(byte)[usize::from(byte & 15)].take()
     }
     fn for_each_child(&self, f: &mut dyn FnMut(u8, &NodeRef<V>)) {
-        for (byte, child) in self.children.iter().enumerate() {
-            if let Some(child) = child {
-                f(byte as u8, child);
+        for (hi, chunk) in self.chunks.iter().enumerate() {
+            for (lo, child) in chunk.iter().enumerate() {
+                if let Some(child) = child {
+                    f((hi << 4 | lo) as u8, child);
+                }
             }
         }
     }

@@ -293,6 +293,32 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
 }
 
 #[test]
+fn a_write_under_a_snapshot_copies_one_chunk_of_a_wide_node() {
+    use super::node::NodeRef;
+
+    let base: Part<u32> = (0..=255u8)
+        .flat_map(|b| [([b, 0], 0), ([b, 1], 1)])
+        .collect();
+    let mut next = base.clone();
+    next.insert(&[7, 9], 9);
+    let (Some(NodeRef::N256(old)), Some(NodeRef::N256(new))) = (&base.root, &next.root) else {
+        panic!("the root should be a node of 256");
+    };
+    assert!(!std::sync::Arc::ptr_eq(old, new));
+    assert_eq!(new.shared_chunks(old), 15);
+    // In place when nothing else holds it: no chunk is copied again.
+    let before: Vec<usize> = (0..256).map(|b| new.slot(b).unwrap().id()).collect();
+    drop(base);
+    next.insert(&[7, 10], 10);
+    let Some(NodeRef::N256(now)) = &next.root else {
+        panic!("still a node of 256")
+    };
+    let after: Vec<usize> = (0..256).map(|b| now.slot(b).unwrap().id()).collect();
+    assert_eq!(before, after);
+    next.audit();
+}
+
+#[test]
 fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
     let mut part = Part::new();
     let keys: Vec<u64> = (0..5_000u64)
