@@ -207,25 +207,15 @@ fn measure<M: BenchMap>(
         "keys/s",
         probes.len(),
     )?;
-    let start = Instant::now();
-    let (scanned, _) = std::hint::black_box(map.scan());
-    emit(
-        "scan",
-        0,
-        scanned as f64 / start.elapsed().as_secs_f64(),
-        "keys/s",
-        scanned as usize,
-    )?;
-    if let Some(compacted) = map.compacted() {
+    let scan = |op: &'static str, map: &M| {
         let start = Instant::now();
-        let (scanned, _) = std::hint::black_box(compacted.scan());
-        emit(
-            "scan_compacted",
-            0,
-            scanned as f64 / start.elapsed().as_secs_f64(),
-            "keys/s",
-            scanned as usize,
-        )?;
+        let (scanned, _) = std::hint::black_box(map.scan());
+        let rate = scanned as f64 / start.elapsed().as_secs_f64();
+        emit(op, 0, rate, "keys/s", scanned as usize)
+    };
+    scan("scan", &map)?;
+    if let Some(compacted) = map.compacted() {
+        scan("scan_compacted", &compacted)?;
     }
     // Taking a snapshot: the clone alone, averaged, capped by the budget.
     let start = Instant::now();

@@ -323,16 +323,8 @@ impl IdMap {
 
     /// The integer ids of all vertices in internal order; `None` if some vertex is named.
     pub fn ints(&self) -> Option<Vec<u64>> {
-        if self.has_names() {
-            return None;
-        }
-        let mut out = Vec::with_capacity(self.len());
-        out.extend((0..self.dense as u64).map(|i| self.first + i));
-        out.extend(self.by_internal.iter().map(|(_, id)| match id {
-            ExternalId::Int(id) => *id,
-            ExternalId::Name(_) => unreachable!("no names"),
-        }));
-        Some(out)
+        let ids = self.int_ids()?;
+        Some((0..self.len() as VertexId).map(|v| ids.get(v)).collect())
     }
 
     /// The integer ids of all vertices, for resolving many at once (writing results):

@@ -109,11 +109,11 @@ impl Properties {
         name: &str,
         items: impl IntoIterator<Item = (VertexId, PropertyValue)>,
     ) -> usize {
-        let items: Vec<_> = items
+        let mut items = items
             .into_iter()
             .map(|(v, value)| (v.to_be_bytes(), value))
-            .collect();
-        if items.is_empty() {
+            .peekable();
+        if items.peek().is_none() {
             return 0; // no empty column
         }
         self.column_mut(name).insert_batch(items)

@@ -204,26 +204,21 @@ fn insert_sorted_inner<K: AsRef<[u8]>, V: Clone, N: Inner<V>>(
     let node = Arc::make_mut(node);
     let mut added = 0;
     if let Some((key, value)) = terminal {
-        let header = node.header_mut();
-        match &mut header.terminal {
-            Some(l) => Arc::make_mut(l).value = value.clone(),
-            None => {
-                header.terminal = Some(leaf(key.as_ref(), value.clone()));
-                added += 1;
-            }
-        }
+        let old = node.header_mut().set_terminal(key.as_ref(), value.clone());
+        added += usize::from(old.is_none());
     }
+    let mut below = 0;
     for (byte, group) in groups {
         match node.child_mut(byte) {
-            Some(child) => added += insert_sorted(child, group, at + 1),
+            Some(child) => below += insert_sorted(child, group, at + 1),
             None => {
                 node.add(byte, build(group, at + 1));
-                added += group.len();
+                below += group.len();
             }
         }
     }
-    node.header_mut().entries += added;
-    BatchStep::Done(added)
+    node.header_mut().entries += below;
+    BatchStep::Done(added + below)
 }
 
 /// Removes `keys` (sorted, no key twice) below `slot`; returns how many were present and
@@ -292,20 +287,20 @@ fn remove_sorted_inner<K: AsRef<[u8]>, V: Clone, N: Inner<V>>(
     let node = Arc::make_mut(node);
     let mut removed = 0;
     if terminal {
-        node.header_mut().terminal = None;
-        removed += 1;
+        removed += usize::from(node.header_mut().take_terminal().is_some());
     }
+    let mut below = 0;
     for (byte, group) in groups {
         if let Some(child) = node.child_mut(byte) {
             let (count, after) = remove_sorted(child, group, at + 1);
-            removed += count;
+            below += count;
             if after == After::Delete {
                 node.take(byte);
             }
         }
     }
-    node.header_mut().entries -= removed;
-    removed
+    node.header_mut().entries -= below;
+    removed + below
 }
 
 /// The entry of `key` below `node` (reached at `depth`): the key as stored, and the value.
@@ -363,12 +358,7 @@ fn with_prefix<V: Clone>(node: &NodeRef<V>, prefix: &[u8]) -> NodeRef<V> {
 fn children<V: Clone>(node: &NodeRef<V>, depth: usize) -> Vec<(u8, NodeRef<V>)> {
     if let NodeRef::Values(values) = node {
         let at = depth + values.header.prefix.len();
-        let items: Vec<(&[u8], V)> = (0..values.len())
-            .map(|i| {
-                let (key, value) = values.entry(i);
-                (key, value.clone())
-            })
-            .collect();
+        let items: Vec<(&[u8], V)> = values.items().collect();
         return runs(&items, at, |(k, _)| k)
             .into_iter()
             .map(|(byte, group)| (byte, build(group, at + 1)))

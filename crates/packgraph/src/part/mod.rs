@@ -533,15 +533,7 @@ fn insert_inner<V: Clone, N: Inner<V>>(
     }
     let depth = depth + prefix.len();
     let Some(&byte) = key.get(depth) else {
-        let header = Arc::make_mut(node).header_mut();
-        return Step::Done(match &mut header.terminal {
-            Some(l) => Some(std::mem::replace(&mut Arc::make_mut(l).value, value)),
-            None => {
-                header.terminal = Some(leaf(key, value));
-                header.entries += 1;
-                None
-            }
-        });
+        return Step::Done(Arc::make_mut(node).header_mut().set_terminal(key, value));
     };
     if node.child(byte).is_some() {
         let node = Arc::make_mut(node);
@@ -572,15 +564,7 @@ fn insert_values<V: Clone>(
     }
     let depth = depth + prefix.len();
     if key.len() == depth {
-        let header = &mut Arc::make_mut(node).header;
-        return Step::Done(match &mut header.terminal {
-            Some(l) => Some(std::mem::replace(&mut Arc::make_mut(l).value, value)),
-            None => {
-                header.terminal = Some(leaf(key, value));
-                header.entries += 1;
-                None
-            }
-        });
+        return Step::Done(Arc::make_mut(node).header.set_terminal(key, value));
     }
     if !node.fits(key) {
         return Step::Expand(value);
@@ -601,10 +585,7 @@ fn expand<V: Clone>(slot: &mut NodeRef<V>, depth: usize) {
     if let Some(t) = &node.header.terminal {
         items.push((t.key.as_slice(), t.value.clone()));
     }
-    items.extend((0..node.len()).map(|i| {
-        let (key, value) = node.entry(i);
-        (key, value.clone())
-    }));
+    items.extend(node.items());
     *slot = bulk::build_inner(&items, depth);
 }
 
@@ -692,15 +673,9 @@ fn remove_inner<V: Clone, N: Inner<V>>(node: &mut Arc<N>, key: &[u8], depth: usi
     }
     let depth = depth + prefix.len();
     let Some(&byte) = key.get(depth) else {
-        let terminal = node.header().terminal.as_ref()?;
-        if terminal.key.as_slice() != key {
-            return None;
-        }
-        let value = terminal.value.clone();
-        let header = Arc::make_mut(node).header_mut();
-        header.terminal = None;
-        header.entries -= 1;
-        return Some(value);
+        // The path matched, so a terminal here is `key`; searched first to copy nothing.
+        node.header().terminal.as_ref()?;
+        return Arc::make_mut(node).header_mut().take_terminal();
     };
     // Search first, so that a missing key copies nothing.
     node.child(byte)?;
@@ -723,12 +698,8 @@ fn remove_values<V: Clone>(node: &mut Arc<ValueNode<V>>, key: &[u8], depth: usiz
     }
     let depth = depth + prefix.len();
     if key.len() == depth {
-        let terminal = node.header.terminal.as_ref()?;
-        let value = terminal.value.clone();
-        let header = &mut Arc::make_mut(node).header;
-        header.terminal = None;
-        header.entries -= 1;
-        return Some(value);
+        node.header.terminal.as_ref()?;
+        return Arc::make_mut(node).header.take_terminal();
     }
     // Search first, so that a missing key copies nothing.
     node.get(key)?;

@@ -61,6 +61,30 @@ pub(crate) struct Header<V> {
     pub(crate) entries: usize,
 }
 
+impl<V: Clone> Header<V> {
+    /// Sets the value of `key`, the key that ends at this node; returns the previous value.
+    pub(crate) fn set_terminal(&mut self, key: &[u8], value: V) -> Option<V> {
+        match &mut self.terminal {
+            Some(l) => Some(std::mem::replace(&mut Arc::make_mut(l).value, value)),
+            None => {
+                self.terminal = Some(Arc::new(Leaf {
+                    key: Key::new(key),
+                    value,
+                }));
+                self.entries += 1;
+                None
+            }
+        }
+    }
+
+    /// Removes the entry that ends at this node; returns its value.
+    pub(crate) fn take_terminal(&mut self) -> Option<V> {
+        let leaf = self.terminal.take()?;
+        self.entries -= 1;
+        Some(leaf.value.clone())
+    }
+}
+
 impl<V> Header<V> {
     pub(crate) fn new(prefix: &[u8]) -> Self {
         Self {
@@ -188,6 +212,11 @@ impl<V: Clone> ValueNode<V> {
     #[inline]
     pub(crate) fn entry(&self, i: usize) -> (&[u8], &V) {
         (self.key(i), &self.values[i])
+    }
+
+    /// The entries in key order, values cloned (to rebuild them elsewhere).
+    pub(crate) fn items(&self) -> impl Iterator<Item = (&[u8], V)> + '_ {
+        (0..self.len()).map(|i| (self.key(i), self.values[i].clone()))
     }
 
     /// The position of `key` (`width` bytes), or where it would go.
