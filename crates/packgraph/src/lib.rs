@@ -15,9 +15,9 @@
 //! use packgraph::graph::{Graph, GraphRead};
 //!
 //! let mut graph = Graph::new(false);
-//! graph.insert_edges(&[(0, 1), (1, 2), (2, 3)]);
-//! graph.delete_edges(&[(2, 3)]);
-//! graph.insert_edges(&[(1, 3)]);
+//! graph.insert_edges(&[(0, 1), (1, 2), (2, 3)]).unwrap();
+//! graph.delete_edges(&[(2, 3)]).unwrap();
+//! graph.insert_edges(&[(1, 3)]).unwrap();
 //! assert_eq!(graph.out_neighbors(1), [0, 2, 3]);
 //! let tree = bfs(&graph, 0).unwrap();
 //! assert_eq!(tree.depths, [0, 1, 2, 2]);

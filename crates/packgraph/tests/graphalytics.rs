@@ -225,7 +225,7 @@ fn sssp_matches_reference_outputs() {
 fn graphs(g: &Loaded, directed: bool) -> (Graph, CsrGraph) {
     let n = g.ids.len();
     (
-        Graph::from_edges(n, &g.edges, directed),
+        Graph::from_edges(n, &g.edges, directed).unwrap(),
         CsrGraph::from_edges(n, &g.edges, directed),
     )
 }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use packgraph::graph::{AnyGraph, WeightedGraphRead};
-use packgraph::io::{load, save, Dataset, Format, IoError, LoadOptions};
+use packgraph::io::{load, save, Dataset, Format, LoadOptions};
+use packgraph::Error;
 use proptest::prelude::*;
 
 /// Edges in external ids with weights (1 when unweighted), undirected ones both ways.
@@ -45,7 +46,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-fn load_default(path: &Path) -> Result<Dataset, IoError> {
+fn load_default(path: &Path) -> Result<Dataset, Error> {
     load(path, &LoadOptions::default())
 }
 
@@ -579,7 +580,7 @@ fn added_vertex_ids_round_trip_and_named_graphs_are_refused() {
     };
     let v = graph.intern(&[5.into(), 20.into()]).unwrap();
     assert_eq!(v, [3, 1]);
-    graph.insert_edges(&[(3, 0)]);
+    graph.insert_edges(&[(3, 0)]).unwrap();
     assert_eq!(vertices(&data), [10, 20, 30, 5]);
     let path = d.join("g.pgb");
     save(&data, &path, Format::Binary).unwrap();
@@ -610,7 +611,7 @@ fn added_vertex_ids_round_trip_and_named_graphs_are_refused() {
         panic!("unweighted")
     };
     let alice = graph.intern(&[ExternalId::from("alice")]).unwrap()[0];
-    graph.insert_edges(&[(alice, 0)]);
+    graph.insert_edges(&[(alice, 0)]).unwrap();
     for name in ["named.txt", "named.v", "named.pgb"] {
         let path = d.join(name);
         let error = save(&data, &path, Format::for_output(&path))

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use packgraph::algo;
-use packgraph::graph::{CsrGraph, Graph, GraphRead, SharedGraph, Snapshot, VertexId};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, SharedGraph, Snapshot, Update, VertexId};
 
 const VERTICES: u32 = 3_000;
 
@@ -185,14 +185,13 @@ fn stress(directed: bool, seed: u64) {
                 .lock()
                 .unwrap()
                 .insert(version, Arc::new(oracle.clone()));
-            shared.write(|g| {
-                if insert {
-                    g.insert_edges(&edges);
-                } else {
-                    g.delete_edges(&edges);
-                }
-                assert_eq!(g.version(), version);
-            });
+            let mut update = Update::new();
+            if insert {
+                update.insert_edges(&edges);
+            } else {
+                update.delete_edges(&edges);
+            }
+            assert_eq!(shared.commit(&update).unwrap().version, version);
             batches += 1;
         }
         stop.store(true, Ordering::Relaxed);
@@ -223,7 +222,7 @@ fn readers_see_exactly_their_version_directed() {
 #[test]
 fn concurrent_first_reads_of_a_snapshot_do_not_deadlock() {
     let edges = packgraph::io::generate::erdos_renyi(20_000, 200_000, 5);
-    let mut graph = Graph::from_edges(20_000, &edges, false);
+    let mut graph = Graph::from_edges(20_000, &edges, false).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -231,7 +230,7 @@ fn concurrent_first_reads_of_a_snapshot_do_not_deadlock() {
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for round in 0..20u32 {
-            graph.insert_edges(&[(round, round + 1)]);
+            graph.insert_edges(&[(round, round + 1)]).unwrap();
             let snap = graph.snapshot();
             std::thread::scope(|s| {
                 for reader in 0..4 {
@@ -291,14 +290,21 @@ fn snapshots_resolve_ids_and_properties_of_their_own_version() {
             });
         }
         for i in 1..=2_000i64 {
-            shared.write(|g| {
-                let ids: Vec<ExternalId> =
-                    vec![format!("v{}", i - 1).into(), format!("v{i}").into()];
-                let v = g.intern(&ids).unwrap();
-                g.insert_edges(&[(v[0], v[1])]);
-                g.set_property("n", v[1], PropertyValue::Int(i)).unwrap();
-                g.set_property("last", 0, PropertyValue::Int(i)).unwrap();
-            });
+            // External ids to internal ones and the batch, under one writer lock.
+            shared
+                .commit_with(|g| {
+                    let ids: Vec<ExternalId> =
+                        vec![format!("v{}", i - 1).into(), format!("v{i}").into()];
+                    let v = g.plan_vertices(&ids);
+                    let mut update = Update::new();
+                    update
+                        .add_vertices(ids)
+                        .insert_edges(&[(v[0], v[1])])
+                        .set_property("n", v[1], PropertyValue::Int(i))
+                        .set_property("last", 0, PropertyValue::Int(i));
+                    Ok(update)
+                })
+                .unwrap();
         }
         stop.store(true, Ordering::Relaxed);
     });

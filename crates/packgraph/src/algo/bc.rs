@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 
 use super::bfs::{bfs, UNREACHED};
-use super::AlgoError;
+use crate::Result;
 use crate::graph::{GraphRead, VertexId};
 
 /// Vertices grouped by BFS depth.
@@ -33,11 +33,11 @@ fn levels(depths: &[u32]) -> Vec<Vec<VertexId>> {
 /// Dependencies of `source` on every vertex (its single-source betweenness contribution).
 ///
 /// # Errors
-/// [`AlgoError::VertexNotFound`] if `source` is not a vertex of `graph`.
+/// [`Error::VertexNotFound`](crate::Error::VertexNotFound) if `source` is not a vertex of `graph`.
 ///
 /// # Complexity
 /// O(n + m) work, O(diameter · log n) depth, three words per vertex.
-pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>, AlgoError> {
+pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>> {
     let depths = bfs(graph, source)?.depths;
     let levels = levels(&depths);
     let mut sigma = vec![0.0f64; depths.len()];

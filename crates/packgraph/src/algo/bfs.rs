@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::edge_map::{edge_map, EdgeOp};
 use super::vertex_subset::VertexSubset;
-use super::AlgoError;
+use crate::Result;
 use crate::graph::{GraphRead, VertexId};
 
 /// Marks an unvisited vertex or an unreachable depth.
@@ -51,11 +51,11 @@ impl EdgeOp for Visit<'_> {
 /// Parents and depths of a breadth-first tree rooted at `source`.
 ///
 /// # Errors
-/// [`AlgoError::VertexNotFound`] if `source` is not a vertex of `graph`.
+/// [`Error::VertexNotFound`](crate::Error::VertexNotFound) if `source` is not a vertex of `graph`.
 ///
 /// # Complexity
 /// O(n + m) work, O(diameter · log n) depth, two words per vertex of extra memory.
-pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree, AlgoError> {
+pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree> {
     bfs_limited(graph, source, u32::MAX)
 }
 
@@ -64,7 +64,7 @@ pub(crate) fn bfs_limited<G: GraphRead>(
     graph: &G,
     source: VertexId,
     max_depth: u32,
-) -> Result<BfsTree, AlgoError> {
+) -> Result<BfsTree> {
     let n = super::check_vertex(graph, source)?;
     let parents: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
     let mut depths = vec![UNREACHED; n];

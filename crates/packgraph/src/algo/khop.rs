@@ -2,14 +2,14 @@
 //! found by `k` rounds of breadth-first search.
 
 use super::bfs::{bfs_limited, UNREACHED};
-use super::AlgoError;
+use crate::Result;
 use crate::graph::{GraphRead, VertexId};
 
 /// Hop distance from `source` of every vertex within `k` hops ([`UNREACHED`] beyond).
 ///
 /// # Errors
-/// [`AlgoError::VertexNotFound`] if `source` is not a vertex of `graph`.
-pub fn khop<G: GraphRead>(graph: &G, source: VertexId, k: u32) -> Result<Vec<u32>, AlgoError> {
+/// [`Error::VertexNotFound`](crate::Error::VertexNotFound) if `source` is not a vertex of `graph`.
+pub fn khop<G: GraphRead>(graph: &G, source: VertexId, k: u32) -> Result<Vec<u32>> {
     Ok(bfs_limited(graph, source, k)?.depths)
 }
 
@@ -21,7 +21,7 @@ pub fn khop_vertices<G: GraphRead>(
     graph: &G,
     source: VertexId,
     k: u32,
-) -> Result<Vec<VertexId>, AlgoError> {
+) -> Result<Vec<VertexId>> {
     let depths = khop(graph, source, k)?;
     Ok((0..depths.len() as VertexId)
         .filter(|&v| depths[v as usize] != UNREACHED)

@@ -40,40 +40,14 @@ pub use self::vertex_subset::VertexSubset;
 pub use self::wcc::{wcc, wcc_serial};
 
 use crate::graph::{GraphRead, VertexId};
-
-/// Errors of the algorithm layer.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AlgoError {
-    /// A source vertex that is not in the graph.
-    #[error("vertex {vertex} is not in the graph (it has {num_vertices} vertices)")]
-    VertexNotFound {
-        /// The id asked for.
-        vertex: VertexId,
-        /// Vertices in the graph.
-        num_vertices: usize,
-    },
-    /// A negative or NaN edge weight where an algorithm needs non-negative ones.
-    #[error("edge {u} -> {v} has weight {weight}: shortest paths need non-negative weights")]
-    NegativeWeight {
-        /// Source of the edge.
-        u: VertexId,
-        /// Target of the edge.
-        v: VertexId,
-        /// Its weight.
-        weight: f64,
-    },
-}
+use crate::{Error, Result};
 
 /// The vertex count, if `v` is a vertex of `graph`.
-fn check_vertex<G: GraphRead>(graph: &G, v: VertexId) -> Result<usize, AlgoError> {
+fn check_vertex<G: GraphRead>(graph: &G, v: VertexId) -> Result<usize> {
     let n = graph.num_vertices();
     if (v as usize) < n {
         Ok(n)
     } else {
-        Err(AlgoError::VertexNotFound {
-            vertex: v,
-            num_vertices: n,
-        })
+        Err(Error::vertex_not_found(v, n))
     }
 }

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::{check_vertex, AlgoError};
+use super::check_vertex;
+use crate::{Error, Result};
 use crate::graph::{VertexId, WeightedGraphRead};
 
 /// Frontier vertices per parallel task.
@@ -23,13 +24,13 @@ const GRAIN: usize = 64;
 /// Shortest-path distances from `source` (`f64::INFINITY` for unreachable vertices).
 ///
 /// # Errors
-/// [`AlgoError::VertexNotFound`] if `source` is not a vertex; [`AlgoError::NegativeWeight`]
+/// [`Error::VertexNotFound`](crate::Error::VertexNotFound) if `source` is not a vertex; [`Error::InvalidInput`](crate::Error::InvalidInput)
 /// at the first negative (or NaN) weight met.
 ///
 /// # Complexity
 /// O(rounds · m) work in the worst case (rounds ≤ n), typically a few times m; one
 /// 8-byte distance and a flag per vertex.
-pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>, AlgoError> {
+pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>> {
     let n = check_vertex(graph, source)?;
     let distance: Vec<AtomicU64> = (0..n)
         .into_par_iter()
@@ -40,7 +41,7 @@ pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64
         .map(|_| AtomicBool::new(false))
         .collect();
     distance[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
-    let bad_weight: Mutex<Option<AlgoError>> = Mutex::new(None);
+    let bad_weight: Mutex<Option<Error>> = Mutex::new(None);
     let mut frontier = vec![source];
     while !frontier.is_empty() {
         for &v in &frontier {
@@ -55,7 +56,12 @@ pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64
                     graph.for_each_out_edge(u, |v, weight| {
                         if weight.is_nan() || weight < 0.0 {
                             let mut slot = bad_weight.lock().unwrap_or_else(|e| e.into_inner());
-                            slot.get_or_insert(AlgoError::NegativeWeight { u, v, weight });
+                            slot.get_or_insert_with(|| {
+                                Error::invalid(
+                                    weight,
+                                    format!("edge {u} -> {v}: shortest paths need non-negative weights"),
+                                )
+                            });
                             return false;
                         }
                         let candidate = (du + weight).to_bits();

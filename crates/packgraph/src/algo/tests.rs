@@ -102,7 +102,7 @@ proptest! {
     #[test]
     fn algorithms_match_serial_references((n, edges, directed) in graphs(), source in any::<prop::sample::Index>()) {
         let source = source.index(n) as VertexId;
-        let dynamic = Graph::from_edges(n, &edges, directed);
+        let dynamic = Graph::from_edges(n, &edges, directed).unwrap();
         let csr = CsrGraph::from_edges(n, &edges, directed);
         for threads in [1, 4] {
             let pool = ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -123,7 +123,7 @@ fn dense_rounds_are_taken_on_a_star() {
         .map(|v| (0, v))
         .chain((1..1_999).map(|v| (v, v + 1)))
         .collect();
-    let graph = Graph::from_edges(0, &edges, false);
+    let graph = Graph::from_edges(0, &edges, false).unwrap();
     let frontier = edge_map(&graph, &VertexSubset::single(2_000, 0), &Nothing);
     assert!(
         matches!(frontier, VertexSubset::Dense { .. }),
@@ -145,13 +145,10 @@ fn unknown_source_is_an_error() {
     let graph = CsrGraph::from_edges(3, &[(0, 1)], true);
     assert!(betweenness(&graph, 9).is_err() && khop(&graph, 3, 1).is_err());
     let err = bfs(&graph, 3).unwrap_err();
-    assert_eq!(
-        err,
-        AlgoError::VertexNotFound {
-            vertex: 3,
-            num_vertices: 3
-        }
-    );
+    assert!(matches!(
+        &err,
+        Error::VertexNotFound { vertex, num_vertices: 3 } if vertex == "3"
+    ));
     assert_eq!(
         err.to_string(),
         "vertex 3 is not in the graph (it has 3 vertices)"
@@ -229,7 +226,7 @@ proptest! {
         }
         // Unweighted graphs count hops: SSSP equals BFS depths.
         let plain: Vec<(VertexId, VertexId)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
-        let hops = sssp(&Graph::from_edges(n, &plain, directed), source).unwrap();
+        let hops = sssp(&Graph::from_edges(n, &plain, directed).unwrap(), source).unwrap();
         let depths = bfs_depths_serial(&CsrGraph::from_edges(n, &plain, directed), source);
         let as_f64: Vec<f64> = depths.iter().map(|&d| if d == UNREACHED { f64::INFINITY } else { f64::from(d) }).collect();
         prop_assert_eq!(hops, as_f64);
@@ -241,19 +238,11 @@ fn sssp_rejects_negative_weights_and_unknown_sources() {
     let csr = CsrGraph::from_weighted_edges(0, &[(0, 1, 1.0), (1, 2, -0.5)], true);
     let err = sssp(&csr, 0).unwrap_err();
     assert_eq!(
-        err,
-        AlgoError::NegativeWeight {
-            u: 1,
-            v: 2,
-            weight: -0.5
-        }
+        err.to_string(),
+        "edge 1 -> 2: shortest paths need non-negative weights: `-0.5`"
     );
-    assert!(err.to_string().contains("non-negative"), "{err}");
     assert!(matches!(
         sssp(&csr, 3),
-        Err(AlgoError::VertexNotFound {
-            vertex: 3,
-            num_vertices: 3
-        })
+        Err(Error::VertexNotFound { num_vertices: 3, .. })
     ));
 }

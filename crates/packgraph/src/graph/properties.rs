@@ -92,16 +92,6 @@ impl Properties {
             .expect("the column was just made")
     }
 
-    /// Sets property `name` of vertex `v`; returns the previous value.
-    pub(crate) fn set(
-        &mut self,
-        name: &str,
-        v: VertexId,
-        value: PropertyValue,
-    ) -> Option<PropertyValue> {
-        self.column_mut(name).insert(&v.to_be_bytes(), value)
-    }
-
     /// Sets property `name` of many vertices (of a vertex given twice the last value wins);
     /// returns how many vertices had no value before.
     pub(crate) fn set_batch(

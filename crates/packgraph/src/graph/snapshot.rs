@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 
-use super::{Graph, GraphRead, VertexId, WeightedGraphRead};
+use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
+use crate::Result;
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
 
 /// An immutable version of a [`Graph`]: `Send + Sync + Clone`, readable with every algorithm,
@@ -31,10 +32,10 @@ use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
 /// use packgraph::graph::{Graph, GraphRead};
 /// use packgraph::algo;
 ///
-/// let mut g = Graph::from_edges(4, &[(0, 1), (1, 2)], false);
+/// let mut g = Graph::from_edges(4, &[(0, 1), (1, 2)], false).unwrap();
 /// let before = g.snapshot();
-/// g.insert_edges(&[(2, 3)]);
-/// g.delete_edges(&[(0, 1)]);
+/// g.insert_edges(&[(2, 3)]).unwrap();
+/// g.delete_edges(&[(0, 1)]).unwrap();
 /// assert_eq!(before.version() + 2, g.version());
 /// assert_eq!(before.num_edges(), 4); // arcs: each undirected edge both ways
 /// assert!(before.has_edge(0, 1) && !before.has_edge(2, 3));
@@ -104,7 +105,7 @@ impl VersionStats {
 }
 
 impl<C: LeafCodec> Graph<C> {
-    /// How many batches (edge inserts, deletes, vertex additions) have been applied.
+    /// How many updates have been applied (each [`Graph::apply`] is one version).
     pub fn version(&self) -> u64 {
         self.version
     }
@@ -195,12 +196,12 @@ impl WeightedGraphRead for Snapshot<DeltaLeaf> {
 ///
 /// # Examples
 /// ```
-/// use packgraph::graph::{Graph, GraphRead, SharedGraph};
+/// use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
 ///
-/// let shared = SharedGraph::new(Graph::from_edges(3, &[(0, 1)], false));
+/// let shared = SharedGraph::new(Graph::from_edges(3, &[(0, 1)], false).unwrap());
 /// std::thread::scope(|s| {
 ///     s.spawn(|| {
-///         shared.write(|g| g.insert_edges(&[(1, 2)]));
+///         shared.commit(Update::new().insert_edges(&[(1, 2)])).unwrap();
 ///     });
 ///     s.spawn(|| {
 ///         let snap = shared.snapshot();
@@ -262,13 +263,37 @@ impl<C: LeafCodec> SharedGraph<C> {
         Snapshot { graph }
     }
 
-    /// Runs `update` on the graph as the only writer (other writers wait), then publishes
-    /// the result as the latest version, so that snapshots taken afterwards see all of it.
-    pub fn write<R>(&self, update: impl FnOnce(&mut Graph<C>) -> R) -> R {
+    /// Applies `update` as the only writer (other writers wait), then publishes the new
+    /// version, so that snapshots taken afterwards see all of it. On an error nothing is
+    /// applied and nothing published.
+    ///
+    /// # Errors
+    /// As [`Graph::apply`].
+    pub fn commit(&self, update: &Update) -> Result<Applied>
+    where
+        C: EdgeLeaf,
+    {
+        self.commit_with(|_| Ok(update))
+    }
+
+    /// Builds an update from the current version as the only writer, then applies and
+    /// publishes it, so that nothing can change between the two: for updates given in
+    /// external ids ([`Graph::plan_vertices`]).
+    ///
+    /// # Errors
+    /// `build`'s error, or as [`Graph::apply`].
+    pub fn commit_with<U: std::borrow::Borrow<Update>>(
+        &self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+    ) -> Result<Applied>
+    where
+        C: EdgeLeaf,
+    {
         let mut graph = self.lock();
-        let result = update(&mut graph);
+        let update = build(&graph)?;
+        let applied = graph.apply(update.borrow())?;
         self.latest.store(graph.snapshot().graph);
-        result
+        Ok(applied)
     }
 
     /// The writer's page statistics (pages shared with published or held versions, and

@@ -6,6 +6,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::*;
+use crate::Error;
 
 /// Adjacency sets: the oracle, applying the documented edge policy.
 struct Oracle {
@@ -105,9 +106,14 @@ proptest! {
         let mut oracle = Oracle::new(directed);
         for (insert, batch) in &batches {
             let expected = oracle.apply(batch, *insert);
-            let stats = if *insert { graph.insert_edges(batch) } else { graph.delete_edges(batch) };
-            prop_assert_eq!(stats.changed, expected);
-            prop_assert_eq!(stats.self_loops, batch.iter().filter(|(u, v)| u == v).count());
+            let stats = if *insert { graph.insert_edges(batch).unwrap() } else { graph.delete_edges(batch).unwrap() };
+            if *insert {
+                prop_assert_eq!(stats.edges_inserted, expected);
+                prop_assert_eq!(stats.self_loops, batch.iter().filter(|(u, v)| u == v).count());
+            } else {
+                prop_assert_eq!(stats.edges_deleted, expected);
+            }
+            graph.check_invariants().unwrap();
             assert_same(&graph, &oracle);
             for &(u, v) in batch.iter().take(10) {
                 let present = oracle.out.get(u as usize).is_some_and(|s| s.contains(&v));
@@ -126,7 +132,7 @@ proptest! {
         // A hub with thousands of neighbors spans many leaves; ids are dense, so the largest
         // id sets the vertex count (kept moderate here).
         let star: Vec<(VertexId, VertexId)> = (0..2_000).map(|v| (7, v)).chain(batch).chain([(hub, 1), (1, hub)]).collect();
-        let graph = Graph::from_edges(0, &star, directed);
+        let graph = Graph::from_edges(0, &star, directed).unwrap();
         let csr = CsrGraph::from_edges(0, &star, directed);
         prop_assert_eq!(graph.num_vertices(), csr.num_vertices());
         prop_assert_eq!(graph.num_edges(), csr.num_edges());
@@ -140,16 +146,13 @@ proptest! {
 #[test]
 fn adding_vertices_grows_the_graph_and_rejects_overflow() {
     let mut graph = Graph::new(true);
-    assert_eq!(graph.add_vertices(3), Ok(0..3));
-    graph.insert_edges(&[(0, 9)]);
+    assert_eq!(graph.add_vertices(3).unwrap(), 0..3);
+    graph.insert_edges(&[(0, 9)]).unwrap();
     assert_eq!(graph.num_vertices(), 10);
     assert_eq!(graph.out_degree(5), 0);
-    assert_eq!(graph.add_vertices(2), Ok(10..12));
+    assert_eq!(graph.add_vertices(2).unwrap(), 10..12);
     let err = graph.add_vertices(usize::MAX).unwrap_err();
-    assert!(matches!(
-        err,
-        GraphError::TooManyVertices { existing: 12, .. }
-    ));
+    assert!(matches!(err, Error::InvalidInput { .. }));
     assert!(err.to_string().contains("2^32"));
     assert_eq!(graph.num_vertices(), 12);
 }
@@ -157,11 +160,11 @@ fn adding_vertices_grows_the_graph_and_rejects_overflow() {
 #[test]
 fn index_is_rebuilt_after_each_update() {
     let mut graph = Graph::new(false);
-    graph.insert_edges(&[(0, 1)]);
+    graph.insert_edges(&[(0, 1)]).unwrap();
     assert_eq!(graph.out_neighbors(0), [1]);
-    graph.insert_edges(&[(0, 2), (0, 3)]);
+    graph.insert_edges(&[(0, 2), (0, 3)]).unwrap();
     assert_eq!(graph.out_neighbors(0), [1, 2, 3]);
-    graph.delete_edges(&[(1, 0), (5, 6)]);
+    graph.delete_edges(&[(1, 0), (5, 6)]).unwrap();
     assert_eq!(graph.out_neighbors(0), [2, 3]);
     assert_eq!(graph.num_vertices(), 4);
 }
@@ -211,7 +214,7 @@ proptest! {
                     }
                 }
                 let added = (oracle.len() - before) / if directed { 1 } else { 2 };
-                prop_assert_eq!(graph.insert_edges(&weighted).unwrap().changed, added);
+                prop_assert_eq!(graph.insert_edges(&weighted).unwrap().edges_inserted, added);
                 all.extend(&weighted);
             } else {
                 let pairs: Vec<(VertexId, VertexId)> = batch.iter().map(|&(u, v, _)| (u, v)).collect();
@@ -221,10 +224,11 @@ proptest! {
                         oracle.remove(&(v, u));
                     }
                 }
-                graph.delete_edges(&pairs);
+                graph.delete_edges(&pairs).unwrap();
                 let keep: std::collections::BTreeSet<_> = oracle.keys().copied().collect();
                 all.retain(|&(u, v, _)| keep.contains(&(u, v)));
             }
+            graph.check_invariants().unwrap();
             prop_assert_eq!(graph.num_vertices(), n);
             prop_assert_eq!(graph.num_edges(), oracle.len());
             let lists = weighted_lists(&graph);
@@ -244,16 +248,9 @@ fn invalid_weights_are_rejected_and_nothing_changes() {
     graph.insert_edges(&[(0, 1, 1.0)]).unwrap();
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let err = graph.insert_edges(&[(1, 2, 2.0), (2, 3, bad)]).unwrap_err();
-        assert!(matches!(
-            err,
-            GraphError::InvalidWeight {
-                index: 1,
-                u: 2,
-                v: 3,
-                ..
-            }
-        ));
-        assert!(err.to_string().contains("must be finite"), "{err}");
+        assert!(matches!(err, Error::InvalidInput { .. }));
+        assert!(err.to_string().contains("edge 1 of the batch (2 -> 3)"), "{err}");
+        assert!(err.to_string().contains("not finite"), "{err}");
     }
     assert_eq!((graph.num_vertices(), graph.num_edges()), (2, 2));
     assert_eq!(graph.edge_weight(1, 0), Some(1.0));
@@ -273,7 +270,7 @@ fn large_batches_take_the_parallel_arc_paths() {
             edges.extend((0..50).map(|v| (v, v)));
         }
         for directed in [false, true] {
-            let graph = Graph::from_edges(0, &edges, directed);
+            let graph = Graph::from_edges(0, &edges, directed).unwrap();
             let csr = CsrGraph::from_edges(n as usize, &edges, directed);
             assert_eq!(graph.num_vertices(), n as usize);
             assert_eq!(graph.num_edges(), csr.num_edges());
@@ -298,7 +295,7 @@ proptest! {
         steps in vec((edges(20_100), any::<bool>(), 0usize..6), 1..10),
     ) {
         let start = crate::io::generate::erdos_renyi(20_000, 60_000, seed);
-        let mut graph = Graph::from_edges(20_000, &start, directed);
+        let mut graph = Graph::from_edges(20_000, &start, directed).unwrap();
         let mut oracle = Oracle::new(directed);
         oracle.grow(20_000);
         oracle.apply(&start, true);
@@ -313,9 +310,9 @@ proptest! {
                 batch.extend(start.iter().skip(step * 97).step_by(5_000).copied());
             }
             if insert {
-                graph.insert_edges(&batch);
+                graph.insert_edges(&batch).unwrap();
             } else {
-                graph.delete_edges(&batch);
+                graph.delete_edges(&batch).unwrap();
             }
             oracle.apply(&batch, insert);
             let next = graph.snapshot();
@@ -332,11 +329,11 @@ proptest! {
 fn a_small_batch_derives_the_index_from_the_previous_version() {
     let start = crate::io::generate::erdos_renyi(20_000, 60_000, 3);
     for directed in [false, true] {
-        let mut graph = Graph::from_edges(20_000, &start, directed);
+        let mut graph = Graph::from_edges(20_000, &start, directed).unwrap();
         let base = graph.snapshot();
         base.build_index();
-        graph.insert_edges(&[(5, 19_999), (7, 20_050)]);
-        graph.delete_edges(&[start[10], start[20]]);
+        graph.insert_edges(&[(5, 19_999), (7, 20_050)]).unwrap();
+        graph.delete_edges(&[start[10], start[20]]).unwrap();
         let next = graph.snapshot();
         assert!(next.build_index_from(&base), "directed {directed}");
         let mut oracle = Oracle::new(directed);
@@ -347,12 +344,12 @@ fn a_small_batch_derives_the_index_from_the_previous_version() {
         assert_same(&next, &oracle);
         // Without a base index, or after growth rebuilt the array: a full build.
         let unindexed = graph.snapshot();
-        graph.insert_edges(&[(1, 2)]);
+        graph.insert_edges(&[(1, 2)]).unwrap();
         assert!(!graph.snapshot().build_index_from(&unindexed));
         let big: Vec<(VertexId, VertexId)> = crate::io::generate::erdos_renyi(20_000, 200_000, 9);
         let before = graph.snapshot();
         before.build_index();
-        graph.insert_edges(&big);
+        graph.insert_edges(&big).unwrap();
         assert!(!graph.snapshot().build_index_from(&before));
     }
 }
@@ -419,7 +416,7 @@ proptest! {
     /// values; a write to a vertex that does not exist is an error that changes nothing.
     #[test]
     fn properties_are_versioned_with_the_graph(ops in vec(prop_op(), 0..50)) {
-        let mut graph = Graph::from_edges(6, &[], false);
+        let mut graph = Graph::from_edges(6, &[], false).unwrap();
         let mut oracle: PropOracle = (6, Default::default());
         let mut versions: Vec<(Snapshot, PropOracle)> = Vec::new();
         let name = |c: u8| format!("c{c}");
@@ -428,37 +425,41 @@ proptest! {
                 PropOp::Set(c, v, x) => {
                     let result = graph.set_property(&name(c), v, PropertyValue::Int(x));
                     if (v as usize) < oracle.0 {
-                        let old = oracle.1.insert((name(c), v), x);
-                        prop_assert_eq!(result.unwrap(), old.map(PropertyValue::Int));
+                        oracle.1.insert((name(c), v), x);
+                        result.unwrap();
                     } else {
-                        prop_assert_eq!(result, Err(GraphError::NoSuchVertex { vertex: v, count: oracle.0 }));
+                        let expected = oracle.0;
+                        let refused = matches!(result, Err(Error::VertexNotFound { num_vertices, .. }) if num_vertices == expected);
+                        prop_assert!(refused);
                     }
                 }
                 PropOp::SetBatch(c, items) => {
                     let batch: Vec<_> = items.iter().map(|&(v, x)| (v, PropertyValue::Int(x))).collect();
                     let result = graph.set_properties(&name(c), &batch);
                     if items.iter().all(|&(v, _)| (v as usize) < oracle.0) {
-                        let mut added = BTreeSet::new();
                         for &(v, x) in &items {
-                            if oracle.1.insert((name(c), v), x).is_none() {
-                                added.insert(v);
-                            }
+                            oracle.1.insert((name(c), v), x);
                         }
-                        prop_assert_eq!(result.unwrap(), added.len());
+                        result.unwrap();
                     } else {
                         prop_assert!(result.is_err());
                     }
                 }
                 PropOp::Remove(c, v) => {
                     let old = oracle.1.remove(&(name(c), v));
-                    prop_assert_eq!(graph.remove_property(&name(c), v), old.map(PropertyValue::Int));
+                    let result = graph.remove_property(&name(c), v);
+                    if (v as usize) < oracle.0 {
+                        prop_assert_eq!(result.unwrap(), old.is_some());
+                    } else {
+                        prop_assert!(result.is_err());
+                    }
                 }
                 PropOp::AddVertices(k) => {
                     graph.add_vertices(k).unwrap();
                     oracle.0 += k;
                 }
                 PropOp::Edge(u, v) => {
-                    graph.insert_edges(&[(u, v)]);
+                    graph.insert_edges(&[(u, v)]).unwrap();
                     oracle.0 = oracle.0.max(u.max(v) as usize + 1);
                 }
                 PropOp::Snapshot => versions.push((graph.snapshot(), oracle.clone())),

@@ -6,8 +6,8 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::error::IoError;
 use super::Dataset;
+use crate::Error;
 use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
 use crate::pma::{PmaConfig, PmaParts, PmaPartsRef};
@@ -94,20 +94,20 @@ impl<W: Write> Payload<W> {
 }
 
 /// Writes a snapshot of `dataset` to `path`.
-pub fn write(dataset: &Dataset, path: &Path) -> Result<(), IoError> {
+pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
     let graph = &dataset.graph;
     let ids = dataset.ids();
     // Checked before the file is created, so that a refusal leaves nothing behind.
     let id_list = match ids.as_range() {
         Some(_) => None,
         None => Some(ids.ints().ok_or_else(|| {
-            IoError::format(
+            Error::unsupported_file(
                 path,
                 "snapshot files hold integer vertex ids; this graph has vertices named by strings",
             )
         })?),
     };
-    let os = |e| IoError::os(path, e);
+    let os = |e| Error::io(path, e);
     let file = File::create(path).map_err(os)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     out.write_all(&[0u8; HEADER_BYTES]).map_err(os)?;
@@ -171,9 +171,9 @@ struct Reader<'p> {
 }
 
 impl Reader<'_> {
-    fn take(&mut self, bytes: u64, what: &str) -> Result<Vec<u8>, IoError> {
+    fn take(&mut self, bytes: u64, what: &str) -> Result<Vec<u8>, Error> {
         if bytes > self.left {
-            return Err(IoError::corrupted(
+            return Err(corrupted(
                 self.path,
                 format!(
                     "{what} needs {bytes} bytes but only {} are left: the header lies about sizes or the file is truncated",
@@ -184,18 +184,18 @@ impl Reader<'_> {
         let mut buf = vec![0u8; bytes as usize];
         self.file
             .read_exact(&mut buf)
-            .map_err(|e| IoError::os(self.path, e))?;
+            .map_err(|e| Error::io(self.path, e))?;
         self.hasher.update(&buf);
         self.left -= bytes;
         Ok(buf)
     }
 
-    fn u64(&mut self, what: &str) -> Result<u64, IoError> {
+    fn u64(&mut self, what: &str) -> Result<u64, Error> {
         let bytes = self.take(8, what)?;
         Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
     }
 
-    fn u64s(&mut self, count: u64, what: &str) -> Result<Vec<u64>, IoError> {
+    fn u64s(&mut self, count: u64, what: &str) -> Result<Vec<u64>, Error> {
         let bytes = self.take(count.saturating_mul(8), what)?;
         Ok(bytes
             .chunks_exact(8)
@@ -203,13 +203,13 @@ impl Reader<'_> {
             .collect())
     }
 
-    fn size(&mut self, what: &str) -> Result<usize, IoError> {
+    fn size(&mut self, what: &str) -> Result<usize, Error> {
         let value = self.u64(what)?;
         usize::try_from(value)
-            .map_err(|_| IoError::corrupted(self.path, format!("{what} {value} is too large")))
+            .map_err(|_| corrupted(self.path, format!("{what} {value} is too large")))
     }
 
-    fn pma(&mut self) -> Result<PmaParts, IoError> {
+    fn pma(&mut self) -> Result<PmaParts, Error> {
         let leaf_bytes = self.size("leaf size")?;
         let num_leaves = self.size("leaf count")?;
         let len = self.size("key count")?;
@@ -252,21 +252,21 @@ impl Reader<'_> {
 }
 
 /// Reads a snapshot, verifying its checksum and every structural invariant.
-pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
-    let os = |e| IoError::os(path, e);
+pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
+    let os = |e| Error::io(path, e);
     let meta = std::fs::metadata(path).map_err(os)?;
     if meta.is_dir() {
-        return Err(IoError::invalid(path, "is a directory, not a graph file"));
+        return Err(Error::invalid_file(path, "is a directory, not a graph file"));
     }
     let mut file = File::open(path).map_err(os)?;
     let mut header = [0u8; HEADER_BYTES];
     let got = (meta.len() as usize).min(HEADER_BYTES);
     file.read_exact(&mut header[..got]).map_err(os)?;
     if !sniff(&header[..got]) {
-        return Err(IoError::format(path, "not a packgraph snapshot"));
+        return Err(Error::unsupported_file(path, "not a packgraph snapshot"));
     }
     if got < HEADER_BYTES {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!("{} bytes is shorter than the header", meta.len()),
         ));
@@ -275,14 +275,14 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or_default());
     let (version, flags) = (u32_at(8), u32_at(12));
     if version != VERSION {
-        return Err(IoError::format(
+        return Err(Error::unsupported_file(
             path,
             format!("snapshot format version {version}; this packgraph reads version {VERSION}"),
         ));
     }
     let header_sum = crc32fast::hash(&header[..44]);
     if header_sum != u32_at(44) {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!(
                 "header checksum mismatch (stored {:#010x}, computed {header_sum:#010x})",
@@ -291,7 +291,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
         ));
     }
     if flags & !KNOWN_FLAGS != 0 {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!("unknown flags {flags:#x}"),
         ));
@@ -300,7 +300,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
         (u64_at(16), u64_at(24), u64_at(32), u32_at(40));
     let actual = meta.len() - HEADER_BYTES as u64;
     if payload_len != actual {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!("the header says {payload_len} bytes follow it but {actual} do"),
         ));
@@ -308,7 +308,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     let num_vertices = usize::try_from(num_vertices)
         .ok()
         .filter(|&n| n <= crate::graph::MAX_VERTICES)
-        .ok_or_else(|| IoError::corrupted(path, format!("{num_vertices} vertices")))?;
+        .ok_or_else(|| corrupted(path, format!("{num_vertices} vertices")))?;
     let mut reader = Reader {
         file,
         path,
@@ -319,37 +319,37 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     let out = reader.pma()?;
     let incoming = if directed { Some(reader.pma()?) } else { None };
     let ids = if flags & FLAG_SORTED_IDS != 0 && flags & FLAG_ID_LIST != 0 {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             "flags say the vertex ids are both increasing and unordered",
         ));
     } else if flags & FLAG_SORTED_IDS != 0 {
         let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
         IdMap::from_sorted(ids)
-            .ok_or_else(|| IoError::corrupted(path, "vertex ids are not increasing"))?
+            .ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
     } else if flags & FLAG_ID_LIST != 0 {
         let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
-        IdMap::from_list(&ids).ok_or_else(|| IoError::corrupted(path, "a vertex id is repeated"))?
+        IdMap::from_list(&ids).ok_or_else(|| corrupted(path, "a vertex id is repeated"))?
     } else {
         if first_id.checked_add(num_vertices as u64).is_none() {
-            return Err(IoError::corrupted(path, "vertex ids overflow 64 bits"));
+            return Err(corrupted(path, "vertex ids overflow 64 bits"));
         }
         IdMap::range(first_id, num_vertices)
     };
     if reader.left != 0 {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!("{} unexpected bytes after the arrays", reader.left),
         ));
     }
     let found = reader.hasher.finalize();
     if found != checksum {
-        return Err(IoError::corrupted(
+        return Err(corrupted(
             path,
             format!("checksum mismatch (header {checksum:#010x}, contents {found:#010x})"),
         ));
     }
-    let bad = |e: crate::graph::GraphError| IoError::corrupted(path, e.to_string());
+    let bad = |e: Error| corrupted(path, e.to_string());
     let graph = if flags & FLAG_WEIGHTED != 0 {
         AnyGraph::Weighted(
             WeightedGraph::from_weighted_parts(directed, num_vertices, out, incoming)
@@ -360,9 +360,14 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, IoError> {
     };
     let graph = graph
         .with_ids(ids)
-        .map_err(|_| IoError::corrupted(path, "vertex id count disagrees"))?;
+        .map_err(|_| corrupted(path, "vertex id count disagrees"))?;
     Ok(Dataset {
         graph,
         self_loops: 0,
     })
 }
+/// A damaged snapshot file.
+fn corrupted(path: &Path, reason: impl std::fmt::Display) -> Error {
+    Error::corrupt_file(path, format!("corrupted packgraph snapshot: {reason}"))
+}
+

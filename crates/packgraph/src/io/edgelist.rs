@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::error::IoError;
+use crate::Error;
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
 use crate::graph::ids::{IdMap, IdMapError, IntIds};
@@ -48,7 +48,7 @@ pub(crate) type Parsed<I> = (Vec<(I, I)>, Option<Vec<f64>>);
 pub(crate) fn concat<I: Copy + Send + Sync>(
     path: &Path,
     chunks: Vec<(u64, EdgeChunk<I>)>,
-) -> Result<Parsed<I>, IoError> {
+) -> Result<Parsed<I>, Error> {
     let mut columns = 0;
     for (line, chunk) in &chunks {
         if chunk.columns == 0 {
@@ -57,10 +57,10 @@ pub(crate) fn concat<I: Copy + Send + Sync>(
         if columns == 0 {
             columns = chunk.columns;
         } else if chunk.columns != columns {
-            return Err(IoError::Parse {
-                path: path.to_path_buf(),
-                line: *line,
-                value: format!("{} columns", chunk.columns),
+            return Err(Error::InvalidInput {
+                path: Some(path.to_path_buf()),
+                line: Some(*line),
+                value: Some(format!("{} columns", chunk.columns)),
                 reason: format!("earlier lines have {columns} columns"),
             });
         }
@@ -109,22 +109,22 @@ pub(crate) fn read(
     path: &Path,
     directed: bool,
     progress: Option<&Progress>,
-) -> Result<Dataset, IoError> {
+) -> Result<Dataset, Error> {
     let mut input = text::open(path)?;
     let chunks = text::parse_lines(path, &mut input, 1, progress, parse_line)?;
     let (edges, weights) = concat(path, chunks)?;
     if edges.is_empty() {
-        return Err(IoError::invalid(
+        return Err(Error::invalid_file(
             path,
             "contains no edges (an edge list needs lines `u v` or `u v weight`)",
         ));
     }
     let (ids, edges) = IdMap::from_endpoints(&edges).map_err(|e| match e {
-        IdMapError::TooMany(n) => IoError::invalid(
+        IdMapError::TooMany(n) => Error::invalid_file(
             path,
             format!("{n} distinct vertices: more than the 2^32-1 supported"),
         ),
-        IdMapError::Duplicate(id) => IoError::invalid(path, format!("vertex {id} repeated")),
+        IdMapError::Duplicate(id) => Error::invalid_file(path, format!("vertex {id} repeated")),
     })?;
     super::build(path, ids, edges, weights, directed)
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::edgelist::{concat, int_ids, same_columns, write_edges, write_in_blocks, EdgeChunk};
-use super::error::IoError;
+use crate::Error;
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
 use crate::graph::ids::{IdMap, IdMapError};
@@ -60,11 +60,11 @@ impl Files {
 }
 
 /// `graph.NAME.directed` from the properties file, if it exists and says.
-fn directed_property(files: &Files) -> Result<Option<bool>, IoError> {
+fn directed_property(files: &Files) -> Result<Option<bool>, Error> {
     let text = match std::fs::read_to_string(&files.properties) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(IoError::os(&files.properties, e)),
+        Err(e) => return Err(Error::io(&files.properties, e)),
     };
     let key = format!("graph.{}.directed", files.name());
     for (i, line) in text.lines().enumerate() {
@@ -75,10 +75,10 @@ fn directed_property(files: &Files) -> Result<Option<bool>, IoError> {
             return match value.trim() {
                 "true" => Ok(Some(true)),
                 "false" => Ok(Some(false)),
-                other => Err(IoError::Parse {
-                    path: files.properties.clone(),
-                    line: i as u64 + 1,
-                    value: other.into(),
+                other => Err(Error::InvalidInput {
+                    path: Some(files.properties.clone()),
+                    line: Some(i as u64 + 1),
+                    value: Some(other.into()),
                     reason: format!("{key} must be true or false"),
                 }),
             };
@@ -93,7 +93,7 @@ pub(crate) fn read(
     files: &Files,
     directed: Option<bool>,
     progress: Option<&Progress>,
-) -> Result<Dataset, IoError> {
+) -> Result<Dataset, Error> {
     let directed = match directed {
         Some(d) => d,
         None => directed_property(files)?.unwrap_or(false),
@@ -133,7 +133,7 @@ pub(crate) fn read(
     super::build(path, ids, edges, weights, directed)
 }
 
-fn read_vertices(path: &Path) -> Result<IdMap, IoError> {
+fn read_vertices(path: &Path) -> Result<IdMap, Error> {
     let mut input = text::open(path)?;
     let parse = text::line_parser(|line: &[u8], out: &mut Vec<u64>| {
         let mut fields = Fields::new(line);
@@ -147,10 +147,10 @@ fn read_vertices(path: &Path) -> Result<IdMap, IoError> {
     let chunks = text::parse_lines(path, &mut input, 1, None, parse)?;
     let ids: Vec<u64> = chunks.into_iter().flat_map(|(_, ids)| ids).collect();
     if ids.is_empty() {
-        return Err(IoError::invalid(path, "the vertex file lists no vertices"));
+        return Err(Error::invalid_file(path, "the vertex file lists no vertices"));
     }
     IdMap::from_vertex_list(ids).map_err(|e| match e {
-        IdMapError::TooMany(n) => IoError::invalid(
+        IdMapError::TooMany(n) => Error::invalid_file(
             path,
             format!("{n} vertices: more than the 2^32-1 supported"),
         ),
@@ -159,28 +159,28 @@ fn read_vertices(path: &Path) -> Result<IdMap, IoError> {
 }
 
 /// The error for a vertex listed twice, naming its second line (found by reading again).
-fn duplicate_error(path: &Path, id: u64) -> IoError {
+fn duplicate_error(path: &Path, id: u64) -> Error {
     let text = std::fs::read(path).unwrap_or_default();
     let mut seen = false;
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
         let first = Fields::new(line).next().and_then(|f| parse_id(f).ok());
         if first == Some(id) && !text::is_comment(line) {
             if seen {
-                return IoError::Parse {
-                    path: path.to_path_buf(),
-                    line: i as u64 + 1,
-                    value: id.to_string(),
+                return Error::InvalidInput {
+                    path: Some(path.to_path_buf()),
+                    line: Some(i as u64 + 1),
+                    value: Some(id.to_string()),
                     reason: "vertex listed twice".into(),
                 };
             }
             seen = true;
         }
     }
-    IoError::invalid(path, format!("vertex {id} is listed twice"))
+    Error::invalid_file(path, format!("vertex {id} is listed twice"))
 }
 
 /// Writes `prefix.v`, `prefix.e` and `prefix.properties`; returns the files.
-pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, IoError> {
+pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, Error> {
     let files = Files::with_prefix(prefix);
     let graph = &dataset.graph;
     super::write_file(&files.vertices, |out| {

@@ -39,9 +39,10 @@ mod text;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::graph::{AnyGraph, Graph, GraphError, VertexId, WeightedGraph};
+use crate::graph::{AnyGraph, Graph, Update, VertexId, WeightedGraph};
+use crate::{Error, Result};
 
-pub use self::error::{IoError, LineError};
+pub use self::error::LineError;
 pub use self::text::Progress;
 pub use crate::graph::{ExternalId, IdMap, IntIds, MAX_VERTICES};
 
@@ -85,8 +86,8 @@ impl Format {
     /// banner, after gzip decompression), else an edge list.
     ///
     /// # Errors
-    /// [`IoError`] if the file cannot be opened.
-    pub fn detect(path: &Path) -> Result<Self, IoError> {
+    /// [`Error`] if the file cannot be opened.
+    pub fn detect(path: &Path) -> Result<Self> {
         if graphalytics::Files::find(path).is_some() {
             return Ok(Self::Graphalytics);
         }
@@ -153,39 +154,73 @@ impl Dataset {
     /// are their own, with `weights[i]` on `edges[i]` when given.
     ///
     /// # Errors
-    /// [`GraphError::InvalidWeight`] for a NaN or infinite weight.
+    /// [`Error::InvalidInput`] for a NaN or infinite weight, or weights and edges of
+    /// different lengths.
     pub fn from_edges(
         num_vertices: usize,
         edges: &[(VertexId, VertexId)],
         weights: Option<&[f64]>,
         directed: bool,
-    ) -> Result<Self, GraphError> {
-        let self_loops = edges.iter().filter(|(u, v)| u == v).count();
-        let graph = match weights {
-            None => AnyGraph::Unweighted(Graph::from_edges(num_vertices, edges, directed)),
+    ) -> Result<Self> {
+        Self::build(
+            None,
+            num_vertices,
+            edges.to_vec(),
+            weights.map(<[f64]>::to_vec),
+            directed,
+        )
+    }
+
+    /// The one edge list → graph builder: a graph over at least `num_vertices` vertices
+    /// with `edges` (weighted if `weights` is given) applied as one [`Update`], then given
+    /// the external ids `ids` (if any; they must name exactly the vertices).
+    pub(crate) fn build(
+        ids: Option<IdMap>,
+        num_vertices: usize,
+        edges: Vec<(VertexId, VertexId)>,
+        weights: Option<Vec<f64>>,
+        directed: bool,
+    ) -> Result<Self> {
+        let mut update = match weights {
+            None => Update::from_edges(edges),
+            Some(weights) if weights.len() == edges.len() => {
+                Update::from_weighted_edges(edges, weights)
+            }
             Some(weights) => {
-                let triples: Vec<_> = edges
-                    .iter()
-                    .zip(weights)
-                    .map(|(&(u, v), &w)| (u, v, w))
-                    .collect();
-                AnyGraph::Weighted(WeightedGraph::from_weighted_edges(
-                    num_vertices,
-                    &triples,
-                    directed,
-                )?)
+                return Err(Error::invalid_reason(format!(
+                    "{} weights for {} edges",
+                    weights.len(),
+                    edges.len()
+                )))
             }
         };
-        Ok(Self { graph, self_loops })
+        update.min_vertices(num_vertices);
+        let (graph, applied) = if update.weights().is_some() {
+            let mut graph = WeightedGraph::new_weighted(directed);
+            let applied = graph.apply(&update)?;
+            (AnyGraph::Weighted(graph), applied)
+        } else {
+            let mut graph = Graph::new(directed);
+            let applied = graph.apply(&update)?;
+            (AnyGraph::Unweighted(graph), applied)
+        };
+        let graph = match ids {
+            Some(ids) => graph.with_ids(ids)?,
+            None => graph,
+        };
+        Ok(Self {
+            graph,
+            self_loops: applied.self_loops,
+        })
     }
 }
 
 /// Reads a graph file.
 ///
 /// # Errors
-/// [`IoError`] naming the file (and line and value for text) for anything unreadable or
+/// [`Error`] naming the file (and line and value for text) for anything unreadable or
 /// malformed; nothing is returned partially.
-pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset> {
     let format = match options.format {
         Some(format) => format,
         None => Format::detect(path)?,
@@ -196,7 +231,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
         Format::MatrixMarket => mtx::read(path, options.directed, progress),
         Format::Graphalytics => {
             let files = graphalytics::Files::find(path).ok_or_else(|| {
-                IoError::format(
+                Error::unsupported_file(
                     path,
                     "a Graphalytics dataset needs both NAME.v and NAME.e beside each other",
                 )
@@ -209,7 +244,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
                 .directed
                 .is_some_and(|d| d != data.graph.is_directed())
             {
-                return Err(IoError::format(
+                return Err(Error::unsupported_file(
                     path,
                     format!(
                         "the snapshot holds a {} graph",
@@ -230,12 +265,12 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset, IoError> {
 /// or the prefix; the `.v`, `.e` and `.properties` files are written.
 ///
 /// # Errors
-/// [`IoError`] if a file cannot be written, for Matrix Market, which is read-only, or for a
+/// [`Error`] if a file cannot be written, for Matrix Market, which is read-only, or for a
 /// graph with vertices named by strings (the formats name vertices by integers); nothing is
 /// written then.
-pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<(), IoError> {
+pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<()> {
     if dataset.ids().has_names() {
-        return Err(IoError::format(
+        return Err(Error::unsupported_file(
             path,
             "graph files name vertices by integers; this graph has vertices named by strings",
         ));
@@ -252,7 +287,7 @@ pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<(), IoErro
             graphalytics::write(dataset, Path::new(prefix)).map(|_| ())
         }
         Format::Binary => binary::write(dataset, path),
-        Format::MatrixMarket => Err(IoError::format(
+        Format::MatrixMarket => Err(Error::unsupported_file(
             path,
             "writing Matrix Market is not supported; write an edge list, Graphalytics or a snapshot (.pgb)",
         )),
@@ -263,46 +298,23 @@ pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<(), IoErro
 pub(crate) fn write_file(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), IoError> {
-    let os = |e| IoError::os(path, e);
+) -> Result<()> {
+    let os = |e| Error::io(path, e);
     let file = std::fs::File::create(path).map_err(os)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     write(&mut out).map_err(os)?;
     out.flush().map_err(os)
 }
 
-/// Builds the graph of parsed edges (dense ids), weighted if a weight column was present.
+/// Builds the graph of parsed edges (dense ids), weighted if a weight column was present;
+/// errors name the file.
 pub(crate) fn build(
     path: &Path,
     ids: IdMap,
     edges: Vec<(VertexId, VertexId)>,
     weights: Option<Vec<f64>>,
     directed: bool,
-) -> Result<Dataset, IoError> {
+) -> Result<Dataset> {
     let n = ids.len();
-    let (graph, self_loops) = match weights {
-        None => {
-            let self_loops = edges.iter().filter(|(u, v)| u == v).count();
-            (
-                AnyGraph::Unweighted(Graph::from_edges(n, &edges, directed)),
-                self_loops,
-            )
-        }
-        Some(weights) => {
-            let triples: Vec<(VertexId, VertexId, f64)> = edges
-                .iter()
-                .zip(&weights)
-                .map(|(&(u, v), &w)| (u, v, w))
-                .collect();
-            drop(edges);
-            let self_loops = triples.iter().filter(|(u, v, _)| u == v).count();
-            let graph = WeightedGraph::from_weighted_edges(n, &triples, directed)
-                .map_err(|e| IoError::invalid(path, e.to_string()))?;
-            (AnyGraph::Weighted(graph), self_loops)
-        }
-    };
-    let graph = graph
-        .with_ids(ids)
-        .map_err(|e| IoError::invalid(path, e.to_string()))?;
-    Ok(Dataset { graph, self_loops })
+    Dataset::build(Some(ids), n, edges, weights, directed).map_err(|e| e.in_file(path))
 }

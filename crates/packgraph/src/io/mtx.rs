@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use super::edgelist::{concat, same_columns, EdgeChunk};
-use super::error::{IoError, LineError};
+use super::error::LineError;
+use crate::Error;
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
 use crate::graph::ids::{IdMap, MAX_VERTICES};
@@ -23,16 +24,16 @@ pub(crate) fn read(
     path: &Path,
     directed: Option<bool>,
     progress: Option<&Progress>,
-) -> Result<Dataset, IoError> {
+) -> Result<Dataset, Error> {
     let mut input = text::open(path)?;
     let Some(banner) = input.read_line(path)? else {
-        return Err(IoError::invalid(path, "file is empty"));
+        return Err(Error::invalid_file(path, "file is empty"));
     };
     let (weighted, symmetric) = parse_banner(&banner).map_err(|e| e.in_file(path))?;
     let mut line_no = 1;
     let size_line = loop {
         let Some(line) = input.read_line(path)? else {
-            return Err(IoError::invalid(
+            return Err(Error::invalid_file(
                 path,
                 "ends before the size line `rows columns entries`",
             ));
@@ -46,13 +47,13 @@ pub(crate) fn read(
         LineError::new(line_no, value.as_bytes(), reason).in_file(path)
     })?;
     if rows != cols {
-        return Err(IoError::invalid(
+        return Err(Error::invalid_file(
             path,
             format!("the matrix is {rows} x {cols}: an adjacency matrix must be square"),
         ));
     }
     if rows > MAX_VERTICES as u64 {
-        return Err(IoError::invalid(
+        return Err(Error::invalid_file(
             path,
             format!("{rows} rows: more than the 2^32-1 vertices supported"),
         ));
@@ -92,7 +93,7 @@ pub(crate) fn read(
     let chunks = text::parse_lines(path, &mut input, line_no + 1, progress, parse)?;
     let (edges, weights) = concat(path, chunks)?;
     if edges.len() as u64 != entries {
-        return Err(IoError::invalid(
+        return Err(Error::invalid_file(
             path,
             format!(
                 "the size line declares {entries} entries but the file has {}",

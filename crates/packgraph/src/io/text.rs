@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::error::{IoError, LineError};
+use super::error::LineError;
+use crate::Error;
 
 /// Bytes read per block (the unit of streaming).
 const BLOCK_BYTES: usize = 32 << 20;
@@ -45,12 +46,12 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// Opens `path`, refusing directories, and peeks for the gzip magic bytes.
-pub(crate) fn open(path: &Path) -> Result<Input, IoError> {
-    let meta = std::fs::metadata(path).map_err(|e| IoError::os(path, e))?;
+pub(crate) fn open(path: &Path) -> Result<Input, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if meta.is_dir() {
-        return Err(IoError::invalid(path, "is a directory, not a graph file"));
+        return Err(Error::invalid_file(path, "is a directory, not a graph file"));
     }
-    let mut file = File::open(path).map_err(|e| IoError::os(path, e))?;
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 2];
     let mut got = 0;
     while got < 2 {
@@ -58,7 +59,7 @@ pub(crate) fn open(path: &Path) -> Result<Input, IoError> {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(IoError::os(path, e)),
+            Err(e) => return Err(Error::io(path, e)),
         }
     }
     let consumed = Arc::new(AtomicU64::new(got as u64));
@@ -90,7 +91,7 @@ impl Input {
     }
 
     /// Reads until `buf` has grown by `want` bytes or the input ends; returns the bytes read.
-    fn fill(&mut self, path: &Path, buf: &mut Vec<u8>, want: usize) -> Result<usize, IoError> {
+    fn fill(&mut self, path: &Path, buf: &mut Vec<u8>, want: usize) -> Result<usize, Error> {
         buf.reserve(want);
         (&mut self.reader)
             .take(want as u64)
@@ -98,30 +99,30 @@ impl Input {
             .map_err(|e| self.read_error(path, e))
     }
 
-    fn read_error(&self, path: &Path, e: std::io::Error) -> IoError {
+    fn read_error(&self, path: &Path, e: std::io::Error) -> Error {
         if self.gzip
             && matches!(
                 e.kind(),
                 std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput
             )
         {
-            IoError::invalid(path, format!("gzip stream is truncated or corrupt ({e})"))
+            Error::invalid_file(path, format!("gzip stream is truncated or corrupt ({e})"))
         } else if self.gzip && e.kind() == std::io::ErrorKind::InvalidData {
-            IoError::invalid(path, format!("gzip stream is corrupt ({e})"))
+            Error::invalid_file(path, format!("gzip stream is corrupt ({e})"))
         } else {
-            IoError::os(path, e)
+            Error::io(path, e)
         }
     }
 
     /// The first `n` bytes of the (decompressed) input, fewer if it is shorter.
-    pub(crate) fn head(&mut self, path: &Path, n: usize) -> Result<Vec<u8>, IoError> {
+    pub(crate) fn head(&mut self, path: &Path, n: usize) -> Result<Vec<u8>, Error> {
         let mut buf = Vec::new();
         self.fill(path, &mut buf, n)?;
         Ok(buf)
     }
 
     /// Reads one line (without its terminator); `None` at the end of the input.
-    pub(crate) fn read_line(&mut self, path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+    pub(crate) fn read_line(&mut self, path: &Path) -> Result<Option<Vec<u8>>, Error> {
         let mut line = Vec::new();
         let mut byte = [0u8; 1];
         loop {
@@ -264,7 +265,7 @@ pub(crate) fn parse_lines<T, P>(
     first_line: u64,
     progress: Option<&Progress>,
     parse_line: P,
-) -> Result<Vec<(u64, T)>, IoError>
+) -> Result<Vec<(u64, T)>, Error>
 where
     T: Default + Send,
     P: for<'l> Fn(&'l [u8], &mut T) -> Result<(), (&'l [u8], &'static str)> + Sync,

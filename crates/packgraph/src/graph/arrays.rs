@@ -1,0 +1,115 @@
+//! A graph's edge arrays as they are in memory, out and back: what snapshot files store.
+//! Rebuilding from arrays validates everything, since they may come from a damaged file.
+
+use std::sync::OnceLock;
+
+use super::{Graph, IdMap, Properties};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
+use crate::{Error, Result};
+
+impl<C: LeafCodec> Graph<C> {
+    /// The edge arrays as they are in memory: out-edges, and in-edges for a directed graph.
+    pub fn parts(&self) -> (PmaPartsRef<'_>, Option<PmaPartsRef<'_>>) {
+        (self.out.parts(), self.incoming.as_ref().map(Pma::parts))
+    }
+
+    /// Rebuilds a graph from its edge arrays (as [`Graph::parts`] gives them), checking every
+    /// structural invariant and that each edge joins two distinct vertices below
+    /// `num_vertices`; `item_ok` adds a check per stored item.
+    fn from_parts_checked(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Self> {
+        if num_vertices > u32::MAX as usize {
+            return Err(Error::corrupt(format!("invalid graph arrays: {num_vertices} vertices is more than 32-bit ids allow"
+            )));
+        }
+        if incoming.is_some() != directed {
+            return Err(Error::corrupt("invalid graph arrays: in-edge arrays must be present exactly for directed graphs",
+            ));
+        }
+        let n = num_vertices as u64;
+        let ok = |item: C::Item| {
+            let key = C::key(item);
+            let (u, v) = (key >> 32, key & 0xffff_ffff);
+            u < n && v < n && u != v && item_ok(item)
+        };
+        let bad = |e: crate::pma::PmaError| Error::corrupt(format!("invalid graph arrays: {e}"));
+        let out = Pma::from_parts(out, ok).map_err(bad)?;
+        let incoming = incoming
+            .map(|parts| Pma::from_parts(parts, ok).map_err(bad))
+            .transpose()?;
+        if let Some(incoming) = &incoming {
+            if incoming.len() != out.len() {
+                return Err(Error::corrupt(format!("invalid graph arrays: {} in-edges but {} out-edges",
+                    incoming.len(),
+                    out.len()
+                )));
+            }
+        }
+        Ok(Self {
+            directed,
+            num_vertices,
+            out,
+            incoming,
+            index: OnceLock::new(),
+            version: 0,
+            ids: IdMap::identity(num_vertices),
+            properties: Properties::default(),
+        })
+    }
+}
+
+impl Graph<DeltaLeaf> {
+    /// Rebuilds a graph from its edge arrays (see [`Graph::parts`]), validating them fully.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first thing that does not hold.
+    pub fn from_parts(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Self> {
+        Self::from_parts_checked(directed, num_vertices, out, incoming, |_| true)
+    }
+}
+
+impl Graph<DeltaMapLeaf> {
+    /// Rebuilds a weighted graph from its edge arrays (see [`Graph::parts`]), validating
+    /// them fully, weights included.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first thing that does not hold.
+    pub fn from_weighted_parts(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Self> {
+        Self::from_parts_checked(directed, num_vertices, out, incoming, |(_, bits)| {
+            f64::from_bits(bits).is_finite()
+        })
+    }
+}
+
+impl<C: LeafCodec> Graph<C> {
+    /// The graph with `ids` as its vertices' external ids.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `ids` does not name exactly the graph's vertices.
+    pub fn with_ids(mut self, ids: IdMap) -> Result<Self> {
+        if ids.len() != self.num_vertices {
+            return Err(Error::invalid_reason(format!(
+                "{} vertex ids for {} vertices",
+                ids.len(),
+                self.num_vertices
+            )));
+        }
+        self.ids = ids;
+        Ok(self)
+    }
+}

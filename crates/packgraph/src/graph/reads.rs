@@ -1,0 +1,147 @@
+//! Reading a graph: the flat vertex index (each vertex's run of arcs, built in parallel on
+//! first use after a change and cached until the next) and the [`GraphRead`] and
+//! [`WeightedGraphRead`] implementations over it.
+
+use std::sync::Arc;
+
+use super::index::RunIndex;
+use super::{edge_key, FlatIndex, Graph, GraphRead, VertexId, WeightedGraphRead};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma};
+
+impl<C: LeafCodec> Graph<C> {
+    /// Whether the edge `(u, v)` is present.
+    pub fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+        self.out.contains(edge_key(u, v))
+    }
+
+    /// Bytes of the edge arrays and of the flat index if built.
+    pub fn size_in_bytes(&self) -> usize {
+        let index = self.index.get().map_or(0, |i| {
+            i.out.size_in_bytes() + i.incoming.as_ref().map_or(0, RunIndex::size_in_bytes)
+        });
+        self.out.size_in_bytes() + self.incoming.as_ref().map_or(0, Pma::size_in_bytes) + index
+    }
+
+    /// Builds the flat vertex index now (it is otherwise built on the first read).
+    pub fn build_index(&self) {
+        let _ = self.flat();
+    }
+
+    /// Out-degrees of all vertices.
+    pub fn out_degrees(&self) -> &[u32] {
+        self.flat().out.degrees()
+    }
+
+    /// Builds the flat vertex index from `base`'s, an earlier version of the same graph
+    /// (a snapshot), re-scanning only the vertices whose edges lie in pages the two versions
+    /// do not share. Falls back to a full build when that is no cheaper (growth, most pages
+    /// changed) or `base` has no index. Does nothing if the index is built. Returns whether
+    /// the index was derived from `base`'s.
+    pub fn build_index_from(&self, base: &Graph<C>) -> bool {
+        if self.index.get().is_some() {
+            return false;
+        }
+        let Some(old) = base.index.get() else {
+            self.build_index();
+            return false;
+        };
+        let (out, incoming) = rayon::join(
+            || RunIndex::update_from(&old.out, &base.out, &self.out, self.num_vertices),
+            || match (&old.incoming, &base.incoming, &self.incoming) {
+                (Some(old), Some(base_set), Some(set)) => {
+                    Some(RunIndex::update_from(old, base_set, set, self.num_vertices))
+                }
+                _ => None,
+            },
+        );
+        let incoming = match incoming {
+            None => Some(None),
+            Some(Some(index)) => Some(Some(index)),
+            Some(None) => None,
+        };
+        match (out, incoming) {
+            (Some(out), Some(incoming)) if incoming.is_some() == self.incoming.is_some() => self
+                .index
+                .set(Arc::new(FlatIndex { out, incoming }))
+                .is_ok(),
+            _ => {
+                self.build_index();
+                false
+            }
+        }
+    }
+
+    /// The flat index, built on first use. Built outside the `OnceLock`'s initialisation:
+    /// the build runs on rayon, and a worker blocked in `get_or_init` could be the one that
+    /// steals work of another thread's build of the same index (a deadlock seen with
+    /// concurrent readers of one snapshot). Two threads may race to build it; one result
+    /// is kept.
+    fn flat(&self) -> &FlatIndex {
+        if let Some(index) = self.index.get() {
+            return index;
+        }
+        let (out, incoming) = rayon::join(
+            || RunIndex::build(&self.out, self.num_vertices),
+            || {
+                self.incoming
+                    .as_ref()
+                    .map(|set| RunIndex::build(set, self.num_vertices))
+            },
+        );
+        let _ = self.index.set(Arc::new(FlatIndex { out, incoming }));
+        self.index.get().expect("the index was just set")
+    }
+}
+
+impl<C: LeafCodec> GraphRead for Graph<C> {
+    fn num_vertices(&self) -> usize {
+        self.num_vertices
+    }
+
+    fn num_edges(&self) -> usize {
+        self.out.len()
+    }
+
+    fn is_directed(&self) -> bool {
+        self.directed
+    }
+
+    fn out_degree(&self, v: VertexId) -> usize {
+        self.flat().out.degree(v)
+    }
+
+    fn in_degree(&self, v: VertexId) -> usize {
+        let flat = self.flat();
+        flat.incoming.as_ref().unwrap_or(&flat.out).degree(v)
+    }
+
+    fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
+        self.flat()
+            .out
+            .for_each(&self.out, v, |item| f(C::key(item) as VertexId))
+    }
+
+    fn for_each_in_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
+        let flat = self.flat();
+        let mut f = |item| f(C::key(item) as VertexId);
+        match (&flat.incoming, &self.incoming) {
+            (Some(index), Some(set)) => index.for_each(set, v, &mut f),
+            _ => flat.out.for_each(&self.out, v, &mut f),
+        }
+    }
+}
+
+impl WeightedGraphRead for Graph<DeltaMapLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.flat().out.for_each(&self.out, v, |(key, bits)| {
+            f(key as VertexId, f64::from_bits(bits))
+        })
+    }
+}
+
+/// Unweighted edges have weight 1.
+impl WeightedGraphRead for Graph<DeltaLeaf> {
+    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
+        self.for_each_out_neighbor(v, |u| f(u, 1.0))
+    }
+}

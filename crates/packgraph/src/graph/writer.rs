@@ -1,0 +1,370 @@
+//! The write path: [`Graph::apply`] checks a whole [`Update`] first, then changes the ids,
+//! the edge arrays and the properties, so that an error leaves the graph as it was. The
+//! convenience methods (`insert_edges`, `intern`, `set_property`, ...) each build an
+//! `Update` and apply it.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use super::arcs::{scan_endpoints, split_arcs};
+use super::{
+    edge_key, Applied, EdgeLeaf, ExternalId, Graph, IdMap, PropertyChange, PropertyValue, Update,
+    VertexId, MAX_VERTICES,
+};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, Pma};
+use crate::{Error, Result};
+
+/// Arcs below which both arrays are updated on the calling thread: a rayon call costs
+/// microseconds, more than a few point updates (and a caller outside any pool would
+/// otherwise wait on the global one).
+const SERIAL_ARCS: usize = 4096;
+
+/// What an update will do, worked out before anything changes.
+struct Plan {
+    ids: IdMap,
+    vertices: Vec<VertexId>,
+    num_vertices: usize,
+    self_loops: usize,
+}
+
+impl<C: EdgeLeaf> Graph<C> {
+    /// Applies `update` as one new version: all of it, or on an error nothing.
+    ///
+    /// # Errors
+    /// * [`Error::InvalidInput`] for weights given to an unweighted graph, a NaN or
+    ///   infinite weight, or more vertices than 32-bit ids allow;
+    /// * [`Error::VertexNotFound`] for a property change of a vertex the graph does not
+    ///   have (after the update's own additions).
+    ///
+    /// # Complexity
+    /// O(b log n) work for a batch of b edges, in parallel for large batches (the CPMA's
+    /// batch insert and delete).
+    pub fn apply(&mut self, update: &Update) -> Result<Applied> {
+        let plan = self.plan(update)?;
+        let vertices_added = plan.num_vertices - self.num_vertices;
+        self.ids = plan.ids;
+        self.num_vertices = plan.num_vertices;
+        self.ids.grow_to(self.num_vertices);
+        let edges_deleted = self.delete_arcs(&update.deletes);
+        let edges_inserted = self.insert_arcs(update, plan.self_loops);
+        if vertices_added + edges_deleted + edges_inserted > 0 {
+            self.index = OnceLock::new();
+        }
+        let (properties_set, properties_removed) = self.change_properties(&update.properties);
+        self.version += 1;
+        Ok(Applied {
+            version: self.version,
+            vertices: plan.vertices,
+            vertices_added,
+            edges_deleted,
+            edges_inserted,
+            self_loops: plan.self_loops,
+            properties_set,
+            properties_removed,
+        })
+    }
+
+    /// Checks `update` against the graph and works out its ids and vertex count.
+    fn plan(&self, update: &Update) -> Result<Plan> {
+        if let Some(weights) = &update.weights {
+            if !C::WEIGHTED {
+                return Err(Error::invalid_reason(
+                    "the graph is unweighted: inserted edges cannot carry weights",
+                ));
+            }
+            if let Some(i) = weights.iter().position(|w| !w.is_finite()) {
+                let (u, v) = update.inserts[i];
+                return Err(Error::invalid(
+                    weights[i],
+                    format!("edge {i} of the batch ({u} -> {v}) has a weight that is not finite"),
+                ));
+            }
+        }
+        let too_many = |requested: usize| {
+            Error::invalid_reason(format!(
+                "cannot grow the graph from {} to {requested} vertices: ids are limited to 2^32 - 1 vertices",
+                self.num_vertices
+            ))
+        };
+        // On a copy (O(1)), so that a failure leaves the graph as it was.
+        let mut ids = self.ids.clone();
+        let mut vertices = Vec::with_capacity(update.vertices.len());
+        for id in &update.vertices {
+            let (v, _) = ids.insert(id).map_err(|_| too_many(ids.len() + 1))?;
+            vertices.push(v);
+        }
+        let (endpoints, self_loops) = scan_endpoints(&update.inserts);
+        let num_vertices = ids
+            .len()
+            .max(self.num_vertices)
+            .max(update.min_vertices)
+            .max(endpoints);
+        if num_vertices > MAX_VERTICES {
+            return Err(too_many(num_vertices));
+        }
+        if let Some(change) = update
+            .properties
+            .iter()
+            .find(|c| c.vertex as usize >= num_vertices)
+        {
+            return Err(Error::vertex_not_found(change.vertex, num_vertices));
+        }
+        Ok(Plan {
+            ids,
+            vertices,
+            num_vertices,
+            self_loops,
+        })
+    }
+
+    /// Removes the arcs of `edges`; returns the edges that were present.
+    fn delete_arcs(&mut self, edges: &[(VertexId, VertexId)]) -> usize {
+        if edges.is_empty() {
+            return 0;
+        }
+        let (_, self_loops) = scan_endpoints(edges);
+        let (out, reversed) = split_arcs(
+            self.directed,
+            edges.len(),
+            self_loops,
+            |i| edges[i],
+            |_, u, v| edge_key(u, v),
+        );
+        self.change_arcs(out, reversed, |set, keys| set.remove_batch(keys))
+    }
+
+    /// Adds the arcs of the update's inserts; returns the edges that were absent.
+    fn insert_arcs(&mut self, update: &Update, self_loops: usize) -> usize {
+        let edges = &update.inserts;
+        if edges.is_empty() {
+            return 0;
+        }
+        let weights = update.weights.as_deref();
+        let (out, reversed) = split_arcs(
+            self.directed,
+            edges.len(),
+            self_loops,
+            |i| edges[i],
+            |i, u, v| C::arc(edge_key(u, v), weights.map_or(1.0, |w| w[i])),
+        );
+        self.change_arcs(out, reversed, |set, items| set.insert_batch(items))
+    }
+
+    /// Applies a batch's arcs to both arrays (in parallel when large) with `op`, which
+    /// returns how many arcs it added or removed; returns the edges changed.
+    fn change_arcs<T: Sync>(
+        &mut self,
+        out: Vec<T>,
+        reversed: Vec<T>,
+        op: impl Fn(&mut Pma<C>, &[T]) -> usize + Sync,
+    ) -> usize {
+        let arcs = if out.len() + reversed.len() < SERIAL_ARCS {
+            let arcs = op(&mut self.out, &out);
+            if let Some(set) = self.incoming.as_mut() {
+                op(set, &reversed);
+            }
+            arcs
+        } else {
+            rayon::join(
+                || op(&mut self.out, &out),
+                || self.incoming.as_mut().map(|set| op(set, &reversed)),
+            )
+            .0
+        };
+        if self.directed {
+            arcs
+        } else {
+            arcs / 2
+        }
+    }
+
+    /// Applies property changes in order, a run of sets of one name as one sorted batch;
+    /// returns the values set and the values removed.
+    fn change_properties(&mut self, changes: &[PropertyChange]) -> (usize, usize) {
+        let (mut set, mut removed) = (0, 0);
+        let mut rest = changes;
+        while let Some(first) = rest.first() {
+            let run = rest
+                .iter()
+                .take_while(|c| c.name == first.name && c.value.is_some())
+                .count();
+            if run == 0 {
+                removed += usize::from(self.properties.remove(&first.name, first.vertex).is_some());
+                rest = &rest[1..];
+                continue;
+            }
+            let items = rest[..run]
+                .iter()
+                .filter_map(|c| Some((c.vertex, c.value.clone()?)));
+            self.properties.set_batch(&first.name, items);
+            set += run;
+            rest = &rest[run..];
+        }
+        (set, removed)
+    }
+
+    /// The internal ids `ids` would get if added now: a present id its vertex, a new one
+    /// the next free internal id (in order, an id repeated in `ids` once). A writer that
+    /// holds the graph uses it to give an [`Update`]'s edges in external ids.
+    pub fn plan_vertices(&self, ids: &[ExternalId]) -> Vec<VertexId> {
+        let mut new: HashMap<&ExternalId, VertexId> = HashMap::new();
+        ids.iter()
+            .map(|id| {
+                self.ids.internal_id(id).unwrap_or_else(|| {
+                    let next = (self.num_vertices + new.len()) as VertexId;
+                    *new.entry(id).or_insert(next)
+                })
+            })
+            .collect()
+    }
+
+    /// Deletes a batch of edges (absent edges are no-ops).
+    ///
+    /// # Errors
+    /// None in practice; the result is [`Graph::apply`]'s.
+    pub fn delete_edges(&mut self, edges: &[(VertexId, VertexId)]) -> Result<Applied> {
+        self.apply(Update::new().delete_edges(edges))
+    }
+
+    /// Adds `count` isolated vertices; returns their ids.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if the count would pass [`MAX_VERTICES`]; nothing is added.
+    pub fn add_vertices(&mut self, count: usize) -> Result<Range<VertexId>> {
+        let first = self.num_vertices;
+        let end = first.saturating_add(count);
+        self.apply(Update::new().min_vertices(end))?;
+        Ok(first as VertexId..end as VertexId)
+    }
+
+    /// The vertices of external ids `ids`, adding a vertex (with the next internal id) for
+    /// each id not seen before, so that edges can be given in the caller's ids.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] past [`MAX_VERTICES`] vertices; nothing is added then.
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{ExternalId, Graph, GraphRead};
+    ///
+    /// let mut g = Graph::new(true);
+    /// let ids: Vec<ExternalId> = vec!["alice".into(), "bob".into(), 10_u64.into()];
+    /// let v = g.intern(&ids).unwrap();
+    /// g.insert_edges(&[(v[0], v[1]), (v[1], v[2])]).unwrap();
+    /// let before = g.snapshot();
+    /// let carol = g.intern(&["carol".into()]).unwrap()[0];
+    /// assert_eq!(g.ids().internal_name("carol"), Some(carol));
+    /// assert_eq!(before.ids().internal_name("carol"), None);
+    /// assert_eq!(g.ids().external_id(v[2]), Some(ExternalId::Int(10)));
+    /// ```
+    pub fn intern(&mut self, ids: &[ExternalId]) -> Result<Vec<VertexId>> {
+        let mut update = Update::new();
+        update.vertices = ids.to_vec();
+        Ok(self.apply(&update)?.vertices)
+    }
+
+    /// Sets property `name` of vertex `v`.
+    ///
+    /// # Errors
+    /// [`Error::VertexNotFound`] if `v` is not a vertex.
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{Graph, PropertyValue};
+    ///
+    /// let mut g = Graph::from_edges(3, &[(0, 1)], false).unwrap();
+    /// g.set_property("age", 1, 42_i64.into()).unwrap();
+    /// let before = g.snapshot();
+    /// g.set_property("age", 1, 43_i64.into()).unwrap();
+    /// assert_eq!(before.property("age", 1), Some(&PropertyValue::Int(42)));
+    /// assert_eq!(g.property("age", 1), Some(&PropertyValue::Int(43)));
+    /// assert!(g.set_property("age", 7, 1_i64.into()).is_err());
+    /// ```
+    pub fn set_property(&mut self, name: &str, v: VertexId, value: PropertyValue) -> Result<()> {
+        self.apply(Update::new().set_property(name, v, value))
+            .map(drop)
+    }
+
+    /// Sets property `name` of many vertices in one sorted walk (of a vertex given twice the
+    /// last value wins).
+    ///
+    /// # Errors
+    /// [`Error::VertexNotFound`] for a vertex that does not exist; nothing is set.
+    pub fn set_properties(&mut self, name: &str, items: &[(VertexId, PropertyValue)]) -> Result<()> {
+        let mut update = Update::new();
+        for (v, value) in items {
+            update.set_property(name, *v, value.clone());
+        }
+        self.apply(&update).map(drop)
+    }
+
+    /// Removes property `name` of vertex `v`; returns whether it had one.
+    ///
+    /// # Errors
+    /// [`Error::VertexNotFound`] if `v` is not a vertex.
+    pub fn remove_property(&mut self, name: &str, v: VertexId) -> Result<bool> {
+        let applied = self.apply(Update::new().remove_property(name, v))?;
+        Ok(applied.properties_removed > 0)
+    }
+}
+
+impl Graph<DeltaLeaf> {
+    /// A graph on at least `num_vertices` vertices (grown to cover every endpoint) with
+    /// `edges`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an endpoint past 32-bit ids ([`MAX_VERTICES`]).
+    pub fn from_edges(
+        num_vertices: usize,
+        edges: &[(VertexId, VertexId)],
+        directed: bool,
+    ) -> Result<Self> {
+        let mut graph = Self::new(directed);
+        let mut update = Update::from_edges(edges.to_vec());
+        graph.apply(update.min_vertices(num_vertices))?;
+        Ok(graph)
+    }
+
+    /// Inserts a batch of edges (any order; duplicates and present edges are no-ops).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an endpoint past 32-bit ids ([`MAX_VERTICES`]).
+    pub fn insert_edges(&mut self, edges: &[(VertexId, VertexId)]) -> Result<Applied> {
+        self.apply(Update::new().insert_edges(edges))
+    }
+}
+
+impl Graph<DeltaMapLeaf> {
+    /// A weighted graph on at least `num_vertices` vertices (grown to cover every endpoint).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a NaN or infinite weight.
+    pub fn from_weighted_edges(
+        num_vertices: usize,
+        edges: &[(VertexId, VertexId, f64)],
+        directed: bool,
+    ) -> Result<Self> {
+        let mut graph = Self::new_weighted(directed);
+        let mut update = Update::new();
+        update.min_vertices(num_vertices).insert_weighted_edges(edges);
+        graph.apply(&update)?;
+        Ok(graph)
+    }
+
+    /// Inserts a batch of weighted edges (any order). A present edge gets the new weight; of
+    /// duplicates in the batch the last wins. `edges_inserted` counts edges that were absent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a NaN or infinite weight; the batch is not applied.
+    pub fn insert_edges(&mut self, edges: &[(VertexId, VertexId, f64)]) -> Result<Applied> {
+        self.apply(Update::new().insert_weighted_edges(edges))
+    }
+
+    /// The weight of edge `(u, v)`, if present.
+    pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        self.out
+            .get(edge_key(u, v))
+            .map(|(_, bits)| f64::from_bits(bits))
+    }
+}
