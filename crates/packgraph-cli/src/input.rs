@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use packgraph::io::{load, Dataset, Format, IoError, LoadOptions};
+use packgraph::io::{load, Dataset, Format, LoadOptions};
 
 /// How to read the input graph.
 #[derive(Args, Debug, Clone)]
@@ -47,7 +47,7 @@ pub(crate) fn parse_format(text: &str) -> Result<Format, String> {
 
 /// Input the user can fix: exit code 2.
 #[derive(Debug)]
-pub(crate) struct BadInput(pub(crate) IoError);
+pub(crate) struct BadInput(pub(crate) packgraph::Error);
 
 impl std::fmt::Display for BadInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -66,10 +66,14 @@ fn main() -> ExitCode {
 
 /// 2 for input the user can fix, 1 for everything else.
 fn error_code(error: &anyhow::Error) -> u8 {
-    if error
-        .chain()
-        .any(|cause| cause.is::<UsageError>() || cause.is::<input::BadInput>())
-    {
+    let fixable = |cause: &(dyn std::error::Error + 'static)| {
+        cause.is::<UsageError>()
+            || cause.is::<input::BadInput>()
+            || cause
+                .downcast_ref::<packgraph::Error>()
+                .is_some_and(packgraph::Error::is_input_error)
+    };
+    if error.chain().any(fixable) {
         2
     } else {
         1

@@ -5,10 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use clap::{Args, ValueEnum};
-use packgraph::algo::{self, UNREACHED};
-use packgraph::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
-use packgraph::io::graphalytics::write_output;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::Args;
+use packgraph::algo::{AlgoOutput, Algorithm, AlgorithmKind, Stat};
 use packgraph::io::Dataset;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -17,41 +16,12 @@ use crate::files::{read_input, vertex};
 use crate::input::{self, InputArgs};
 use crate::UsageError;
 
-/// The value Graphalytics writes for a vertex BFS does not reach.
-const GRAPHALYTICS_UNREACHED: &str = "9223372036854775807";
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-enum Algorithm {
-    /// Breadth-first search: hops from --source (unreached: 9223372036854775807).
-    Bfs,
-    /// PageRank (Graphalytics definition): --iterations, --damping.
-    Pagerank,
-    /// Weakly connected components: a component label per vertex.
-    Wcc,
-    /// Community detection by label propagation: --iterations.
-    Cdlp,
-    /// Local clustering coefficient.
-    Lcc,
-    /// Single-source shortest paths by edge weight from --source (unreached: Infinity).
-    Sssp,
-    /// Betweenness centrality contributions of --source (Brandes).
-    Bc,
-    /// Maximal independent set: 1 for members, 0 otherwise (--seed).
-    Mis,
-    /// Vertices within --hops of --source: the hop count, or 9223372036854775807.
-    Khop,
-    /// Triangles through each vertex.
-    Tc,
-    /// Core number of each vertex (k-core decomposition).
-    Kcore,
-}
-
 /// Arguments of `packgraph run`.
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
     /// The algorithm to run.
-    #[arg(value_enum)]
-    algorithm: Algorithm,
+    #[arg(value_parser = algorithm_parser(), value_name = "ALGORITHM")]
+    algorithm: AlgorithmKind,
     #[command(flatten)]
     input: InputArgs,
     /// Require edge weights in the input (an error if it has no weight column).
@@ -81,16 +51,6 @@ pub(crate) struct RunArgs {
     json: bool,
 }
 
-/// Per-vertex results.
-enum Values {
-    /// Hop counts; `UNREACHED` is written as Graphalytics' unreachable value.
-    Hops(Vec<u32>),
-    Reals(Vec<f64>),
-    /// Vertex labels, written as the label vertex's external id.
-    Labels(Vec<VertexId>),
-    Counts(Vec<u64>),
-}
-
 #[derive(Serialize)]
 struct Summary {
     algorithm: String,
@@ -109,7 +69,15 @@ struct Summary {
 
 pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     let start = Instant::now();
-    if !(0.0..=1.0).contains(&args.damping) {
+    let algorithm = Algorithm {
+        kind: args.algorithm,
+        source: 0,
+        iterations: args.iterations,
+        damping: args.damping,
+        hops: args.hops,
+        seed: args.seed,
+    };
+    if algorithm.validate().is_err() {
         return Err(UsageError(format!("--damping {}: must be in [0, 1]", args.damping)).into());
     }
     let (data, load_time) = read_input(&args.input)?;
@@ -123,25 +91,25 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     if data.graph.num_vertices() == 0 {
         return Err(UsageError(format!("{} has no vertices", args.input.input.display())).into());
     }
-    let source = match args.source {
-        Some(id) => vertex(&data, id, "--source")?,
-        None => 0,
+    let algorithm = Algorithm {
+        source: match args.source {
+            Some(id) => vertex(&data, id, "--source")?,
+            None => 0,
+        },
+        ..algorithm
     };
-    let bar = input::spinner(&format!("{:?}", args.algorithm).to_lowercase());
+    let bar = input::spinner(args.algorithm.name());
     data.graph.build_index();
     let algorithm_start = Instant::now();
-    let (values, result) = match &data.graph {
-        AnyGraph::Unweighted(g) => compute(g, args, source, &data)?,
-        AnyGraph::Weighted(g) => compute(g, args, source, &data)?,
-    };
+    let output = algorithm.run_any(&data.graph)?;
     let algorithm_time = algorithm_start.elapsed();
     bar.set_message("writing results");
     let write_start = Instant::now();
-    write_values(&data, &values, args)?;
+    write_output(&data, &output, args)?;
     let write_time = write_start.elapsed();
     bar.finish_and_clear();
     let summary = Summary {
-        algorithm: format!("{:?}", args.algorithm).to_lowercase(),
+        algorithm: args.algorithm.name().to_string(),
         input: args.input.input.display().to_string(),
         vertices: data.graph.num_vertices(),
         edges: data.graph.num_edges(),
@@ -152,7 +120,7 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
         algorithm_seconds: algorithm_time.as_secs_f64(),
         write_seconds: write_time.as_secs_f64(),
         total_seconds: start.elapsed().as_secs_f64(),
-        result,
+        result: summary_json(&output, &data),
     };
     print_summary(&summary, args.json, load_time, algorithm_time, write_time)
 }
@@ -202,143 +170,56 @@ fn print_summary(
     Ok(())
 }
 
-fn compute<G: GraphRead + WeightedGraphRead>(
-    graph: &G,
-    args: &RunArgs,
-    source: VertexId,
-    data: &Dataset,
-) -> anyhow::Result<(Values, Value)> {
-    let source_id = data.ids().external(source);
-    Ok(match args.algorithm {
-        Algorithm::Bfs => {
-            let tree = algo::bfs(graph, source)?;
-            let reached = tree.depths.iter().filter(|&&d| d != UNREACHED).count();
-            let depth = tree
-                .depths
-                .iter()
-                .filter(|&&d| d != UNREACHED)
-                .max()
-                .copied()
-                .unwrap_or(0);
-            (
-                Values::Hops(tree.depths),
-                json!({"source": source_id, "reached": reached, "depth": depth}),
-            )
-        }
-        Algorithm::Pagerank => {
-            let iterations = args.iterations.unwrap_or(20);
-            let ranks = algo::pagerank(graph, args.damping, iterations);
-            (
-                Values::Reals(ranks),
-                json!({"iterations": iterations, "damping": args.damping}),
-            )
-        }
-        Algorithm::Wcc => {
-            let labels = algo::wcc(graph);
-            let mut roots = labels.clone();
-            roots.sort_unstable();
-            roots.dedup();
-            (Values::Labels(labels), json!({"components": roots.len()}))
-        }
-        Algorithm::Cdlp => {
-            let iterations = args.iterations.unwrap_or(10);
-            let labels = algo::cdlp(graph, iterations);
-            let mut distinct = labels.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            (
-                Values::Labels(labels),
-                json!({"iterations": iterations, "communities": distinct.len()}),
-            )
-        }
-        Algorithm::Lcc => {
-            let values = algo::lcc(graph);
-            let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-            (Values::Reals(values), json!({"mean": mean}))
-        }
-        Algorithm::Sssp => {
-            let distances = algo::sssp(graph, source)?;
-            let reached = distances.iter().filter(|d| d.is_finite()).count();
-            (
-                Values::Reals(distances),
-                json!({"source": source_id, "reached": reached}),
-            )
-        }
-        Algorithm::Bc => {
-            let values = algo::betweenness(graph, source)?;
-            (Values::Reals(values), json!({"source": source_id}))
-        }
-        Algorithm::Mis => {
-            let members = algo::mis(graph, args.seed);
-            let size = members.iter().filter(|&&m| m).count();
-            (
-                Values::Counts(members.into_iter().map(u64::from).collect()),
-                json!({"size": size, "seed": args.seed}),
-            )
-        }
-        Algorithm::Khop => {
-            let hops = algo::khop(graph, source, args.hops)?;
-            let reached = hops.iter().filter(|&&d| d != UNREACHED).count();
-            (
-                Values::Hops(hops),
-                json!({"source": source_id, "hops": args.hops, "reached": reached}),
-            )
-        }
-        Algorithm::Tc => {
-            let counts = algo::triangles_per_vertex(graph);
-            let triangles = counts.iter().sum::<u64>() / 3;
-            (Values::Counts(counts), json!({"triangles": triangles}))
-        }
-        Algorithm::Kcore => {
-            let cores = algo::kcore(graph);
-            let max = cores.iter().max().copied().unwrap_or(0);
-            (
-                Values::Counts(cores.into_iter().map(u64::from).collect()),
-                json!({"max_core": max}),
-            )
-        }
-    })
+/// The output's summary figures as a JSON object, vertices by their external ids.
+fn summary_json(output: &AlgoOutput, data: &Dataset) -> Value {
+    let figures = output.summary.iter().map(|&(name, stat)| {
+        let value = match stat {
+            Stat::Count(n) => json!(n),
+            Stat::Real(x) => json!(x),
+            Stat::Vertex(v) => json!(data.ids().external(v)),
+        };
+        (name.to_string(), value)
+    });
+    Value::Object(figures.collect())
 }
 
-fn write_values(data: &Dataset, values: &Values, args: &RunArgs) -> anyhow::Result<()> {
-    let ids = data.ids();
-    let format = |v: VertexId, out: &mut Vec<u8>| {
-        let v = v as usize;
-        let _ = match values {
-            Values::Hops(hops) if hops[v] == UNREACHED => {
-                out.extend_from_slice(GRAPHALYTICS_UNREACHED.as_bytes());
-                Ok(())
-            }
-            Values::Hops(hops) => write!(out, "{}", hops[v]),
-            Values::Reals(reals) if reals[v] == f64::INFINITY => {
-                out.extend_from_slice(b"Infinity");
-                Ok(())
-            }
-            Values::Reals(reals) => {
-                let x = reals[v];
-                if x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
-                    write!(out, "{x:e}")
-                } else {
-                    write!(out, "{x}")
-                }
-            }
-            Values::Labels(labels) => write!(out, "{}", ids.external(labels[v])),
-            Values::Counts(counts) => write!(out, "{}", counts[v]),
+/// The registry's algorithms as the argument's possible values, each with its summary.
+fn algorithm_parser() -> impl TypedValueParser<Value = AlgorithmKind> {
+    let values = AlgorithmKind::ALL.map(|kind| {
+        let params: Vec<String> = kind
+            .parameters()
+            .iter()
+            .map(|p| format!("--{} (default {})", p.name, p.default))
+            .collect();
+        let help = match params.is_empty() {
+            true => kind.summary().to_string(),
+            false => format!("{}; {}", kind.summary(), params.join(", ")),
         };
-    };
+        PossibleValue::new(kind.name()).help(help)
+    });
+    PossibleValuesParser::new(values)
+        .map(|name| name.parse().expect("possible values are registry names"))
+}
+
+fn write_output(data: &Dataset, output: &AlgoOutput, args: &RunArgs) -> anyhow::Result<()> {
+    let ids = data.ids();
     match &args.output {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            write_output(ids, format, &mut out)
+            output
+                .write_graphalytics(ids, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
         None => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-            match write_output(ids, format, &mut out).and_then(|()| out.flush()) {
+            match output
+                .write_graphalytics(ids, &mut out)
+                .and_then(|()| out.flush())
+            {
                 Ok(()) => {}
                 // A closed pipe (`| head`) is the reader's choice, not an error.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

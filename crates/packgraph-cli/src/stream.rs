@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use packgraph::algo;
-use packgraph::graph::{AnyGraph, Graph, GraphRead, SharedGraph, VertexId};
+use packgraph::graph::{AnyGraph, Graph, GraphRead, SharedGraph, Update, VertexId};
 use packgraph::io::generate::{self, Initiator, SplitMix64};
 use rayon::ThreadPool;
 use serde::Serialize;
@@ -151,7 +151,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     let started = Instant::now();
     let concurrent = with_readers(args, &query_pool, &shared, &queries_done, || {
         while started.elapsed() < duration {
-            writer.step(&shared, &writer_pool);
+            writer.step(&shared, &writer_pool)?;
             let secs = started.elapsed().as_secs_f64();
             bar.set_message(format!(
                 "{secs:.1}/{:.0} s: {} batches, {:.3e} edges/s, {} queries",
@@ -161,6 +161,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
                 queries_done.load(Ordering::Relaxed)
             ));
         }
+        Ok(())
     })?;
     let streamed = started.elapsed().as_secs_f64();
     let stats = shared.version_stats();
@@ -176,6 +177,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     };
     let isolated = with_readers(args, &query_pool, &shared, &queries_done, || {
         std::thread::sleep(Duration::from_secs_f64(isolated_secs));
+        Ok(())
     })?;
     bar.finish_and_clear();
     let summary = Summary {
@@ -208,7 +210,7 @@ fn with_readers(
     pool: &ThreadPool,
     shared: &SharedGraph,
     done: &AtomicU64,
-    during: impl FnOnce(),
+    during: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<Queries> {
     let stop = AtomicBool::new(false);
     let sink = Mutex::new(Queries::default());
@@ -219,14 +221,14 @@ fn with_readers(
                 s.spawn(move || reader(r, args, pool, shared, stop, done, sink))
             })
             .collect();
-        during();
+        let result = during();
         stop.store(true, Ordering::Relaxed);
         for handle in readers {
             handle
                 .join()
                 .map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
         }
-        Ok(())
+        result
     })?;
     Ok(sink.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
@@ -267,7 +269,7 @@ fn check_args(args: &StreamArgs) -> anyhow::Result<()> {
 fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
     let Some(path) = &args.input else {
         let edges = generate::kronecker(args.scale, 16, args.seed);
-        let graph = Graph::from_edges(1 << args.scale, &edges, false);
+        let graph = Graph::from_edges(1 << args.scale, &edges, false)?;
         return Ok((graph, format!("a Kronecker graph of scale {}", args.scale)));
     };
     let (data, _) = input::read(path, &args.read).context("reading the input graph")?;
@@ -323,7 +325,7 @@ impl Writer {
     }
 
     /// Makes the next batch, applies it and publishes the version; records the latency.
-    fn step(&mut self, shared: &SharedGraph, pool: &ThreadPool) {
+    fn step(&mut self, shared: &SharedGraph, pool: &ThreadPool) -> anyhow::Result<()> {
         let delete =
             !self.inserted_batches.is_empty() && self.rng.next_f64() < self.delete_fraction;
         let batch = if delete {
@@ -340,33 +342,32 @@ impl Writer {
             }
             edges
         };
-        let apply = || {
-            shared.write(|g| {
-                if delete {
-                    g.delete_edges(&batch)
-                } else {
-                    g.insert_edges(&batch)
-                }
-            })
-        };
+        let mut update = Update::new();
+        if delete {
+            update.delete_edges(&batch);
+        } else {
+            update.insert_edges(&batch);
+        }
+        let apply = || shared.commit(&update);
         let start = Instant::now();
         // Small batches are serial point updates: run them on this thread rather than
         // queue behind the readers' parallel work in the pool.
-        let stats = if batch.len() < SMALL_BATCH {
+        let applied = if batch.len() < SMALL_BATCH {
             apply()
         } else {
             pool.install(apply)
-        };
+        }?;
         let took = start.elapsed().as_secs_f64();
         self.latencies.push(took);
         self.busy += took;
         self.edges += batch.len() as u64;
         if delete {
-            self.deleted += stats.changed as u64;
+            self.deleted += applied.edges_deleted as u64;
         } else {
-            self.inserted += stats.changed as u64;
+            self.inserted += applied.edges_inserted as u64;
             self.inserted_batches.push_back(batch);
         }
+        Ok(())
     }
 }
 

@@ -290,7 +290,9 @@ mod tests {
             "weights must be finite: `NaN`"
         );
         assert_eq!(
-            Error::invalid_reason("bad").in_file(Path::new("x")).to_string(),
+            Error::invalid_reason("bad")
+                .in_file(Path::new("x"))
+                .to_string(),
             "x: bad"
         );
     }

@@ -149,7 +149,8 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         } else {
             erdos_renyi(n, m, args.seed)
         };
-        let (mut graph, time) = timed(|| Graph::from_edges(n, &edges, false));
+        let (graph, time) = timed(|| Graph::from_edges(n, &edges, false));
+        let mut graph = graph?;
         seconds(
             &reporter,
             dataset,
@@ -263,17 +264,19 @@ fn measure_updates(
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_edges.min(100 * batch).max(batch);
         let edges = fresh_edges(args, csr, total, batch as u64);
-        let (_, insert_time) = timed(|| {
-            edges.chunks(batch).for_each(|chunk| {
-                graph.insert_edges(chunk);
-            })
+        let (inserts, insert_time) = timed(|| {
+            edges
+                .chunks(batch)
+                .try_for_each(|chunk| graph.insert_edges(chunk).map(drop))
         });
+        inserts?;
         let inserted = graph.num_edges() - before;
-        let (_, delete_time) = timed(|| {
-            edges.chunks(batch).for_each(|chunk| {
-                graph.delete_edges(chunk);
-            })
+        let (deletes, delete_time) = timed(|| {
+            edges
+                .chunks(batch)
+                .try_for_each(|chunk| graph.delete_edges(chunk).map(drop))
         });
+        deletes?;
         anyhow::ensure!(
             graph.num_edges() == before,
             "deleting the inserted edges did not restore the graph"

@@ -122,7 +122,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         reporter.step(format!("snapshot of {arcs} arcs"));
         let edges = arcs / 2;
         let n = (edges / 8).max(2);
-        let mut graph = Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.seed), false);
+        let mut graph = Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.seed), false)?;
         let arcs = graph.num_edges();
         const TAKES: u32 = 10_000;
         let t = Instant::now();
@@ -136,11 +136,11 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         let mut after = Vec::with_capacity(UPDATES);
         for i in 0..UPDATES {
             let t = Instant::now();
-            graph.insert_edges(&[pairs[2 * i]]);
+            graph.insert_edges(&[pairs[2 * i]])?;
             alone.push(t.elapsed().as_secs_f64());
             let snapshot = graph.snapshot();
             let t = Instant::now();
-            graph.insert_edges(&[pairs[2 * i + 1]]);
+            graph.insert_edges(&[pairs[2 * i + 1]])?;
             after.push(t.elapsed().as_secs_f64());
             drop(snapshot);
         }

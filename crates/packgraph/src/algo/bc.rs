@@ -10,8 +10,8 @@
 use rayon::prelude::*;
 
 use super::bfs::{bfs, UNREACHED};
-use crate::Result;
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Vertices grouped by BFS depth.
 fn levels(depths: &[u32]) -> Vec<Vec<VertexId>> {

@@ -12,8 +12,8 @@ use rayon::prelude::*;
 
 use super::edge_map::{edge_map, EdgeOp};
 use super::vertex_subset::VertexSubset;
-use crate::Result;
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Marks an unvisited vertex or an unreachable depth.
 pub const UNREACHED: u32 = u32::MAX;

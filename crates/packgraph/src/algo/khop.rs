@@ -2,8 +2,8 @@
 //! found by `k` rounds of breadth-first search.
 
 use super::bfs::{bfs_limited, UNREACHED};
-use crate::Result;
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Hop distance from `source` of every vertex within `k` hops ([`UNREACHED`] beyond).
 ///
@@ -17,11 +17,7 @@ pub fn khop<G: GraphRead>(graph: &G, source: VertexId, k: u32) -> Result<Vec<u32
 ///
 /// # Errors
 /// As [`khop`].
-pub fn khop_vertices<G: GraphRead>(
-    graph: &G,
-    source: VertexId,
-    k: u32,
-) -> Result<Vec<VertexId>> {
+pub fn khop_vertices<G: GraphRead>(graph: &G, source: VertexId, k: u32) -> Result<Vec<VertexId>> {
     let depths = khop(graph, source, k)?;
     Ok((0..depths.len() as VertexId)
         .filter(|&v| depths[v as usize] != UNREACHED)

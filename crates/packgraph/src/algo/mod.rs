@@ -15,6 +15,7 @@ mod lcc;
 mod mis;
 mod neighborhood;
 mod pagerank;
+mod registry;
 mod sssp;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ pub use self::khop::{khop, khop_vertices};
 pub use self::lcc::{lcc, lcc_serial};
 pub use self::mis::mis;
 pub use self::pagerank::{pagerank, pagerank_serial};
+pub use self::registry::{AlgoOutput, Algorithm, AlgorithmKind, Param, Stat, Values};
 pub use self::sssp::{sssp, sssp_serial};
 pub use self::triangles::{
     triangle_count, triangle_count_serial, triangles_per_vertex, triangles_per_vertex_serial,

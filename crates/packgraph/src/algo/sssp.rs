@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::check_vertex;
-use crate::{Error, Result};
 use crate::graph::{VertexId, WeightedGraphRead};
+use crate::{Error, Result};
 
 /// Frontier vertices per parallel task.
 const GRAIN: usize = 64;
@@ -59,7 +59,9 @@ pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64
                             slot.get_or_insert_with(|| {
                                 Error::invalid(
                                     weight,
-                                    format!("edge {u} -> {v}: shortest paths need non-negative weights"),
+                                    format!(
+                                        "edge {u} -> {v}: shortest paths need non-negative weights"
+                                    ),
                                 )
                             });
                             return false;

@@ -243,6 +243,9 @@ fn sssp_rejects_negative_weights_and_unknown_sources() {
     );
     assert!(matches!(
         sssp(&csr, 3),
-        Err(Error::VertexNotFound { num_vertices: 3, .. })
+        Err(Error::VertexNotFound {
+            num_vertices: 3,
+            ..
+        })
     ));
 }

@@ -65,8 +65,20 @@ pub(super) fn split_arcs<T: Send>(
     };
     if directed {
         rayon::join(
-            || (0..len).into_par_iter().filter(is_arc).map(forward).collect(),
-            || (0..len).into_par_iter().filter(is_arc).map(backward).collect(),
+            || {
+                (0..len)
+                    .into_par_iter()
+                    .filter(is_arc)
+                    .map(forward)
+                    .collect()
+            },
+            || {
+                (0..len)
+                    .into_par_iter()
+                    .filter(is_arc)
+                    .map(backward)
+                    .collect()
+            },
         )
     } else {
         let out = (0..len)

@@ -24,11 +24,13 @@ impl<C: LeafCodec> Graph<C> {
         item_ok: impl Fn(C::Item) -> bool + Sync,
     ) -> Result<Self> {
         if num_vertices > u32::MAX as usize {
-            return Err(Error::corrupt(format!("invalid graph arrays: {num_vertices} vertices is more than 32-bit ids allow"
+            return Err(Error::corrupt(format!(
+                "invalid graph arrays: {num_vertices} vertices is more than 32-bit ids allow"
             )));
         }
         if incoming.is_some() != directed {
-            return Err(Error::corrupt("invalid graph arrays: in-edge arrays must be present exactly for directed graphs",
+            return Err(Error::corrupt(
+                "invalid graph arrays: in-edge arrays must be present exactly for directed graphs",
             ));
         }
         let n = num_vertices as u64;
@@ -44,7 +46,8 @@ impl<C: LeafCodec> Graph<C> {
             .transpose()?;
         if let Some(incoming) = &incoming {
             if incoming.len() != out.len() {
-                return Err(Error::corrupt(format!("invalid graph arrays: {} in-edges but {} out-edges",
+                return Err(Error::corrupt(format!(
+                    "invalid graph arrays: {} in-edges but {} out-edges",
                     incoming.len(),
                     out.len()
                 )));

@@ -52,7 +52,9 @@ impl<C: EdgeLeaf> Graph<C> {
             }
             if C::weight(*item).to_bits() != C::weight(back).to_bits() {
                 let (u, v) = (reversed & 0xffff_ffff, reversed >> 32);
-                return broken(format!("the two directions of arc {u} -> {v} differ in weight"));
+                return broken(format!(
+                    "the two directions of arc {u} -> {v} differ in weight"
+                ));
             }
         }
         if self.ids.len() != self.num_vertices {
@@ -65,7 +67,9 @@ impl<C: EdgeLeaf> Graph<C> {
         for name in self.properties.names() {
             let column = self.properties.column(name).into_iter().flatten();
             if let Some((v, _)) = column.last().filter(|(v, _)| *v as u64 >= n) {
-                return broken(format!("property {name:?} of vertex {v}, past the last vertex"));
+                return broken(format!(
+                    "property {name:?} of vertex {v}, past the last vertex"
+                ));
             }
         }
         if let Some(flat) = self.index.get() {

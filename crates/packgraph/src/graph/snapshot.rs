@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
-use crate::Result;
 use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
+use crate::Result;
 
 /// An immutable version of a [`Graph`]: `Send + Sync + Clone`, readable with every algorithm,
 /// unchanged however long it is held and however the writer goes on.

@@ -249,7 +249,10 @@ fn invalid_weights_are_rejected_and_nothing_changes() {
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let err = graph.insert_edges(&[(1, 2, 2.0), (2, 3, bad)]).unwrap_err();
         assert!(matches!(err, Error::InvalidInput { .. }));
-        assert!(err.to_string().contains("edge 1 of the batch (2 -> 3)"), "{err}");
+        assert!(
+            err.to_string().contains("edge 1 of the batch (2 -> 3)"),
+            "{err}"
+        );
         assert!(err.to_string().contains("not finite"), "{err}");
     }
     assert_eq!((graph.num_vertices(), graph.num_edges()), (2, 2));

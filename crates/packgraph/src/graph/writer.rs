@@ -291,7 +291,11 @@ impl<C: EdgeLeaf> Graph<C> {
     ///
     /// # Errors
     /// [`Error::VertexNotFound`] for a vertex that does not exist; nothing is set.
-    pub fn set_properties(&mut self, name: &str, items: &[(VertexId, PropertyValue)]) -> Result<()> {
+    pub fn set_properties(
+        &mut self,
+        name: &str,
+        items: &[(VertexId, PropertyValue)],
+    ) -> Result<()> {
         let mut update = Update::new();
         for (v, value) in items {
             update.set_property(name, *v, value.clone());
@@ -347,7 +351,9 @@ impl Graph<DeltaMapLeaf> {
     ) -> Result<Self> {
         let mut graph = Self::new_weighted(directed);
         let mut update = Update::new();
-        update.min_vertices(num_vertices).insert_weighted_edges(edges);
+        update
+            .min_vertices(num_vertices)
+            .insert_weighted_edges(edges);
         graph.apply(&update)?;
         Ok(graph)
     }

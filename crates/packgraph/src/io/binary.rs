@@ -7,10 +7,10 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::Dataset;
-use crate::Error;
 use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
 use crate::pma::{PmaConfig, PmaParts, PmaPartsRef};
+use crate::Error;
 
 /// The first eight bytes of every snapshot.
 pub const MAGIC: &[u8; 8] = b"PKGRAPH\0";
@@ -256,7 +256,10 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
     let os = |e| Error::io(path, e);
     let meta = std::fs::metadata(path).map_err(os)?;
     if meta.is_dir() {
-        return Err(Error::invalid_file(path, "is a directory, not a graph file"));
+        return Err(Error::invalid_file(
+            path,
+            "is a directory, not a graph file",
+        ));
     }
     let mut file = File::open(path).map_err(os)?;
     let mut header = [0u8; HEADER_BYTES];
@@ -291,10 +294,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         ));
     }
     if flags & !KNOWN_FLAGS != 0 {
-        return Err(corrupted(
-            path,
-            format!("unknown flags {flags:#x}"),
-        ));
+        return Err(corrupted(path, format!("unknown flags {flags:#x}")));
     }
     let (num_vertices, first_id, payload_len, checksum) =
         (u64_at(16), u64_at(24), u64_at(32), u32_at(40));
@@ -325,8 +325,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         ));
     } else if flags & FLAG_SORTED_IDS != 0 {
         let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
-        IdMap::from_sorted(ids)
-            .ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
+        IdMap::from_sorted(ids).ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
     } else if flags & FLAG_ID_LIST != 0 {
         let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
         IdMap::from_list(&ids).ok_or_else(|| corrupted(path, "a vertex id is repeated"))?
@@ -370,4 +369,3 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
 fn corrupted(path: &Path, reason: impl std::fmt::Display) -> Error {
     Error::corrupt_file(path, format!("corrupted packgraph snapshot: {reason}"))
 }
-

@@ -8,11 +8,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::Error;
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
 use crate::graph::ids::{IdMap, IdMapError, IntIds};
 use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+use crate::Error;
 
 /// Edges parsed from text, in file order.
 #[derive(Debug, Default)]

@@ -8,11 +8,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::edgelist::{concat, int_ids, same_columns, write_edges, write_in_blocks, EdgeChunk};
-use crate::Error;
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
+use crate::algo::{AlgoOutput, Values, UNREACHED};
 use crate::graph::ids::{IdMap, IdMapError};
 use crate::graph::VertexId;
+use crate::Error;
 
 /// The files of one dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +148,10 @@ fn read_vertices(path: &Path) -> Result<IdMap, Error> {
     let chunks = text::parse_lines(path, &mut input, 1, None, parse)?;
     let ids: Vec<u64> = chunks.into_iter().flat_map(|(_, ids)| ids).collect();
     if ids.is_empty() {
-        return Err(Error::invalid_file(path, "the vertex file lists no vertices"));
+        return Err(Error::invalid_file(
+            path,
+            "the vertex file lists no vertices",
+        ));
     }
     IdMap::from_vertex_list(ids).map_err(|e| match e {
         IdMapError::TooMany(n) => Error::invalid_file(
@@ -222,6 +226,57 @@ pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, Error> {
         out.write_all(properties.as_bytes())
     })?;
     Ok(files)
+}
+
+/// The value Graphalytics writes for a vertex a traversal does not reach.
+pub const GRAPHALYTICS_UNREACHED: &str = "9223372036854775807";
+
+impl AlgoOutput {
+    /// Writes one `id value` line per vertex in vertex order, as LDBC Graphalytics does:
+    /// ids are `ids`' external ids, labels are written as the label vertex's external id,
+    /// unreached hops as 9223372036854775807 and unreached distances as `Infinity`.
+    ///
+    /// # Errors
+    /// As [`write_output`].
+    pub fn write_graphalytics(&self, ids: &IdMap, out: &mut dyn Write) -> std::io::Result<()> {
+        let labels = match &self.values {
+            Values::Labels(_) => Some(int_ids(ids)?),
+            _ => None,
+        };
+        write_output(
+            ids,
+            |v, line| {
+                let v = v as usize;
+                let _ = match &self.values {
+                    Values::Hops(hops) if hops[v] == UNREACHED => {
+                        line.extend_from_slice(GRAPHALYTICS_UNREACHED.as_bytes());
+                        Ok(())
+                    }
+                    Values::Hops(hops) => write!(line, "{}", hops[v]),
+                    Values::Reals(reals) if reals[v] == f64::INFINITY => {
+                        line.extend_from_slice(b"Infinity");
+                        Ok(())
+                    }
+                    Values::Reals(reals) => write_real(reals[v], line),
+                    Values::Labels(l) => match &labels {
+                        Some(ids) => write!(line, "{}", ids.get(l[v])),
+                        None => Ok(()),
+                    },
+                    Values::Counts(counts) => write!(line, "{}", counts[v]),
+                };
+            },
+            out,
+        )
+    }
+}
+
+/// A real in Graphalytics' style: plain decimals, exponent form for very small or large.
+fn write_real(x: f64, line: &mut Vec<u8>) -> std::io::Result<()> {
+    if x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
+        write!(line, "{x:e}")
+    } else {
+        write!(line, "{x}")
+    }
 }
 
 /// Writes per-vertex results as Graphalytics output lines `id value`, in external ids and in

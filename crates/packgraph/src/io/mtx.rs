@@ -10,11 +10,11 @@ use std::path::Path;
 
 use super::edgelist::{concat, same_columns, EdgeChunk};
 use super::error::LineError;
-use crate::Error;
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
 use crate::graph::ids::{IdMap, MAX_VERTICES};
 use crate::graph::VertexId;
+use crate::Error;
 
 /// The banner's first word.
 pub(crate) const BANNER: &[u8] = b"%%MatrixMarket";

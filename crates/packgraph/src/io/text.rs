@@ -49,7 +49,10 @@ impl<R: Read> Read for Counting<R> {
 pub(crate) fn open(path: &Path) -> Result<Input, Error> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if meta.is_dir() {
-        return Err(Error::invalid_file(path, "is a directory, not a graph file"));
+        return Err(Error::invalid_file(
+            path,
+            "is a directory, not a graph file",
+        ));
     }
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 2];

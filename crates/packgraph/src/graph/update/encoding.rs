@@ -179,7 +179,10 @@ impl Update {
             })
         })?;
         if r.pos != bytes.len() {
-            return Err(r.error(r.pos, format!("{} bytes after the update", bytes.len() - r.pos)));
+            return Err(r.error(
+                r.pos,
+                format!("{} bytes after the update", bytes.len() - r.pos),
+            ));
         }
         Ok(Self {
             vertices,
@@ -329,18 +332,24 @@ mod tests {
             any::<bool>(),
             proptest::collection::vec(change, 0..8),
         )
-            .prop_map(|(vertices, min_vertices, deletes, inserts, weighted, properties)| {
-                let weights = weighted
-                    .then(|| inserts.iter().map(|&(u, v)| f64::from(u) - f64::from(v) / 3.0).collect());
-                Update {
-                    vertices,
-                    min_vertices,
-                    deletes,
-                    inserts,
-                    weights,
-                    properties,
-                }
-            })
+            .prop_map(
+                |(vertices, min_vertices, deletes, inserts, weighted, properties)| {
+                    let weights = weighted.then(|| {
+                        inserts
+                            .iter()
+                            .map(|&(u, v)| f64::from(u) - f64::from(v) / 3.0)
+                            .collect()
+                    });
+                    Update {
+                        vertices,
+                        min_vertices,
+                        deletes,
+                        inserts,
+                        weights,
+                        properties,
+                    }
+                },
+            )
     }
 
     /// Equality that treats NaN payloads bit for bit (a NaN property must survive).
@@ -382,7 +391,10 @@ mod tests {
     #[test]
     fn the_empty_update_is_seven_bytes() {
         assert_eq!(Update::new().encode(), [1, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(Update::decode(&[1, 0, 0, 0, 0, 0, 0]).unwrap(), Update::new());
+        assert_eq!(
+            Update::decode(&[1, 0, 0, 0, 0, 0, 0]).unwrap(),
+            Update::new()
+        );
     }
 
     #[test]
@@ -390,10 +402,15 @@ mod tests {
         let mut bytes = Update::from_edges(vec![(1, 2)]).encode();
         bytes.push(0);
         let error = Update::decode(&bytes).unwrap_err();
-        assert!(matches!(error, Error::Corrupt { offset: Some(o), .. } if o as usize == bytes.len() - 1));
+        assert!(
+            matches!(error, Error::Corrupt { offset: Some(o), .. } if o as usize == bytes.len() - 1)
+        );
         let error = Update::decode(&[2]).unwrap_err();
         assert!(error.to_string().contains("version 2"), "{error}");
         let huge_count = [1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f];
-        assert!(Update::decode(&huge_count).unwrap_err().to_string().contains("runs past the end"));
+        assert!(Update::decode(&huge_count)
+            .unwrap_err()
+            .to_string()
+            .contains("runs past the end"));
     }
 }

@@ -1,0 +1,467 @@
+//! The algorithm registry: every algorithm by name, with its parameters and their defaults,
+//! run on any [`GraphRead`](crate::graph::GraphRead) (or on an [`AnyGraph`], the one place that dispatches on edge
+//! weights), giving an [`AlgoOutput`]: a value per vertex and a few summary figures.
+//!
+//! `packgraph run`, the benchmarks and the Python bindings all go through [`Algorithm`];
+//! a new algorithm is added here once (a variant of [`AlgorithmKind`], its name, summary and
+//! parameters, and one arm of [`Algorithm::run`]). The Graphalytics `id value` form of an
+//! output is written by [`AlgoOutput::write_graphalytics`] (in `io`, which owns files).
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::{
+    betweenness, bfs, cdlp, kcore, khop, lcc, mis, pagerank, sssp, triangles_per_vertex, wcc,
+    UNREACHED,
+};
+use crate::graph::{AnyGraph, VertexId, WeightedGraphRead};
+use crate::{Error, Result};
+
+/// The algorithms of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AlgorithmKind {
+    /// Breadth-first search: hops from the source.
+    Bfs,
+    /// PageRank (Graphalytics definition).
+    Pagerank,
+    /// Weakly connected components.
+    Wcc,
+    /// Community detection by label propagation.
+    Cdlp,
+    /// Local clustering coefficient.
+    Lcc,
+    /// Single-source shortest paths by edge weight.
+    Sssp,
+    /// Betweenness centrality contributions of one source (Brandes).
+    Bc,
+    /// Maximal independent set.
+    Mis,
+    /// Vertices within a hop limit of the source.
+    Khop,
+    /// Triangles through each vertex.
+    Tc,
+    /// Core number of each vertex.
+    Kcore,
+}
+
+/// A parameter of an algorithm, for help texts and bindings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// Its name (`source`, `iterations`, `damping`, `hops`, `seed`).
+    pub name: &'static str,
+    /// Its default, as text.
+    pub default: &'static str,
+}
+
+const SOURCE: Param = Param {
+    name: "source",
+    default: "0",
+};
+const DAMPING: Param = Param {
+    name: "damping",
+    default: "0.85",
+};
+const HOPS: Param = Param {
+    name: "hops",
+    default: "2",
+};
+const SEED: Param = Param {
+    name: "seed",
+    default: "1",
+};
+
+impl AlgorithmKind {
+    /// Every algorithm, in the order help texts list them.
+    pub const ALL: [AlgorithmKind; 11] = [
+        Self::Bfs,
+        Self::Pagerank,
+        Self::Wcc,
+        Self::Cdlp,
+        Self::Lcc,
+        Self::Sssp,
+        Self::Bc,
+        Self::Mis,
+        Self::Khop,
+        Self::Tc,
+        Self::Kcore,
+    ];
+
+    /// The algorithm's name on the command line and in bindings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bfs => "bfs",
+            Self::Pagerank => "pagerank",
+            Self::Wcc => "wcc",
+            Self::Cdlp => "cdlp",
+            Self::Lcc => "lcc",
+            Self::Sssp => "sssp",
+            Self::Bc => "bc",
+            Self::Mis => "mis",
+            Self::Khop => "khop",
+            Self::Tc => "tc",
+            Self::Kcore => "kcore",
+        }
+    }
+
+    /// One line on what it computes and how its output reads.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Bfs => {
+                "breadth-first search: hops from the source (unreached: 9223372036854775807)"
+            }
+            Self::Pagerank => "PageRank (Graphalytics definition)",
+            Self::Wcc => "weakly connected components: a component label per vertex",
+            Self::Cdlp => "community detection by label propagation",
+            Self::Lcc => "local clustering coefficient",
+            Self::Sssp => "single-source shortest paths by edge weight (unreached: Infinity)",
+            Self::Bc => "betweenness centrality contributions of the source (Brandes)",
+            Self::Mis => "maximal independent set: 1 for members, 0 otherwise",
+            Self::Khop => {
+                "vertices within the hop limit of the source: the hop count, or 9223372036854775807"
+            }
+            Self::Tc => "triangles through each vertex",
+            Self::Kcore => "core number of each vertex (k-core decomposition)",
+        }
+    }
+
+    /// The parameters it reads.
+    pub fn parameters(self) -> &'static [Param] {
+        const PAGERANK: [Param; 2] = [
+            Param {
+                name: "iterations",
+                default: "20",
+            },
+            DAMPING,
+        ];
+        const CDLP: [Param; 1] = [Param {
+            name: "iterations",
+            default: "10",
+        }];
+        match self {
+            Self::Bfs | Self::Sssp | Self::Bc => &[SOURCE],
+            Self::Pagerank => &PAGERANK,
+            Self::Cdlp => &CDLP,
+            Self::Mis => &[SEED],
+            Self::Khop => &[SOURCE, HOPS],
+            Self::Wcc | Self::Lcc | Self::Tc | Self::Kcore => &[],
+        }
+    }
+
+    /// Whether it starts from a source vertex.
+    pub fn needs_source(self) -> bool {
+        self.parameters().contains(&SOURCE)
+    }
+}
+
+impl fmt::Display for AlgorithmKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AlgorithmKind {
+    type Err = Error;
+
+    /// The algorithm named `name` (case-insensitive).
+    fn from_str(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                Error::invalid(
+                    name,
+                    format!("unknown algorithm; one of: {}", names.join(", ")),
+                )
+            })
+    }
+}
+
+/// An algorithm with its parameters: what to run.
+///
+/// # Examples
+/// ```
+/// use packgraph::algo::{Algorithm, Values};
+/// use packgraph::graph::Graph;
+///
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2)], false).unwrap();
+/// let mut bfs = Algorithm::from_name("bfs").unwrap();
+/// bfs.source = 1;
+/// let output = bfs.run(&g).unwrap();
+/// assert!(matches!(&output.values, Values::Hops(h) if h[..3] == [1, 0, 1]));
+/// assert!(Algorithm::from_name("dijkstra").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Algorithm {
+    /// Which algorithm.
+    pub kind: AlgorithmKind,
+    /// Source vertex (internal id) of bfs, sssp, bc and khop.
+    pub source: VertexId,
+    /// Iterations of pagerank and cdlp; `None` for their defaults (20 and 10).
+    pub iterations: Option<usize>,
+    /// PageRank's damping factor, in [0, 1].
+    pub damping: f64,
+    /// Hop limit of khop.
+    pub hops: u32,
+    /// Seed of mis.
+    pub seed: u64,
+}
+
+impl Algorithm {
+    /// `kind` with every parameter at its default.
+    pub fn new(kind: AlgorithmKind) -> Self {
+        Self {
+            kind,
+            source: 0,
+            iterations: None,
+            damping: 0.85,
+            hops: 2,
+            seed: 1,
+        }
+    }
+
+    /// The algorithm named `name` with default parameters.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] listing the names for an unknown one.
+    pub fn from_name(name: &str) -> Result<Self> {
+        Ok(Self::new(name.parse()?))
+    }
+
+    /// Iterations of pagerank and cdlp, with their defaults applied.
+    pub fn iterations(&self) -> usize {
+        self.iterations.unwrap_or(match self.kind {
+            AlgorithmKind::Cdlp => 10,
+            _ => 20,
+        })
+    }
+
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a damping factor outside [0, 1].
+    pub fn validate(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.damping) {
+            return Err(Error::invalid(self.damping, "damping must be in [0, 1]"));
+        }
+        Ok(())
+    }
+
+    /// Runs on `graph` (unweighted graphs have weight 1 on every edge).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for invalid parameters or a negative weight (sssp);
+    /// [`Error::VertexNotFound`] for a source that is not a vertex.
+    pub fn run<G: WeightedGraphRead>(&self, graph: &G) -> Result<AlgoOutput> {
+        self.validate()?;
+        let output = match self.kind {
+            AlgorithmKind::Bfs => {
+                let depths = bfs(graph, self.source)?.depths;
+                let reached = reached(&depths);
+                let depth = depths.iter().filter(|&&d| d != UNREACHED).max();
+                AlgoOutput::new(Values::Hops(depths.clone()))
+                    .with("source", Stat::Vertex(self.source))
+                    .with("reached", Stat::Count(reached))
+                    .with("depth", Stat::Count(u64::from(*depth.unwrap_or(&0))))
+            }
+            AlgorithmKind::Pagerank => {
+                let iterations = self.iterations();
+                AlgoOutput::new(Values::Reals(pagerank(graph, self.damping, iterations)))
+                    .with("iterations", Stat::Count(iterations as u64))
+                    .with("damping", Stat::Real(self.damping))
+            }
+            AlgorithmKind::Wcc => {
+                let labels = wcc(graph);
+                let components = distinct(&labels);
+                AlgoOutput::new(Values::Labels(labels)).with("components", Stat::Count(components))
+            }
+            AlgorithmKind::Cdlp => {
+                let iterations = self.iterations();
+                let labels = cdlp(graph, iterations);
+                let communities = distinct(&labels);
+                AlgoOutput::new(Values::Labels(labels))
+                    .with("iterations", Stat::Count(iterations as u64))
+                    .with("communities", Stat::Count(communities))
+            }
+            AlgorithmKind::Lcc => {
+                let values = lcc(graph);
+                let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+                AlgoOutput::new(Values::Reals(values)).with("mean", Stat::Real(mean))
+            }
+            AlgorithmKind::Sssp => {
+                let distances = sssp(graph, self.source)?;
+                let reached = distances.iter().filter(|d| d.is_finite()).count() as u64;
+                AlgoOutput::new(Values::Reals(distances))
+                    .with("source", Stat::Vertex(self.source))
+                    .with("reached", Stat::Count(reached))
+            }
+            AlgorithmKind::Bc => AlgoOutput::new(Values::Reals(betweenness(graph, self.source)?))
+                .with("source", Stat::Vertex(self.source)),
+            AlgorithmKind::Mis => {
+                let members: Vec<u64> = mis(graph, self.seed).into_iter().map(u64::from).collect();
+                let size = members.iter().sum();
+                AlgoOutput::new(Values::Counts(members))
+                    .with("size", Stat::Count(size))
+                    .with("seed", Stat::Count(self.seed))
+            }
+            AlgorithmKind::Khop => {
+                let hops = khop(graph, self.source, self.hops)?;
+                let reached = reached(&hops);
+                AlgoOutput::new(Values::Hops(hops))
+                    .with("source", Stat::Vertex(self.source))
+                    .with("hops", Stat::Count(u64::from(self.hops)))
+                    .with("reached", Stat::Count(reached))
+            }
+            AlgorithmKind::Tc => {
+                let counts = triangles_per_vertex(graph);
+                let triangles = counts.iter().sum::<u64>() / 3;
+                AlgoOutput::new(Values::Counts(counts)).with("triangles", Stat::Count(triangles))
+            }
+            AlgorithmKind::Kcore => {
+                let cores: Vec<u64> = kcore(graph).into_iter().map(u64::from).collect();
+                let max = cores.iter().max().copied().unwrap_or(0);
+                AlgoOutput::new(Values::Counts(cores)).with("max_core", Stat::Count(max))
+            }
+        };
+        Ok(output)
+    }
+
+    /// Runs on a graph with or without edge weights.
+    ///
+    /// # Errors
+    /// As [`Algorithm::run`].
+    pub fn run_any(&self, graph: &AnyGraph) -> Result<AlgoOutput> {
+        match graph {
+            AnyGraph::Unweighted(g) => self.run(g),
+            AnyGraph::Weighted(g) => self.run(g),
+        }
+    }
+}
+
+fn reached(hops: &[u32]) -> u64 {
+    hops.iter().filter(|&&d| d != UNREACHED).count() as u64
+}
+
+fn distinct(labels: &[VertexId]) -> u64 {
+    let mut sorted = labels.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.len() as u64
+}
+
+/// The per-vertex values of an algorithm, indexed by internal vertex id.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    /// Hop counts; [`UNREACHED`] for a vertex not reached.
+    Hops(Vec<u32>),
+    /// Real numbers; `f64::INFINITY` for a vertex not reached.
+    Reals(Vec<f64>),
+    /// Labels that are vertices (written as the label vertex's external id).
+    Labels(Vec<VertexId>),
+    /// Counts and flags.
+    Counts(Vec<u64>),
+}
+
+impl Values {
+    /// Number of vertices with a value.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Hops(v) => v.len(),
+            Self::Reals(v) => v.len(),
+            Self::Labels(v) => v.len(),
+            Self::Counts(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A summary figure of an output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stat {
+    /// A count.
+    Count(u64),
+    /// A real number.
+    Real(f64),
+    /// A vertex (internal id; reported by its external id).
+    Vertex(VertexId),
+}
+
+/// What an algorithm computed: a value per vertex and named summary figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlgoOutput {
+    /// The value of each vertex.
+    pub values: Values,
+    /// Summary figures, in a fixed order per algorithm.
+    pub summary: Vec<(&'static str, Stat)>,
+}
+
+impl AlgoOutput {
+    fn new(values: Values) -> Self {
+        Self {
+            values,
+            summary: Vec::new(),
+        }
+    }
+
+    fn with(mut self, name: &'static str, stat: Stat) -> Self {
+        self.summary.push((name, stat));
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{CsrGraph, Graph};
+
+    #[test]
+    fn names_parse_back_and_unknown_names_list_the_choices() {
+        for kind in AlgorithmKind::ALL {
+            assert_eq!(kind.name().parse::<AlgorithmKind>().unwrap(), kind);
+            assert_eq!(
+                kind.to_string()
+                    .to_uppercase()
+                    .parse::<AlgorithmKind>()
+                    .unwrap(),
+                kind
+            );
+        }
+        let error = "dfs".parse::<AlgorithmKind>().unwrap_err();
+        assert!(
+            error.to_string().contains("one of: bfs, pagerank"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn every_algorithm_runs_alike_on_the_dynamic_graph_and_the_csr() {
+        let edges = [(0, 1), (1, 2), (2, 0), (2, 3), (4, 5)];
+        let graph = Graph::from_edges(6, &edges, false).unwrap();
+        let csr = CsrGraph::from_edges(6, &edges, false);
+        for kind in AlgorithmKind::ALL {
+            let mut algorithm = Algorithm::new(kind);
+            algorithm.source = 2;
+            let (a, b) = (algorithm.run(&graph).unwrap(), algorithm.run(&csr).unwrap());
+            assert_eq!(a, b, "{kind}");
+            assert_eq!(a.values.len(), 6, "{kind}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let graph = Graph::from_edges(2, &[(0, 1)], false).unwrap();
+        let mut pr = Algorithm::new(AlgorithmKind::Pagerank);
+        pr.damping = 1.5;
+        assert!(matches!(pr.run(&graph), Err(Error::InvalidInput { .. })));
+        let mut bfs = Algorithm::new(AlgorithmKind::Bfs);
+        bfs.source = 9;
+        assert!(matches!(bfs.run(&graph), Err(Error::VertexNotFound { .. })));
+        assert_eq!(Algorithm::new(AlgorithmKind::Cdlp).iterations(), 10);
+        assert!(AlgorithmKind::Khop.needs_source() && !AlgorithmKind::Wcc.needs_source());
+    }
+}
