@@ -116,7 +116,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     }
     pool.install(|| graph.build_index());
     let n = graph.num_vertices();
-    let start_arcs = graph.num_edges();
+    let start_arcs = graph.num_arcs();
     let query_threads = args
         .query_threads
         .unwrap_or(threads.saturating_sub(1))
@@ -166,7 +166,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     let streamed = started.elapsed().as_secs_f64();
     let stats = shared.version_stats();
     let last = shared.snapshot();
-    let bytes_per_arc = last.size_in_bytes() as f64 / last.num_edges().max(1) as f64;
+    let bytes_per_arc = last.size_in_bytes() as f64 / last.num_arcs().max(1) as f64;
     let versions = last.version() - first_version;
     // The isolated phase: the writer idle, the same readers and queries.
     bar.set_message("queries on the idle graph");
@@ -194,7 +194,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         versions_queried: concurrent.versions.len(),
         versions,
         bytes_per_arc,
-        arcs: last.num_edges(),
+        arcs: last.num_arcs(),
         pages: stats.pages,
         shared: stats.shared,
         copied: stats.copied,

@@ -56,7 +56,7 @@ fn arcs_of(edges: &[(VertexId, VertexId)], directed: bool) -> Vec<(VertexId, Ver
 /// Compares every observable of `snap` with `expected` (the arcs of its version).
 fn check(snap: &Snapshot, expected: &Arcs, directed: bool) {
     assert_eq!(
-        snap.num_edges(),
+        snap.num_arcs(),
         expected.len(),
         "version {}",
         snap.version()

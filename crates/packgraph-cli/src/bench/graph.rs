@@ -174,9 +174,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
             time,
         )?;
         eprintln!(
-            "{dataset}: {} vertices, {} directed edges",
+            "{dataset}: {} vertices, {} arcs",
             graph.num_vertices(),
-            graph.num_edges()
+            graph.num_arcs()
         );
         let sources = pick_sources(&csr, args.sources, args.seed);
         reporter.step(format!("{dataset}: algorithms"));
@@ -200,9 +200,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
                 op: "size",
                 param,
                 threads,
-                value: bytes as f64 / graph.num_edges().max(1) as f64,
+                value: bytes as f64 / graph.num_arcs().max(1) as f64,
                 unit: "bytes/edge",
-                keys: Some(graph.num_edges() as u64),
+                keys: Some(graph.num_arcs() as u64),
                 dataset: Some(dataset),
             })?;
         }
@@ -260,7 +260,7 @@ fn measure_updates(
     csr: &CsrGraph,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let before = graph.num_edges();
+    let before = graph.num_arcs();
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_edges.min(100 * batch).max(batch);
         let edges = fresh_edges(args, csr, total, batch as u64);
@@ -270,7 +270,7 @@ fn measure_updates(
                 .try_for_each(|chunk| graph.insert_edges(chunk).map(drop))
         });
         inserts?;
-        let inserted = graph.num_edges() - before;
+        let inserted = graph.num_arcs() - before;
         let (deletes, delete_time) = timed(|| {
             edges
                 .chunks(batch)
@@ -278,7 +278,7 @@ fn measure_updates(
         });
         deletes?;
         anyhow::ensure!(
-            graph.num_edges() == before,
+            graph.num_arcs() == before,
             "deleting the inserted edges did not restore the graph"
         );
         for (op, time) in [("insert_edges", insert_time), ("delete_edges", delete_time)] {

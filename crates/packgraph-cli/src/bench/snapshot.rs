@@ -123,7 +123,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         let edges = arcs / 2;
         let n = (edges / 8).max(2);
         let mut graph = Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.seed), false)?;
-        let arcs = graph.num_edges();
+        let arcs = graph.num_arcs();
         const TAKES: u32 = 10_000;
         let t = Instant::now();
         for _ in 0..TAKES {

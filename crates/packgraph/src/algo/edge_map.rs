@@ -53,7 +53,7 @@ pub fn edge_map<G: GraphRead, O: EdgeOp>(
 }
 
 fn should_pull<G: GraphRead>(graph: &G, frontier: &VertexSubset) -> bool {
-    let threshold = graph.num_edges() / PULL_DIVISOR;
+    let threshold = graph.num_arcs() / PULL_DIVISOR;
     let work = match frontier {
         VertexSubset::Sparse { ids, .. } => {
             ids.len() + ids.par_iter().map(|&v| graph.out_degree(v)).sum::<usize>()

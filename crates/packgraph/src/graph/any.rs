@@ -49,8 +49,8 @@ impl AnyGraph {
     /// Stored arcs (an undirected edge is stored as two arcs).
     pub fn num_arcs(&self) -> usize {
         match self {
-            Self::Unweighted(g) => g.num_edges(),
-            Self::Weighted(g) => g.num_edges(),
+            Self::Unweighted(g) => g.num_arcs(),
+            Self::Weighted(g) => g.num_arcs(),
         }
     }
 

@@ -137,7 +137,7 @@ impl GraphRead for CsrGraph {
         self.num_vertices
     }
 
-    fn num_edges(&self) -> usize {
+    fn num_arcs(&self) -> usize {
         self.out.targets.len()
     }
 
@@ -184,7 +184,7 @@ mod tests {
     fn undirected_edges_are_symmetric_without_loops_or_duplicates() {
         let g = CsrGraph::from_edges(5, &[(0, 1), (1, 0), (2, 2), (3, 1), (0, 1)], false);
         assert_eq!(g.num_vertices(), 5);
-        assert_eq!(g.num_edges(), 4);
+        assert_eq!(g.num_arcs(), 4);
         assert_eq!(g.out_neighbors(1), [0, 3]);
         assert_eq!(g.in_degree(1), 2);
         assert_eq!(g.out_degree(2), 0);
@@ -204,7 +204,7 @@ mod tests {
             true
         });
         assert_eq!(edges, [(0, 3.0), (2, 2.0)]);
-        assert_eq!(g.num_edges(), 4);
+        assert_eq!(g.num_arcs(), 4);
     }
 
     #[test]

@@ -9,17 +9,28 @@ pub type VertexId = u32;
 
 /// Read access to a graph with vertices `0..num_vertices()`.
 ///
-/// For an undirected graph every edge is stored in both directions: in-neighbors equal
-/// out-neighbors and `num_edges` counts each undirected edge twice.
+/// An *arc* is one stored direction; an *edge* is what the user inserted. An undirected
+/// graph stores each edge as two arcs (in-neighbors equal out-neighbors), a directed graph
+/// as one: [`GraphRead::num_arcs`] counts arcs, [`GraphRead::num_edges`] edges.
 pub trait GraphRead: Sync {
     /// Number of vertices.
     fn num_vertices(&self) -> usize;
 
-    /// Number of stored directed edges (arcs).
-    fn num_edges(&self) -> usize;
+    /// Number of stored arcs (an undirected edge is two).
+    fn num_arcs(&self) -> usize;
 
     /// Whether edges have a direction.
     fn is_directed(&self) -> bool;
+
+    /// Number of edges: arcs for a directed graph, half of them for an undirected one
+    /// (self-loops are never stored).
+    fn num_edges(&self) -> usize {
+        if self.is_directed() {
+            self.num_arcs()
+        } else {
+            self.num_arcs() / 2
+        }
+    }
 
     /// Number of out-neighbors of `v` (0 for an id past the last vertex).
     fn out_degree(&self, v: VertexId) -> usize;

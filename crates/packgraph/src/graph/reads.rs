@@ -98,7 +98,7 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         self.num_vertices
     }
 
-    fn num_edges(&self) -> usize {
+    fn num_arcs(&self) -> usize {
         self.out.len()
     }
 

@@ -67,7 +67,7 @@ impl Oracle {
 fn assert_same<G: GraphRead>(graph: &G, oracle: &Oracle) {
     assert_eq!(graph.num_vertices(), oracle.out.len());
     let arcs: usize = oracle.out.iter().map(BTreeSet::len).sum();
-    assert_eq!(graph.num_edges(), arcs);
+    assert_eq!(graph.num_arcs(), arcs);
     for v in 0..oracle.out.len() {
         let id = v as VertexId;
         assert!(
@@ -135,7 +135,7 @@ proptest! {
         let graph = Graph::from_edges(0, &star, directed).unwrap();
         let csr = CsrGraph::from_edges(0, &star, directed);
         prop_assert_eq!(graph.num_vertices(), csr.num_vertices());
-        prop_assert_eq!(graph.num_edges(), csr.num_edges());
+        prop_assert_eq!(graph.num_arcs(), csr.num_arcs());
         for v in [0, 1, 7, 1_999, 2_999, hub] {
             prop_assert_eq!(graph.out_neighbors(v), csr.out_neighbors(v));
             prop_assert_eq!(graph.in_degree(v), csr.in_degree(v));
@@ -230,7 +230,7 @@ proptest! {
             }
             graph.check_invariants().unwrap();
             prop_assert_eq!(graph.num_vertices(), n);
-            prop_assert_eq!(graph.num_edges(), oracle.len());
+            prop_assert_eq!(graph.num_arcs(), oracle.len());
             let lists = weighted_lists(&graph);
             for (&(u, v), &w) in &oracle {
                 prop_assert!(lists[u as usize].contains(&(v, w)), "edge {} -> {} weight {}", u, v, w);
@@ -255,7 +255,7 @@ fn invalid_weights_are_rejected_and_nothing_changes() {
         );
         assert!(err.to_string().contains("not finite"), "{err}");
     }
-    assert_eq!((graph.num_vertices(), graph.num_edges()), (2, 2));
+    assert_eq!((graph.num_vertices(), graph.num_arcs()), (2, 2));
     assert_eq!(graph.edge_weight(1, 0), Some(1.0));
     assert_eq!(graph.edge_weight(1, 2), None);
 }
@@ -276,7 +276,7 @@ fn large_batches_take_the_parallel_arc_paths() {
             let graph = Graph::from_edges(0, &edges, directed).unwrap();
             let csr = CsrGraph::from_edges(n as usize, &edges, directed);
             assert_eq!(graph.num_vertices(), n as usize);
-            assert_eq!(graph.num_edges(), csr.num_edges());
+            assert_eq!(graph.num_arcs(), csr.num_arcs());
             for v in (0..n).step_by(37) {
                 assert_eq!(graph.out_neighbors(v), csr.out_neighbors(v));
                 assert_eq!(graph.in_degree(v), csr.in_degree(v));
