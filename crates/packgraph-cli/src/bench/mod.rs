@@ -14,8 +14,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
+
+use crate::input;
 
 /// Arguments of `packgraph bench`.
 #[derive(Args, Debug)]
@@ -79,12 +81,7 @@ pub(crate) struct Reporter {
 
 impl Reporter {
     pub(crate) fn new(json: bool, steps: u64) -> Self {
-        let progress = ProgressBar::new(steps);
-        progress.set_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-                .expect("the progress template is valid")
-                .progress_chars("=> "),
-        );
+        let progress = input::progress_bar(steps, "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}");
         if !json {
             println!(
                 "{:<10} {:<12} {:<14} {:>12} {:>7} {:>14} {:<10} {:>12}",
@@ -191,25 +188,6 @@ pub(crate) fn parse_count_list(text: &str) -> Result<CountList, String> {
         .map(|item| parse_count(item.trim()))
         .collect::<Result<_, _>>()
         .map(CountList)
-}
-
-/// Deterministic 64-bit generator (SplitMix64), seeded per stream so that workloads do not
-/// depend on the thread count.
-#[derive(Debug, Clone)]
-pub(crate) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 /// Runs `f` and returns its result with the elapsed time.

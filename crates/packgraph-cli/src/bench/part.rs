@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use packgraph::part::Part;
 
-use super::{parse_count, Record, Reporter, SplitMix64};
+use super::{parse_count, Record, Reporter};
 use crate::UsageError;
+use packgraph::io::generate::SplitMix64;
 
 /// Arguments of `packgraph bench part`.
 #[derive(Args, Debug, Clone)]
@@ -133,7 +134,7 @@ pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
         .into());
     }
     let reporter = Reporter::new(args.json, 4);
-    let mut rng = SplitMix64::new(args.seed);
+    let mut rng = SplitMix64::new(args.seed, 0);
     let keys: Vec<u32> = (0..args.keys).map(|_| rng.next_u64() as u32).collect();
     let extra: Vec<u32> = (0..args.inserts).map(|_| rng.next_u64() as u32).collect();
     let probes: Vec<u32> = (0..args.lookups)

@@ -17,8 +17,9 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
-use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter, SplitMix64};
+use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use crate::UsageError;
+use packgraph::io::generate::SplitMix64;
 
 /// Options of `packgraph bench pma`.
 #[derive(Args, Debug, Clone)]
@@ -193,7 +194,7 @@ impl BenchSet for SortedVec {
 /// `count` distinct random keys, none of them in `sorted` (so that every insert adds a key
 /// and removing the same keys restores the set).
 pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = SplitMix64::new(seed, 0);
     let mut seen = std::collections::HashSet::with_capacity(count);
     let mut keys = Vec::with_capacity(count);
     while keys.len() < count {
@@ -206,7 +207,7 @@ pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
 }
 
 pub(super) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = SplitMix64::new(seed, 0);
     (0..count)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
         .collect()
@@ -394,7 +395,7 @@ fn measure_ranges(
     let width = ((size as u128) << KEY_BITS) / set.len().max(1) as u128;
     let width = u64::try_from(width).unwrap_or(u64::MAX);
     let queries = (2 * set.len() / size).clamp(8, 200_000);
-    let mut rng = SplitMix64::new(args.seed ^ 0x5eed ^ size as u64);
+    let mut rng = SplitMix64::new(args.seed ^ 0x5eed, size as u64);
     let starts: Vec<u64> = (0..queries)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
         .collect();

@@ -6,7 +6,6 @@
 //!   of vertices so that ids carry no degree information.
 //! * [`rmat`]: R-MAT edges with given quadrant probabilities over `2^scale` vertices.
 //! * [`erdos_renyi`]: G(n, m), `m` endpoints pairs drawn uniformly.
-//! * [`EdgeStream`]: batches of uniformly random edges, for update workloads.
 //! * [`uniform_weights`]: edge weights uniform in (0, 1], as Graph500's SSSP kernel uses.
 //!
 //! Sampling is exact: each level draws a uniform value in [0, 1) from 53 random bits and
@@ -154,40 +153,6 @@ pub fn uniform_weights(count: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-/// An endless, deterministic stream of uniformly random edges over `0..num_vertices`, cut
-/// into batches: batch `i` depends only on the seed and `i`, so a stream replays exactly.
-#[derive(Debug, Clone)]
-pub struct EdgeStream {
-    num_vertices: usize,
-    seed: u64,
-    batches: u64,
-}
-
-impl EdgeStream {
-    /// A stream over `num_vertices` vertices (at least 1).
-    pub fn new(num_vertices: usize, seed: u64) -> Self {
-        Self {
-            num_vertices: num_vertices.max(1),
-            seed,
-            batches: 0,
-        }
-    }
-
-    /// The next batch of `size` edges.
-    pub fn next_batch(&mut self, size: usize) -> Vec<(VertexId, VertexId)> {
-        let seed = self
-            .seed
-            .wrapping_add(self.batches.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        self.batches += 1;
-        erdos_renyi(self.num_vertices, size, seed)
-    }
-
-    /// Batches produced so far.
-    pub fn batches(&self) -> u64 {
-        self.batches
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,20 +189,6 @@ mod tests {
         assert!((share(0, 1) - 0.1).abs() < 0.01);
         assert!((share(1, 0) - 0.1).abs() < 0.01);
         assert!((share(1, 1) - 0.3).abs() < 0.01);
-    }
-
-    #[test]
-    fn streams_replay_and_weights_are_in_range() {
-        let (mut a, mut b) = (EdgeStream::new(50, 7), EdgeStream::new(50, 7));
-        let first = a.next_batch(100);
-        assert_eq!(first, b.next_batch(100));
-        assert_ne!(first, a.next_batch(100));
-        assert_eq!(a.batches(), 2);
-        assert!(first.iter().all(|&(u, v)| u < 50 && v < 50));
-        let weights = uniform_weights(100_000, 3);
-        assert_eq!(weights.len(), 100_000);
-        assert!(weights.iter().all(|&w| w > 0.0 && w <= 1.0));
-        assert_eq!(weights, uniform_weights(100_000, 3));
     }
 
     #[test]
