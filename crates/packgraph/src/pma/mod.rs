@@ -36,6 +36,7 @@
 //! writer — and its Eytzinger-ordered head index (a plain sorted array searched by
 //! `partition_point` measured as fast at these sizes).
 
+mod arrays;
 mod batch;
 mod check;
 mod cursor;
@@ -43,7 +44,6 @@ mod density;
 mod iter;
 mod layout;
 mod leaf;
-mod parts;
 mod point;
 mod raw;
 mod rebalance;
@@ -59,7 +59,7 @@ use std::sync::Arc;
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
-pub use self::parts::{PmaParts, PmaPartsRef};
+pub use self::arrays::{PmaParts, PmaPartsRef};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;
