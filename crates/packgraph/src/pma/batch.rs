@@ -12,8 +12,9 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::layout::{concat_parallel, LeavesMut};
 use super::leaf::{LeafCodec, LeafInsert};
+use super::page::LeavesMut;
+use super::spread::concat_parallel;
 use super::{raw, sort, Pma};
 
 /// Batch keys per leaf below which a leaf is updated in place, key by key.

@@ -3,9 +3,9 @@
 
 use rayon::prelude::*;
 
-use super::layout::LEAF_GRAIN;
 use super::leaf::LeafCodec;
 use super::Pma;
+use super::LEAF_GRAIN;
 use std::sync::Arc;
 
 /// The position of one key: its leaf, the byte offset of its entry in the leaf, and the key

@@ -42,12 +42,13 @@ mod check;
 mod cursor;
 mod density;
 mod iter;
-mod layout;
 mod leaf;
+mod page;
 mod point;
 mod raw;
 mod rebalance;
 mod sort;
+mod spread;
 #[cfg(test)]
 mod tests;
 
@@ -56,13 +57,15 @@ use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+pub use self::arrays::{PmaParts, PmaPartsRef};
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
-pub use self::arrays::{PmaParts, PmaPartsRef};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;
+/// Leaves per parallel task when spreading, gathering or scanning.
+const LEAF_GRAIN: usize = 32;
 
 /// The compressed packed memory array.
 pub type Cpma = Pma<DeltaLeaf>;
@@ -493,7 +496,7 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// The leaf `j` and everything after it in its page, padding included (for reads; see
-    /// `leaf.rs`).
+    /// `leaf/mod.rs`).
     #[inline(always)]
     fn leaf(&self, j: usize) -> &[u8] {
         let page = &self.table.pages[j >> self.page_shift];

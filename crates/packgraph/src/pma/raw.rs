@@ -1,5 +1,5 @@
 //! Unsafe code of the PMA: a software prefetch hint (here) and the unchecked write access
-//! to an unshared page (`layout::cow`).
+//! to an unshared page (`page::cow`).
 //!
 //! A batch merge knows the leaves it will touch next (the batch is sorted), but each leaf is
 //! a cache miss; hinting the next few leaves while merging the current one overlaps those
