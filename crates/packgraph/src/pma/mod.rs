@@ -35,6 +35,11 @@
 //! Left out on purpose: the paper's concurrent (locking) point updates — packgraph has one
 //! writer — and its Eytzinger-ordered head index (a plain sorted array searched by
 //! `partition_point` measured as fast at these sizes).
+//!
+//! Submodules import only those below them, lowest first: `leaf` (the codecs), `density`,
+//! `sort` and `raw` (the unsafe code); `page` (views over pages, copy on write); `spread`
+//! (build, spread, gather); `batch` and `rebalance` (the three batch phases); then the
+//! operations (`point`, `iter`, `cursor`, `arrays`, `check`).
 
 mod arrays;
 mod batch;

@@ -4,13 +4,17 @@
 
 use rayon::prelude::*;
 
-use super::batch::Overflow;
 use super::leaf::LeafCodec;
 use super::page::{Leaves, LeavesMut};
 use super::{default_leaf_bytes, empty_page, Pma, PmaConfig, Table, LEAF_GRAIN};
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
+
+/// A leaf that overflowed during a batch merge (`batch.rs`), with all its items: its bytes
+/// are scratch until [`gather`] reads the items from here instead, and the leaf is spread
+/// again.
+pub(super) type Overflow<I> = (usize, Vec<I>);
 
 /// Keys per block of the byte-size prefix sums.
 const SIZE_BLOCK: usize = 1024;
