@@ -286,7 +286,9 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     /// Pages this handle copied because a clone shared them (see [`Pma::page_copies`]).
     page_copies: AtomicUsize,
     /// Shared by every version cloned from one build: a count of 1 means no other version
-    /// exists, so no page can be shared and writes skip the per-page check.
+    /// exists, so no page can be shared and writes skip the per-page check (soundness
+    /// rests on it, see `Pma::leaves_mut`). Declared after `table`, so that a version being
+    /// dropped lets go of its pages before its lineage; never downgraded to a weak pointer.
     lineage: Arc<()>,
     codec: PhantomData<fn() -> C>,
 }

@@ -7,8 +7,9 @@
 use rayon::prelude::*;
 
 use super::leaf::LeafCodec;
+use super::raw::cow;
 use super::{empty_page, Page, Pma, LEAF_GRAIN};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A run of whole pages, read-only: leaf indices are local to the run.
@@ -82,7 +83,11 @@ pub(super) struct LeavesMut<'a> {
     pub(super) heads: &'a mut [u64],
     pub(super) used: &'a mut [u32],
     copies: &'a AtomicUsize,
-    /// No other version of the array exists: every page is unshared.
+    /// No other version of the array exists, so every page in `pages` has no other `Arc`
+    /// and writes skip the per-page check. Soundness rests on this: the `unsafe` calls of
+    /// [`cow`] pass it on. Set only by [`Pma::leaves_mut`], which establishes it, and copied
+    /// into both halves by [`LeavesMut::split_at_page`] (private to this module, so nothing
+    /// else can set it).
     private: bool,
 }
 
@@ -143,7 +148,9 @@ impl<'a> LeavesMut<'a> {
     /// if another version shares it.
     pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
         let (lb, local) = (self.leaf_bytes, j & ((1 << self.shift) - 1));
-        let page = cow(&mut self.pages[j >> self.shift], self.private, self.copies);
+        // SAFETY: `self.private` is true only if `Pma::leaves_mut` saw no other version (see
+        // the field), so then no page of `self.pages`, this one included, has another `Arc`.
+        let page = unsafe { cow(&mut self.pages[j >> self.shift], self.private, self.copies) };
         &mut page[local * lb..(local + 1) * lb]
     }
 
@@ -197,7 +204,9 @@ impl<'a> LeavesMut<'a> {
                 *slot = empty_page(leaves, lb);
                 Arc::get_mut(slot).expect("a new page is unique")
             } else {
-                cow(slot, private, copies)
+                // SAFETY: `private` is `self.private`, true only if `Pma::leaves_mut` saw no
+                // other version (see the field), so then `slot`'s page has no other `Arc`.
+                unsafe { cow(slot, private, copies) }
             };
             f(
                 page_start + lo - range.start,
@@ -229,31 +238,6 @@ impl<'a> LeavesMut<'a> {
 /// One page's slot with its leaves' sizes and heads, numbered, as `fill_range` visits them.
 type PageShare<'s> = (usize, ((&'s mut Page, &'s mut [u32]), &'s mut [u64]));
 
-/// The page in `slot` for writing: copied first (and counted) if another version holds it.
-/// `private` says that no other version of the array exists (so none holds the page).
-#[inline]
-pub(super) fn cow<'p>(slot: &'p mut Page, private: bool, copies: &AtomicUsize) -> &'p mut [u8] {
-    if private {
-        // Skips `Arc::get_mut`'s check, an atomic read-modify-write on the page's header:
-        // a cache line that the leaf being written (mid-page) does not share, so one more
-        // miss per touched leaf. Measured: batch inserts of 1e4 keys into 1e7 ran at 0.69x
-        // of the unpaged array with the check, see the commit message.
-        //
-        // SAFETY: `private` is true only when the array's lineage count is 1 (see
-        // `Pma::leaves_mut`): no other version exists, page pointers are cloned only when a
-        // version's table is cloned, so this `Arc` is the page's only strong reference, and
-        // no weak references are ever made. `slot` is borrowed mutably for `'p`, so nothing
-        // else reaches the page meanwhile: a unique `&mut` to its bytes is sound, exactly as
-        // `Arc::get_mut` would give.
-        return unsafe { &mut *Arc::as_ptr(slot).cast_mut() };
-    }
-    if Arc::get_mut(slot).is_none() {
-        copies.fetch_add(1, Ordering::Relaxed);
-        *slot = Arc::from(&slot[..]);
-    }
-    Arc::get_mut(slot).expect("the page was just made unique")
-}
-
 impl<C: LeafCodec> Pma<C> {
     /// All leaves, read-only.
     pub(super) fn leaves(&self) -> Leaves<'_> {
@@ -268,9 +252,17 @@ impl<C: LeafCodec> Pma<C> {
 
     /// All leaves, borrowed mutably (copies the page table first if a clone shares it).
     pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
-        // A clone shares `lineage`; `&mut self` means no clone of this handle is being made
-        // now, so a count of 1 stays 1 while the view lives.
+        // Establishes `LeavesMut::private`. Every version cloned from this build holds
+        // `lineage`, and only cloning a version's table clones page pointers, so a count of
+        // 1 means that no other version, and so no other `Arc` of any of our pages, exists;
+        // `&mut self` means no clone is being made now, so it stays 1 while the view lives.
+        // The acquire fence pairs with the release decrement of each version dropped
+        // meanwhile (on any thread; it drops its table before its lineage), so its reads of
+        // shared pages happen before our writes, as `Arc::get_mut` would ensure.
         let private = Arc::strong_count(&self.lineage) == 1;
+        if private {
+            fence(Ordering::Acquire);
+        }
         let table = Arc::make_mut(&mut self.table);
         LeavesMut {
             first: 0,
@@ -282,5 +274,112 @@ impl<C: LeafCodec> Pma<C> {
             copies: &self.page_copies,
             private,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ops::Range;
+    use std::sync::Arc;
+
+    use super::LeavesMut;
+    use crate::pma::spread::{gather, spread, SizedKeys};
+    use crate::pma::{Cpma, DeltaLeaf, PmaConfig};
+
+    /// 2,000 keys in leaves of 64 bytes, two leaves a page.
+    fn paged() -> (Cpma, Vec<u64>) {
+        let config = PmaConfig {
+            leaf_bytes: Some(64),
+            page_bytes: 128,
+            upper_density_root: 0.6,
+            lower_density_root: 0.2,
+            lower_density_leaf: 0.05,
+            ..PmaConfig::default()
+        };
+        let keys: Vec<u64> = (0..2_000).map(|i| i * 10).collect();
+        let pma = Cpma::from_sorted_with_config(&keys, config).unwrap();
+        assert_eq!(pma.page_leaves(), 2);
+        assert!(pma.num_pages() > 10);
+        (pma, keys)
+    }
+
+    fn page_addresses(pma: &Cpma) -> Vec<*const u8> {
+        pma.table
+            .pages
+            .iter()
+            .map(|p| Arc::as_ptr(p).cast())
+            .collect()
+    }
+
+    /// Writes leaf `j`'s own bytes back through `leaf_mut`.
+    fn rewrite_leaf(leaves: &mut LeavesMut<'_>, j: usize) {
+        let leaf = leaves.leaf_mut(j);
+        let bytes = leaf.to_vec();
+        leaf.copy_from_slice(&bytes);
+    }
+
+    /// Gathers the leaves `range` and spreads them again, through `fill_range`.
+    fn respread(leaves: &mut LeavesMut<'_>, range: Range<usize>) {
+        let keys = gather::<DeltaLeaf>(leaves.as_ref(), leaves.first, range.clone(), &[]);
+        spread(&SizedKeys::<DeltaLeaf>::new(&keys), leaves, range.clone());
+        leaves.repair_heads(range);
+    }
+
+    /// Checks `pma` against `keys` after writes that bypassed its byte count.
+    fn check(pma: &mut Cpma, keys: &[u64]) {
+        pma.total_used = pma.table.used.iter().map(|&u| u as usize).sum();
+        pma.check_invariants().unwrap();
+        assert!(pma.iter().eq(keys.iter().copied()));
+    }
+
+    #[test]
+    fn writes_copy_a_page_only_while_another_version_shares_it() {
+        let (mut pma, keys) = paged();
+        let start = page_addresses(&pma);
+        // No other version: both write paths take the unchecked in-place branch of `cow`.
+        let mut leaves = pma.leaves_mut();
+        assert!(leaves.private);
+        rewrite_leaf(&mut leaves, 7);
+        respread(&mut leaves, 4..10);
+        check(&mut pma, &keys);
+        assert_eq!(
+            (page_addresses(&pma), pma.page_copies()),
+            (start.clone(), 0)
+        );
+
+        // A live version: the first write to a page copies it, the next writes in place.
+        let old = pma.clone();
+        let mut leaves = pma.leaves_mut();
+        assert!(!leaves.private);
+        rewrite_leaf(&mut leaves, 7);
+        assert_eq!(pma.page_copies(), 1);
+        let after_copy = page_addresses(&pma);
+        assert_ne!(after_copy[3], start[3]);
+        rewrite_leaf(&mut pma.leaves_mut(), 6);
+        assert_eq!((page_addresses(&pma), pma.page_copies()), (after_copy, 1));
+        // Spreading leaves 5..10: page 2 is shared and half covered (copied), page 3 is
+        // this version's own (in place), page 4 is shared and covered whole (a fresh page).
+        respread(&mut pma.leaves_mut(), 5..10);
+        assert_eq!(pma.page_copies(), 3);
+        check(&mut pma, &keys);
+        let now = page_addresses(&pma);
+        for p in 0..now.len() {
+            assert_eq!(now[p] == start[p], !(2..5).contains(&p), "page {p}");
+        }
+        assert_eq!(page_addresses(&old), start);
+        old.check_invariants().unwrap();
+        assert!(old.iter().eq(keys.iter().copied()));
+
+        // The version is read and dropped on another thread: the unchecked branch again,
+        // on a page that was shared until then.
+        let seen = std::thread::spawn(move || old.iter().count())
+            .join()
+            .unwrap();
+        assert_eq!(seen, keys.len());
+        let mut leaves = pma.leaves_mut();
+        assert!(leaves.private);
+        rewrite_leaf(&mut leaves, 0);
+        assert_eq!((page_addresses(&pma), pma.page_copies()), (now, 3));
+        check(&mut pma, &keys);
     }
 }
