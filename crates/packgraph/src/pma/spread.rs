@@ -4,9 +4,10 @@
 
 use rayon::prelude::*;
 
+use super::config::default_leaf_bytes;
 use super::leaf::LeafCodec;
 use super::page::{Leaves, LeavesMut};
-use super::{default_leaf_bytes, empty_page, Pma, PmaConfig, Table, LEAF_GRAIN};
+use super::{empty_page, Pma, PmaConfig, Table, LEAF_GRAIN};
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
