@@ -65,7 +65,7 @@ impl PmaConfig {
         self.validate_for_slack(DeltaLeaf::SLACK)
     }
 
-    /// [`PmaConfig::validate`] for a leaf layout that keeps `slack` free bytes per leaf.
+    /// [`PmaConfig::validate`] for a leaf encoding that keeps `slack` free bytes per leaf.
     pub(crate) fn validate_for_slack(&self, slack: usize) -> Result<(), PmaError> {
         let bad = |field, value: f64, reason| {
             Err(PmaError::InvalidConfig {

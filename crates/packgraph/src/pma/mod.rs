@@ -4,7 +4,7 @@
 //! Without Pointers" (PPoPP 2024), sections 3–5:
 //!
 //! * The keys are sorted in one array cut into equal leaves of `leaf_bytes` bytes, each
-//!   packed left; the leaf layout is a [`LeafCodec`]: [`DeltaLeaf`] (head + byte-coded
+//!   packed left; the leaf encoding is a [`LeafCodec`]: [`DeltaLeaf`] (head + byte-coded
 //!   deltas: the CPMA) or [`PlainLeaf`] (8 bytes a key: the PMA). Leaf heads are also kept in
 //!   a separate contiguous array, so a search reads the heads and then one leaf.
 //! * An implicit binary tree over the leaves carries byte-density bounds (`density.rs`).
@@ -130,7 +130,7 @@ pub enum PmaError {
 
 /// A batch-parallel packed memory array of `u64` keys (a sorted set).
 ///
-/// `C` picks the leaf layout: [`Cpma`] (compressed, the default) or [`PlainPma`].
+/// `C` picks the leaf encoding: [`Cpma`] (compressed, the default) or [`PlainPma`].
 ///
 /// # Examples
 /// ```

@@ -47,7 +47,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A leaf layout for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
+/// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
 /// [`PlainLeaf`] (the uncompressed PMA); sealed.
 pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// What the array stores: a key (`u64`, a set) or a key with its value (a map).
