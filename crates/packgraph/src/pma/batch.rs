@@ -12,8 +12,9 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::layout::{concat_parallel, LeavesMut};
 use super::leaf::{LeafCodec, LeafInsert};
+use super::page::LeavesMut;
+use super::spread::{concat_parallel, Overflow};
 use super::{raw, sort, Pma};
 
 /// Batch keys per leaf below which a leaf is updated in place, key by key.
@@ -23,9 +24,6 @@ const PREFETCH_GROUPS: usize = 4;
 const PREFETCH_LINES: usize = 3;
 /// Elements per task in the parallel linear merge of a rebuild.
 const MERGE_GRAIN: usize = 1 << 16;
-
-/// A leaf that overflowed during a merge, with all its items (until redistribution).
-pub(super) type Overflow<I> = (usize, Vec<I>);
 
 /// A sorted update batch: items to insert (or whose values to replace), or keys to remove.
 #[derive(Debug)]

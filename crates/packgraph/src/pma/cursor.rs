@@ -3,9 +3,9 @@
 
 use rayon::prelude::*;
 
-use super::layout::LEAF_GRAIN;
 use super::leaf::LeafCodec;
 use super::Pma;
+use super::LEAF_GRAIN;
 use std::sync::Arc;
 
 /// The position of one key: its leaf, the byte offset of its entry in the leaf, and the key
@@ -133,8 +133,9 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// The leaf ranges whose bytes may differ between this version and `base`: the leaves
-    /// of every page the two do not share. `None` when their layouts differ (a rebuild,
-    /// growth or shrink came between), so nothing lines up. O(pages), reads no leaf.
+    /// of every page the two do not share. `None` when their leaf counts, leaf sizes or page
+    /// sizes differ (a rebuild, growth or shrink came between), so nothing lines up.
+    /// O(pages), reads no leaf.
     pub(crate) fn changed_since(&self, base: &Self) -> Option<Vec<std::ops::Range<usize>>> {
         if self.num_leaves != base.num_leaves
             || self.leaf_bytes != base.leaf_bytes

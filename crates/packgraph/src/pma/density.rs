@@ -93,7 +93,7 @@ impl Bounds {
     }
 }
 
-/// The leaves' upper density bound for a leaf size and a layout's slack.
+/// The leaves' upper density bound for a leaf size and an encoding's slack.
 pub(crate) fn upper_leaf_bound(leaf_bytes: usize, slack: usize) -> f64 {
     1.0 - slack as f64 / leaf_bytes as f64
 }

@@ -5,9 +5,9 @@ use std::ops::{Bound, RangeBounds};
 
 use rayon::prelude::*;
 
-use super::layout::LEAF_GRAIN;
 use super::leaf::LeafCodec;
 use super::Pma;
+use super::LEAF_GRAIN;
 
 /// Iterator over the items of a [`Pma`] whose keys are in a range, in order. Decodes a leaf at a time.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! Without Pointers" (PPoPP 2024), sections 3–5:
 //!
 //! * The keys are sorted in one array cut into equal leaves of `leaf_bytes` bytes, each
-//!   packed left; the leaf layout is a [`LeafCodec`]: [`DeltaLeaf`] (head + byte-coded
+//!   packed left; the leaf encoding is a [`LeafCodec`]: [`DeltaLeaf`] (head + byte-coded
 //!   deltas: the CPMA) or [`PlainLeaf`] (8 bytes a key: the PMA). Leaf heads are also kept in
 //!   a separate contiguous array, so a search reads the heads and then one leaf.
 //! * An implicit binary tree over the leaves carries byte-density bounds (`density.rs`).
@@ -35,19 +35,26 @@
 //! Left out on purpose: the paper's concurrent (locking) point updates — packgraph has one
 //! writer — and its Eytzinger-ordered head index (a plain sorted array searched by
 //! `partition_point` measured as fast at these sizes).
+//!
+//! Submodules import only those below them, lowest first: `leaf` (the codecs), `density`,
+//! `sort` and `raw` (the unsafe code); `config` (the tunables); `page` (views over pages,
+//! copy on write); `spread` (build, spread, gather); `batch` and `rebalance` (the three
+//! batch phases); then the operations (`point`, `iter`, `cursor`, `arrays`, `check`).
 
+mod arrays;
 mod batch;
 mod check;
+mod config;
 mod cursor;
 mod density;
 mod iter;
-mod layout;
 mod leaf;
-mod parts;
+mod page;
 mod point;
 mod raw;
 mod rebalance;
 mod sort;
+mod spread;
 #[cfg(test)]
 mod tests;
 
@@ -56,13 +63,16 @@ use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+pub use self::arrays::{PmaParts, PmaPartsRef};
+pub use self::config::PmaConfig;
 pub use self::cursor::{Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
-pub use self::parts::{PmaParts, PmaPartsRef};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;
+/// Leaves per parallel task when spreading, gathering or scanning.
+const LEAF_GRAIN: usize = 32;
 
 /// The compressed packed memory array.
 pub type Cpma = Pma<DeltaLeaf>;
@@ -118,139 +128,9 @@ pub enum PmaError {
     },
 }
 
-/// Tunables of a [`Pma`]. The defaults were set by `packgraph bench pma`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PmaConfig {
-    /// Factor by which capacity changes on growth (and shrink); the array is rebuilt at
-    /// density `upper_density_root / growth_factor`. Range 1.05–4.
-    pub growth_factor: f64,
-    /// Upper byte-density bound at the root. Range (0, 1 - 20 / leaf bytes].
-    pub upper_density_root: f64,
-    /// Lower byte-density bound at the root; below it the array shrinks.
-    pub lower_density_root: f64,
-    /// Lower byte-density bound at the leaves.
-    pub lower_density_leaf: f64,
-    /// Fixed leaf size in bytes (a multiple of 64, at least 64); `None` picks it from the
-    /// size, growing with the logarithm of the capacity.
-    pub leaf_bytes: Option<usize>,
-    /// Batches smaller than this are applied key by key.
-    pub point_batch_max: usize,
-    /// Batches of at least `len / rebuild_divisor` keys rebuild the array by a linear merge.
-    pub rebuild_divisor: usize,
-    /// Batch keys per serial task in the parallel merge.
-    pub parallel_grain: usize,
-    /// Target bytes of leaves per page, the unit that versions share and copy on write;
-    /// a page holds the largest power of two of leaves that fits (at least one leaf).
-    /// Range 64..=16777216.
-    pub page_bytes: usize,
-}
-
-impl Default for PmaConfig {
-    fn default() -> Self {
-        Self {
-            growth_factor: 1.2,
-            upper_density_root: 0.88,
-            lower_density_root: 0.3,
-            lower_density_leaf: 0.08,
-            leaf_bytes: None,
-            point_batch_max: 100,
-            rebuild_divisor: 10,
-            parallel_grain: 512,
-            page_bytes: 4096,
-        }
-    }
-}
-
-/// Leaf size for a given capacity when none is configured (bytes, multiple of 64).
-pub(crate) fn default_leaf_bytes(capacity_bytes: usize) -> usize {
-    const MIN_LEAF_BYTES: usize = 256;
-    const MAX_LEAF_BYTES: usize = 4096;
-    const BYTES_PER_LOG2: usize = 12;
-    let log2 = (usize::BITS - capacity_bytes.max(2).leading_zeros()) as usize;
-    ((log2 * BYTES_PER_LOG2).div_ceil(64) * 64).clamp(MIN_LEAF_BYTES, MAX_LEAF_BYTES)
-}
-
-impl PmaConfig {
-    /// Checks every field's range.
-    ///
-    /// # Errors
-    /// [`PmaError::InvalidConfig`] naming the first bad field.
-    pub fn validate(&self) -> Result<(), PmaError> {
-        self.validate_for_slack(DeltaLeaf::SLACK)
-    }
-
-    /// [`PmaConfig::validate`] for a leaf layout that keeps `slack` free bytes per leaf.
-    pub(crate) fn validate_for_slack(&self, slack: usize) -> Result<(), PmaError> {
-        let bad = |field, value: f64, reason| {
-            Err(PmaError::InvalidConfig {
-                field,
-                value,
-                reason,
-            })
-        };
-        let min_leaf = self.leaf_bytes.unwrap_or(default_leaf_bytes(0));
-        if let Some(bytes) = self.leaf_bytes {
-            if bytes < 64 || bytes % 64 != 0 || bytes > 1 << 20 {
-                return bad(
-                    "leaf_bytes",
-                    bytes as f64,
-                    "must be a multiple of 64 in 64..=1048576",
-                );
-            }
-        }
-        if !(1.05..=4.0).contains(&self.growth_factor) {
-            return bad("growth_factor", self.growth_factor, "must be in 1.05..=4");
-        }
-        let max_upper = density::upper_leaf_bound(min_leaf, slack);
-        if !(self.upper_density_root > 0.0 && self.upper_density_root <= max_upper) {
-            return bad(
-                "upper_density_root",
-                self.upper_density_root,
-                "must be in (0, 1 - slack / leaf_bytes], slack being 20 bytes for sets and 30 for maps",
-            );
-        }
-        let rebuilt = self.upper_density_root / self.growth_factor;
-        if !(self.lower_density_root >= 0.0 && self.lower_density_root < rebuilt * 0.75) {
-            return bad(
-                "lower_density_root",
-                self.lower_density_root,
-                "must be >= 0 and below 0.75 * upper_density_root / growth_factor",
-            );
-        }
-        if !(self.lower_density_leaf >= 0.0 && self.lower_density_leaf <= self.lower_density_root) {
-            return bad(
-                "lower_density_leaf",
-                self.lower_density_leaf,
-                "must be in 0..=lower_density_root",
-            );
-        }
-        if !(64..=1 << 24).contains(&self.page_bytes) {
-            return bad(
-                "page_bytes",
-                self.page_bytes as f64,
-                "must be in 64..=16777216",
-            );
-        }
-        if self.rebuild_divisor == 0 || self.parallel_grain == 0 {
-            return bad("rebuild_divisor/parallel_grain", 0.0, "must be positive");
-        }
-        Ok(())
-    }
-
-    /// log2 of the leaves per page for leaves of `leaf_bytes`.
-    pub(crate) fn page_shift(&self, leaf_bytes: usize) -> u32 {
-        (self.page_bytes / leaf_bytes).max(1).ilog2()
-    }
-
-    /// Byte density the array is built at (after growth, shrink or bulk build).
-    pub(crate) fn build_density(&self) -> f64 {
-        self.upper_density_root / self.growth_factor
-    }
-}
-
 /// A batch-parallel packed memory array of `u64` keys (a sorted set).
 ///
-/// `C` picks the leaf layout: [`Cpma`] (compressed, the default) or [`PlainPma`].
+/// `C` picks the leaf encoding: [`Cpma`] (compressed, the default) or [`PlainPma`].
 ///
 /// # Examples
 /// ```
@@ -278,7 +158,9 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     /// Pages this handle copied because a clone shared them (see [`Pma::page_copies`]).
     page_copies: AtomicUsize,
     /// Shared by every version cloned from one build: a count of 1 means no other version
-    /// exists, so no page can be shared and writes skip the per-page check.
+    /// exists, so no page can be shared and writes skip the per-page check (soundness
+    /// rests on it, see `Pma::leaves_mut`). Declared after `table`, so that a version being
+    /// dropped lets go of its pages before its lineage; never downgraded to a weak pointer.
     lineage: Arc<()>,
     codec: PhantomData<fn() -> C>,
 }
@@ -493,7 +375,7 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// The leaf `j` and everything after it in its page, padding included (for reads; see
-    /// `leaf.rs`).
+    /// `leaf/mod.rs`).
     #[inline(always)]
     fn leaf(&self, j: usize) -> &[u8] {
         let page = &self.table.pages[j >> self.page_shift];

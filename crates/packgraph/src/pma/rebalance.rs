@@ -15,10 +15,10 @@
 use rayon::prelude::*;
 use std::ops::Range;
 
-use super::batch::Overflow;
 use super::density::{node_leaves, Bounds};
-use super::layout::{gather, spread, LeavesMut, SizedKeys};
 use super::leaf::LeafCodec;
+use super::page::LeavesMut;
+use super::spread::{gather, spread, Overflow, SizedKeys};
 use super::Pma;
 
 /// Node sets at least this large are counted in parallel.

@@ -1,5 +1,7 @@
-//! The arrays of a PMA as they are in memory, for snapshot files: borrowed for writing,
-//! owned and validated (in parallel) for reading back.
+//! A PMA's arrays as they are in memory (leaf bytes, per-leaf sizes and heads), exported and
+//! imported whole for snapshot files: borrowed for writing ([`Pma::parts`]), owned and
+//! checked in parallel against every invariant for reading back ([`Pma::from_parts`]).
+//! (The name `PmaParts` is about these arrays; it has nothing to do with the PART tree.)
 
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicUsize;

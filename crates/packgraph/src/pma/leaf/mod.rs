@@ -1,0 +1,223 @@
+//! Leaf encodings: how one PMA leaf lays out its sorted keys in bytes.
+//!
+//! Every encoding keeps a leaf packed left (its keys in the first `used` bytes, the rest
+//! free) and starts with the head, the leaf's smallest key, as eight little-endian bytes, so
+//! a leaf's head can be read without decoding and the same PMA code serves all of them:
+//!
+//! ```text
+//! PlainLeaf:    | k0 (8 B) | k1 (8 B) | k2 (8 B) | ... | free |
+//! DeltaLeaf:    | k0 (8 B) | code(k1-k0) | code(k2-k1) | ... | free |   (codes: 1–10 B each)
+//! DeltaMapLeaf: | k0 (8 B) | v0 (8 B) | code(k1-k0) | v1 (8 B) | ... | free |
+//! ```
+//!
+//! Functions reading a leaf take a slice that starts at the leaf and may extend past it (into
+//! the next leaves and the array's padding); only `used` bytes are decoded, and the extra bytes
+//! let the word-at-a-time decoder skip its bounds fallback. Functions writing a leaf take
+//! exactly the leaf's bytes, whose length is its capacity.
+//!
+//! This file holds the codec trait, [`LeafCodec`], and the head helpers the codecs share;
+//! each codec has its own file: `plain.rs` ([`PlainLeaf`]), `delta.rs` ([`DeltaLeaf`]) and
+//! `delta_map.rs` ([`DeltaMapLeaf`]).
+
+mod delta;
+mod delta_map;
+mod plain;
+
+pub use self::delta::DeltaLeaf;
+pub use self::delta_map::DeltaMapLeaf;
+pub use self::plain::PlainLeaf;
+
+/// Bytes of a leaf's uncompressed head.
+pub(crate) const HEAD_BYTES: usize = 8;
+
+/// The result of inserting one key into a leaf in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafInsert {
+    /// The key was already there with this value; nothing changed.
+    Present,
+    /// The key was already there; its value was replaced in place (maps only).
+    Replaced,
+    /// The key was added; the leaf now uses this many bytes.
+    Inserted(usize),
+    /// The key is absent but does not fit; nothing changed.
+    Full,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
+/// [`PlainLeaf`] (the uncompressed PMA); sealed.
+pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
+    /// What the array stores: a key (`u64`, a set) or a key with its value (a map).
+    type Item: Copy + Default + PartialEq + Send + Sync + std::fmt::Debug + 'static;
+
+    /// Short name used in reports (`"cpma"`, `"pma"`).
+    const NAME: &'static str;
+
+    /// Bytes of a leaf's first entry (its uncompressed head).
+    const HEAD: usize;
+
+    /// Free bytes a leaf's upper density bound keeps so that any redistribution fits (see
+    /// `density.rs`): at least the largest entry, plus a head's extra bytes, plus 2.
+    const SLACK: usize;
+
+    /// The key of an item.
+    fn key(item: Self::Item) -> u64;
+
+    /// Bytes `item` takes when it follows the key `prev` inside a leaf.
+    fn entry_bytes(prev: u64, item: Self::Item) -> usize;
+
+    /// Writes `items` (non-empty, keys strictly increasing) into `out`, which is long
+    /// enough; returns the bytes written.
+    fn encode(items: &[Self::Item], out: &mut [u8]) -> usize;
+
+    /// Writes `items` (non-empty, keys strictly increasing) into `out` if they fit and
+    /// returns the bytes written; `None` (with `out` partly overwritten) if they do not.
+    fn encode_bounded(items: &[Self::Item], out: &mut [u8]) -> Option<usize>;
+
+    /// Calls `f` on each item of the leaf in order until it returns `false`; returns
+    /// whether every item was visited.
+    fn for_each_while(leaf: &[u8], used: usize, f: impl FnMut(Self::Item) -> bool) -> bool;
+
+    /// Calls `f` on the items from the entry at byte `offset` (whose predecessor's key is
+    /// `prev`) on, until it returns `false`; returns whether the leaf's end was reached.
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        f: impl FnMut(Self::Item) -> bool,
+    ) -> bool;
+
+    /// Calls `f` on at most `count` keys from the entry at byte `offset` (predecessor `prev`)
+    /// until it returns `false`; returns how many keys it visited and whether `f` stopped.
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        count: usize,
+        f: &mut impl FnMut(Self::Item) -> bool,
+    ) -> (usize, bool);
+
+    /// Calls `f(key, offset, prev)` on every entry: the key, the byte offset of its entry and
+    /// the key before it in the leaf (0 for the head).
+    fn for_each_entry(leaf: &[u8], used: usize, f: impl FnMut(u64, usize, u64));
+
+    /// The first item whose key is `>= target` in the leaf, if any.
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<Self::Item>;
+
+    /// The leaf's largest key.
+    fn last(leaf: &[u8], used: usize) -> Option<u64>;
+
+    /// Inserts `item` in place (replacing the value of an item with the same key).
+    fn insert(leaf: &mut [u8], used: usize, item: Self::Item) -> LeafInsert;
+
+    /// Removes `key` in place; returns the new used bytes, or `None` if it was absent.
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize>;
+
+    /// Bytes the encoding of `items` (non-empty, keys strictly increasing) takes.
+    fn encoded_len(items: &[Self::Item]) -> usize {
+        Self::HEAD
+            + items
+                .windows(2)
+                .map(|w| Self::entry_bytes(Self::key(w[0]), w[1]))
+                .sum::<usize>()
+    }
+
+    /// Sorts `items` by key, stably (items with equal keys keep their order).
+    fn sort_items(items: &mut Vec<Self::Item>) {
+        use rayon::slice::ParallelSliceMut;
+        items.par_sort_by_key(|&item| Self::key(item));
+    }
+
+    /// Appends the leaf's items to `out`.
+    fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<Self::Item>) {
+        Self::for_each_while(leaf, used, |item| {
+            out.push(item);
+            true
+        });
+    }
+}
+
+#[inline(always)]
+fn read_head(leaf: &[u8]) -> u64 {
+    let bytes: [u8; 8] = leaf[..HEAD_BYTES]
+        .try_into()
+        .expect("a leaf holds its 8-byte head");
+    u64::from_le_bytes(bytes)
+}
+
+#[inline(always)]
+fn write_head(leaf: &mut [u8], key: u64) {
+    leaf[..HEAD_BYTES].copy_from_slice(&key.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Applies `ops` (insert if true, else remove) to one leaf of `capacity` bytes and
+    /// compares it with a `BTreeSet` after each.
+    pub(super) fn check_ops<C: LeafCodec<Item = u64>>(ops: &[(bool, u64)], capacity: usize) {
+        let mut leaf = vec![0u8; capacity];
+        let mut used = 0;
+        let mut oracle = BTreeSet::new();
+        for &(insert, key) in ops {
+            if insert {
+                match C::insert(&mut leaf, used, key) {
+                    LeafInsert::Present => assert!(oracle.contains(&key)),
+                    LeafInsert::Replaced => panic!("a set never replaces"),
+                    LeafInsert::Inserted(now) => {
+                        assert!(oracle.insert(key));
+                        used = now;
+                    }
+                    LeafInsert::Full => {
+                        assert!(!oracle.contains(&key));
+                        let mut all: Vec<u64> = oracle.iter().copied().collect();
+                        all.push(key);
+                        all.sort_unstable();
+                        assert!(C::encoded_len(&all) > capacity);
+                    }
+                }
+            } else {
+                match C::remove(&mut leaf, used, key) {
+                    Some(now) => {
+                        assert!(oracle.remove(&key));
+                        used = now;
+                    }
+                    None => assert!(!oracle.contains(&key)),
+                }
+            }
+            let keys: Vec<u64> = oracle.iter().copied().collect();
+            let mut decoded = Vec::new();
+            C::decode_into(&leaf, used, &mut decoded);
+            assert_eq!(decoded, keys);
+            if !keys.is_empty() {
+                assert_eq!(used, C::encoded_len(&keys));
+            }
+            assert_eq!(C::last(&leaf, used), keys.last().copied());
+            assert_eq!(
+                C::lower_bound(&leaf, used, key),
+                oracle.range(key..).next().copied()
+            );
+        }
+    }
+
+    #[test]
+    fn head_replacement_and_extreme_keys() {
+        let ops = [
+            (true, 100),
+            (true, 0),
+            (true, u64::MAX),
+            (false, 0),
+            (true, 1),
+            (false, u64::MAX),
+        ];
+        check_ops::<DeltaLeaf>(&ops, 64);
+        check_ops::<PlainLeaf>(&ops, 64);
+    }
+}
