@@ -54,7 +54,7 @@ enum Model {
         #[arg(long, default_value_t = 16)]
         scale: u32,
         /// Number of edges to draw.
-        #[arg(long, default_value = "1e6", value_parser = crate::bench::parse_count)]
+        #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
         edges: usize,
         /// Probability of the top-left quadrant.
         #[arg(long, default_value_t = 0.57)]
@@ -69,10 +69,10 @@ enum Model {
     /// Erdős–Rényi G(n, m): m edges with endpoints drawn uniformly.
     Er {
         /// Number of vertices.
-        #[arg(long, default_value = "1e5", value_parser = crate::bench::parse_count)]
+        #[arg(long, default_value = "1e5", value_parser = crate::input::parse_count)]
         vertices: usize,
         /// Number of edges to draw.
-        #[arg(long, default_value = "1e6", value_parser = crate::bench::parse_count)]
+        #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
         edges: usize,
     },
 }
@@ -203,10 +203,18 @@ pub(crate) struct InfoArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Also check every structural invariant of the loaded graph (both arc arrays agree,
+    /// the vertex index matches them, ids and properties name existing vertices); a broken
+    /// one is an error.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Serialize)]
 struct Info {
+    /// Whether `--check` verified every invariant (absent without `--check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invariants_ok: Option<bool>,
     file: String,
     vertices: usize,
     edges: usize,
@@ -227,10 +235,19 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     let (data, load_time) = input::read(&args.input, &args.read)?;
     let graph = &data.graph;
     graph.build_index();
+    if args.check {
+        graph.check_invariants().with_context(|| {
+            format!(
+                "{}: the loaded graph fails its self-check",
+                args.input.display()
+            )
+        })?;
+    }
     let mut degrees: Vec<u32> = graph.out_degrees().to_vec();
     degrees.sort_unstable();
     let n = degrees.len();
     let info = Info {
+        invariants_ok: args.check.then_some(true),
         file: args.input.display().to_string(),
         vertices: n,
         edges: graph.num_edges(),
@@ -275,6 +292,9 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     );
     println!("vertices    {}", info.vertices);
     println!("edges       {}", info.edges);
+    if info.invariants_ok.is_some() {
+        println!("check       every invariant holds");
+    }
     if info.self_loops_dropped > 0 {
         println!("self-loops  {} (not stored)", info.self_loops_dropped);
     }

@@ -1,6 +1,7 @@
 //! `packgraph`: the command-line tool.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "bench")]
 mod bench;
 mod files;
 mod input;
@@ -11,12 +12,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
 /// Counts allocated bytes so that benchmarks can report the memory of baselines
-/// (std collections) the same way for every structure.
+/// (std collections) the same way for every structure. Only in builds with `packgraph
+/// bench` (the default feature `bench`); without it the system allocator serves directly.
+#[cfg(feature = "bench")]
 #[global_allocator]
-static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
 
 /// packgraph: a dynamic-graph engine on a compressed packed memory array.
 ///
@@ -46,6 +48,7 @@ enum Command {
     /// Generate a synthetic graph (Graph500 Kronecker, R-MAT, Erdős–Rényi) into a file.
     Generate(files::GenerateArgs),
     /// Run benchmarks against baselines measured in the same run.
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
     /// Stream edge updates into a graph while other threads query consistent snapshots of
     /// it; ends with update throughput and latency, query latency while updating and idle,
@@ -111,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Info(args) => pool.install(|| files::info(&args)),
         Command::Convert(args) => pool.install(|| files::convert(&args)),
         Command::Generate(args) => pool.install(|| files::generate(&args)),
+        #[cfg(feature = "bench")]
         Command::Bench(args) => pool.install(|| bench::run(&args, threads)),
         Command::Stream(args) => stream::run(&args, &pool, threads),
     }

@@ -22,7 +22,7 @@ use packgraph::io::generate::{self, Initiator, SplitMix64};
 use rayon::ThreadPool;
 use serde::Serialize;
 
-use crate::bench::parse_count;
+use crate::input::parse_count;
 use crate::input::{self, ReadArgs};
 use crate::UsageError;
 

@@ -1,4 +1,6 @@
-//! Runs the built `packgraph` binary: output formats and exit codes.
+//! Runs the built `packgraph` binary: output formats and exit codes of `bench` (built with
+//! the default feature `bench`).
+#![cfg(feature = "bench")]
 
 use assert_cmd::Command;
 

@@ -84,9 +84,11 @@ fn generate_convert_reload_run_agree_across_formats() {
         encoder.write_all(&std::fs::read(&txt).unwrap()).unwrap();
         encoder.finish().unwrap();
     }
-    let info = ok(&["info", &pgb, "--json"]);
+    let info = ok(&["info", &pgb, "--json", "--check"]);
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["weighted"], true);
+    assert_eq!(info["invariants_ok"], true);
+    assert!(ok(&["info", &txt, "--check"]).contains("every invariant holds"));
     assert!(info["edges"].as_u64().unwrap() > 1000);
     let source = ok(&["run", "bfs", "--input", &txt])
         .lines()

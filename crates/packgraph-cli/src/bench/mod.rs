@@ -18,6 +18,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::input;
+pub(crate) use crate::input::parse_count;
 
 /// Arguments of `packgraph bench`.
 #[derive(Args, Debug)]
@@ -139,27 +140,6 @@ fn format_value(value: f64) -> String {
     }
 }
 
-/// Parses a count such as `10000000`, `10_000_000` or `1e7`.
-pub(crate) fn parse_count(text: &str) -> Result<usize, String> {
-    let clean = text.replace('_', "");
-    let value = if let Some((mantissa, exponent)) = clean.split_once(['e', 'E']) {
-        let mantissa: u64 = mantissa
-            .parse()
-            .map_err(|_| format!("not a count: {text:?}"))?;
-        let exponent: u32 = exponent
-            .parse()
-            .map_err(|_| format!("not a count: {text:?}"))?;
-        10u64
-            .checked_pow(exponent)
-            .and_then(|p| p.checked_mul(mantissa))
-    } else {
-        clean.parse().ok()
-    };
-    value
-        .and_then(|v| usize::try_from(v).ok())
-        .ok_or_else(|| format!("not a count (digits or 1eN): {text:?}"))
-}
-
 /// A comma-separated list of counts; an empty text or `none` is the empty list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CountList(pub(crate) Vec<usize>);
@@ -195,19 +175,4 @@ pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = Instant::now();
     let out = f();
     (out, start.elapsed())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_parse_in_both_notations() {
-        assert_eq!(parse_count("1e6"), Ok(1_000_000));
-        assert_eq!(parse_count("10_000"), Ok(10_000));
-        assert_eq!(parse_count("25e2"), Ok(2_500));
-        assert!(parse_count("1e99").is_err());
-        assert!(parse_count("-3").is_err());
-        assert!(parse_count("ten").is_err());
-    }
 }

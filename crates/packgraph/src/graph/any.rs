@@ -87,6 +87,17 @@ impl AnyGraph {
         }
     }
 
+    /// Checks every invariant of the graph (see [`Graph::check_invariants`]).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`](crate::Error::Corrupt) naming the first one found broken.
+    pub fn check_invariants(&self) -> Result<()> {
+        match self {
+            Self::Unweighted(g) => g.check_invariants(),
+            Self::Weighted(g) => g.check_invariants(),
+        }
+    }
+
     /// Out-degrees of all vertices.
     pub fn out_degrees(&self) -> &[u32] {
         match self {
