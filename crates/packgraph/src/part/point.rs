@@ -385,6 +385,14 @@ fn remove_values<V: Clone>(node: &mut Arc<ValueNode<V>>, key: &[u8], depth: usiz
     value
 }
 
+/// A node 16 left with at most this many children by a removal below it becomes a node 4.
+const SHRINK_16_AT: usize = 3;
+/// A node 48 left with at most this many children by a removal below it becomes a node 16.
+const SHRINK_48_AT: usize = 12;
+/// A node 256 left with at most this many children by a removal below it becomes a node 48.
+/// Nothing else makes or leaves a node 256 this sparse, so every node 256 has more.
+pub(super) const SHRINK_256_AT: usize = 36;
+
 /// Restores the node shapes after a removal below `slot`: an inner node left with no child
 /// becomes its terminal leaf (or goes), one with a single child and no terminal merges
 /// into it (path compression), and a sparse node shrinks to the smaller kind.
@@ -430,13 +438,13 @@ pub(super) fn normalize<V: Clone>(slot: &mut NodeRef<V>) -> After {
         return After::Keep;
     }
     let shrunk = match &*slot {
-        NodeRef::N16(n) if count <= 3 => {
+        NodeRef::N16(n) if count <= SHRINK_16_AT => {
             Some(NodeRef::N4(Arc::new(move_into(&**n, Node4::empty()))))
         }
-        NodeRef::N48(n) if count <= 12 => {
+        NodeRef::N48(n) if count <= SHRINK_48_AT => {
             Some(NodeRef::N16(Arc::new(move_into(&**n, Node16::empty()))))
         }
-        NodeRef::N256(n) if count <= 36 => {
+        NodeRef::N256(n) if count <= SHRINK_256_AT => {
             Some(NodeRef::N48(Arc::new(move_into(&**n, Node48::empty()))))
         }
         _ => None,
