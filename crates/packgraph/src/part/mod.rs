@@ -24,8 +24,10 @@
 //!   8 to 124 million keys/s.
 //!
 //! Every inner node counts the entries below it, so a subtree's size is known without
-//! walking it. Left for later: a node arena (nodes come from the global allocator, so
-//! `compact` and bulk building give traversal order only within each node size).
+//! walking it. The invariants the code keeps and relies on are listed in `check.rs` and
+//! checked by [`Part::check_invariants`]. Left for later: a node arena (nodes come from the
+//! global allocator, so `compact` and bulk building give traversal order only within each
+//! node size).
 //!
 //! Where things are: the node kinds in `node/` (`inner.rs`, `values.rs`); point operations
 //! (get, insert, remove and the shape repairs after a removal) in `point.rs`; sorted
@@ -94,6 +96,36 @@ impl<V: std::fmt::Debug + Clone> std::fmt::Debug for Part<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
+}
+
+/// Errors of the PART layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PartError {
+    /// A broken internal invariant, found by [`Part::check_invariants`] or
+    /// [`HashedPart::check_invariants`].
+    #[error("PART invariant broken at {}: {what}", key_path(.path))]
+    Invariant {
+        /// Where: the key bytes leading from the root to the broken node (the node's own
+        /// compressed path not included), or the offending stored key.
+        path: Vec<u8>,
+        /// What was wrong.
+        what: String,
+    },
+}
+
+/// `path` for a message: its bytes in hex, or "the root" when empty.
+fn key_path(path: &[u8]) -> String {
+    if path.is_empty() {
+        return "the root".into();
+    }
+    format!("key path {}", hex(path))
+}
+
+/// Key bytes for a message, in hex: `[07 00 ff]`.
+fn hex(bytes: &[u8]) -> String {
+    let bytes: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("[{}]", bytes.join(" "))
 }
 
 /// Whether a slot keeps its node after a removal below it.

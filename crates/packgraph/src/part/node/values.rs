@@ -47,6 +47,42 @@ impl<V: Clone> ValueNode<V> {
         self.values.len()
     }
 
+    /// The depth where the node's path ends: every key agrees with the path before it.
+    pub(crate) fn shared(&self) -> usize {
+        self.shared
+    }
+
+    /// What is wrong with the node's arrays, if anything (for `Part::check_invariants`):
+    /// the header counts the values, the keys are `width` bytes per value, and there are
+    /// at most [`VALUES_MAX`].
+    pub(crate) fn check_arrays(&self) -> Result<(), String> {
+        let (count, len) = (self.header.count, self.values.len());
+        if usize::from(count) != len {
+            return Err(format!(
+                "value node counts {count} entries but holds {len} values"
+            ));
+        }
+        if self.keys.len() != len * self.width {
+            return Err(format!(
+                "value node holds {} key bytes for {len} keys of {} bytes",
+                self.keys.len(),
+                self.width
+            ));
+        }
+        if len > VALUES_MAX {
+            return Err(format!(
+                "value node holds {len} entries, more than {VALUES_MAX}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The key and value arrays, to corrupt in tests of `Part::check_invariants`.
+    #[cfg(test)]
+    pub(crate) fn arrays_mut(&mut self) -> (&mut Vec<u8>, &mut Vec<V>) {
+        (&mut self.keys, &mut self.values)
+    }
+
     #[inline]
     fn key(&self, i: usize) -> &[u8] {
         &self.keys[i * self.width..(i + 1) * self.width]
