@@ -25,8 +25,9 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::node::{Inner, NodeRef};
-use super::{for_each_child, header_of, Frame, Iter, Part};
+use super::iter::{Frame, Iter};
+use super::node::{for_each_child, header_of, Inner, NodeRef};
+use super::Part;
 
 const UNIT_MAGIC: &[u8; 8] = b"PARTUNIT";
 

@@ -4,7 +4,7 @@
 //! levels of the tree. The original key follows the hash in the stored key, so distinct
 //! keys never collide; iteration is in hash order, not key order. Off unless chosen.
 
-use super::Part;
+use super::{Part, PartError};
 
 /// A [`Part`] whose keys are stored hashed; same operations, unordered iteration.
 ///
@@ -76,6 +76,28 @@ impl<V: Clone> HashedPart<V> {
     pub fn as_part(&self) -> &Part<V> {
         &self.inner
     }
+
+    /// Checks the tree underneath ([`Part::check_invariants`]) and that every stored key
+    /// is the 8-byte hash of the original key followed by the key. For tests and
+    /// debugging; O(n) time.
+    ///
+    /// # Errors
+    /// [`PartError::Invariant`] naming the first broken node, or the stored key whose hash
+    /// does not match.
+    pub fn check_invariants(&self) -> Result<(), PartError> {
+        self.inner.check_invariants()?;
+        for (stored, _) in self.inner.iter() {
+            let hashed =
+                stored.len() >= 8 && stored[..8] == hash(self.seed, &stored[8..]).to_be_bytes();
+            if !hashed {
+                return Err(PartError::Invariant {
+                    path: stored.to_vec(),
+                    what: "the stored key does not begin with the hash of the rest".into(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A seeded 64-bit hash of `bytes`: 8-byte words mixed with a multiply-xorshift (the
@@ -120,6 +142,7 @@ mod tests {
                 } else {
                     prop_assert_eq!(map.remove(&key), oracle.remove(&key));
                 }
+                map.check_invariants().unwrap();
                 prop_assert_eq!(map.get(&key), oracle.get(&key));
             }
             prop_assert_eq!(map.len(), oracle.len());
@@ -149,10 +172,24 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(hashed.get(k), Some(&i));
         }
+        hashed.check_invariants().unwrap();
         // Both are correct; the hashed tree spreads at its first byte.
         assert_eq!(plain.len(), hashed.len());
         let first_bytes: std::collections::HashSet<u8> =
             hashed.as_part().iter().map(|(k, _)| k[0]).collect();
         assert!(first_bytes.len() > 200, "{}", first_bytes.len());
+    }
+
+    #[test]
+    fn check_invariants_catches_a_key_stored_without_its_hash() {
+        let mut map = HashedPart::new(3);
+        map.insert(b"kept", 1);
+        map.check_invariants().unwrap();
+        map.inner.insert(b"01234567unhashed", 2);
+        let err = map.check_invariants().unwrap_err().to_string();
+        assert!(err.contains("does not begin with the hash"), "{err}");
+        let mut short = HashedPart::new(3);
+        short.inner.insert(b"short", 1);
+        assert!(short.check_invariants().is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! PART against `BTreeMap`: random interleavings of point and batch operations, snapshots and
 //! drops; every live snapshot keeps its exact contents; ordered iteration and ranges; keys
 //! sharing long prefixes, empty keys, keys that are prefixes of others; nothing leaked.
+//! Every version, and every map an operation reads, passes `check_invariants` after every
+//! operation.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -68,7 +70,7 @@ type Oracle = BTreeMap<Vec<u8>, u32>;
 
 fn check(part: &Part<Value>, oracle: &BTreeMap<Vec<u8>, u32>, probes: &[Vec<u8>]) {
     assert_eq!(part.len(), oracle.len());
-    part.audit();
+    part.check_invariants().unwrap();
     let got: Vec<(Vec<u8>, u32)> = part.iter().map(|(k, v)| (k.to_vec(), v.0)).collect();
     let want: Vec<(Vec<u8>, u32)> = oracle.iter().map(|(k, &v)| (k.clone(), v)).collect();
     assert_eq!(got, want, "iteration differs");
@@ -161,6 +163,7 @@ fn run(ops: &[Op]) {
                 Op::Union(items) => {
                     let other: Part<Value> =
                         items.iter().map(|(k, v)| (k.clone(), value(*v))).collect();
+                    other.check_invariants().unwrap();
                     let other_oracle: Oracle = items.iter().cloned().collect();
                     // Both directions: `self` wins.
                     let flipped = other.union(&part);
@@ -177,9 +180,10 @@ fn run(ops: &[Op]) {
                 }
                 Op::Intersect(keys) => {
                     let other: Part<Value> = keys.iter().map(|k| (k.clone(), value(0))).collect();
+                    other.check_invariants().unwrap();
                     let flipped = other.intersection(&part);
                     assert_eq!(flipped.len(), part.intersection(&other).len());
-                    flipped.audit();
+                    flipped.check_invariants().unwrap();
                     part = part.intersection(&other);
                     oracle.retain(|k, _| keys.contains(k));
                     keys.iter().take(4).cloned().collect()
@@ -196,6 +200,7 @@ fn run(ops: &[Op]) {
         }
         let empty: Vec<Vec<u8>> = oracle.keys().cloned().collect();
         part.remove_batch(&empty);
+        part.check_invariants().unwrap();
         assert!(part.is_empty());
         assert_eq!(part.node_counts(), (0, 0));
     }
@@ -229,10 +234,10 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     let base: Part<u32> = (0..20_000u64)
         .map(|k| ((k * 7919).to_be_bytes(), k as u32))
         .collect();
-    base.audit();
+    base.check_invariants().unwrap();
     // Dense fixed-length keys end in value nodes, whichever way the tree was made.
     let dense: Part<u32> = (0..20_000u64).map(|k| ((k * 3).to_be_bytes(), 1)).collect();
-    dense.audit();
+    dense.check_invariants().unwrap();
     assert!(
         dense.value_nodes() > 50,
         "{} value nodes",
@@ -242,7 +247,7 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     for (k, v) in dense.iter() {
         one_at_a_time.insert(k, *v);
     }
-    one_at_a_time.audit();
+    one_at_a_time.check_invariants().unwrap();
     assert!(one_at_a_time.value_nodes() > 50);
     // A longer key under a value node turns it into an inner node, and back to values
     // only when rebuilt.
@@ -250,12 +255,12 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     let mut key = 300u64.to_be_bytes().to_vec();
     key.push(1);
     longer.insert(&key, 2);
-    longer.audit();
+    longer.check_invariants().unwrap();
     assert_eq!(longer.get(&key), Some(&2));
     assert_eq!(longer.get(&300u64.to_be_bytes()), Some(&1));
     assert!(longer.value_nodes() < dense.value_nodes());
     assert_eq!(longer.remove(&key), Some(2));
-    longer.audit();
+    longer.check_invariants().unwrap();
     assert!(longer.iter().eq(dense.iter()));
     assert_eq!(dense.compact().value_nodes(), dense.value_nodes());
     // A sorted batch under a snapshot copies only the nodes on its paths, each once.
@@ -269,6 +274,7 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     for (k, v) in &batch {
         one_by_one.insert(k, *v);
     }
+    next.check_invariants().unwrap();
     assert_eq!(copied, fresh_nodes(&one_by_one, &[&base]));
     assert!(copied <= 100 * 4, "{copied} nodes copied for 100 keys");
 
@@ -280,15 +286,16 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     changed.insert(&5u64.to_be_bytes(), 5);
     changed.remove(&7919u64.to_be_bytes());
     let union = base.union(&changed);
+    union.check_invariants().unwrap();
     assert_eq!(union.len(), base.len() + 1);
     assert!(fresh_nodes(&union, &[&base, &changed]) <= 8);
     let both = base.intersection(&changed);
     assert_eq!(both.len(), base.len() - 1);
     assert!(fresh_nodes(&both, &[&base, &changed]) <= 8);
-    both.audit();
+    both.check_invariants().unwrap();
     // Traversal-order rebuild keeps the contents.
     let compact = changed.compact();
-    compact.audit();
+    compact.check_invariants().unwrap();
     assert!(compact.iter().eq(changed.iter()));
 }
 
@@ -301,6 +308,7 @@ fn a_write_under_a_snapshot_copies_one_chunk_of_a_wide_node() {
         .collect();
     let mut next = base.clone();
     next.insert(&[7, 9], 9);
+    next.check_invariants().unwrap();
     let (Some(NodeRef::N256(old)), Some(NodeRef::N256(new))) = (&base.root, &next.root) else {
         panic!("the root should be a node of 256");
     };
@@ -315,7 +323,7 @@ fn a_write_under_a_snapshot_copies_one_chunk_of_a_wide_node() {
     };
     let after: Vec<usize> = (0..256).map(|b| now.slot(b).unwrap().id()).collect();
     assert_eq!(before, after);
-    next.audit();
+    next.check_invariants().unwrap();
 }
 
 #[test]
@@ -327,6 +335,7 @@ fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
     for (i, &k) in keys.iter().enumerate() {
         part.insert_u64(k, i);
     }
+    part.check_invariants().unwrap();
     let mut sorted = keys.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -343,12 +352,15 @@ fn u64_keys_iterate_in_numeric_order_and_nodes_grow_and_shrink() {
     let snapshot = dense.clone();
     for b in 0..250u8 {
         assert_eq!(dense.remove(&[1, b]), Some(u32::from(b)));
+        dense.check_invariants().unwrap();
     }
+    snapshot.check_invariants().unwrap();
     assert_eq!(dense.len(), 6);
     assert_eq!(snapshot.len(), 256);
     assert!(snapshot.iter().map(|(k, _)| k[1]).eq(0..=255u8));
     assert_eq!(dense.get_u64(3), None);
     let compacted = part.compact();
+    compacted.check_invariants().unwrap();
     assert!(compacted.iter().eq(part.iter()));
     assert_eq!(compacted.node_counts(), part.node_counts());
 }
@@ -382,6 +394,7 @@ fn checkpoints_write_only_changed_units_and_read_back() {
     assert_eq!(first.units(), 17, "{first:?}"); // 16 subtrees and the leaf "a"
     assert_eq!(first.written(), first.units() + 1);
     let back = Part::read_checkpoint(first.manifest(), decode).unwrap();
+    back.check_invariants().unwrap();
     assert_eq!(contents(&back), contents(&part));
 
     // Change three keys: only their units (and the top) are written again.
@@ -464,7 +477,7 @@ proptest! {
             points.insert(&key(k), k);
         }
         for part in [&bulk, &points] {
-            part.audit();
+            part.check_invariants().unwrap();
             for &k in &keys {
                 prop_assert_eq!(part.get(&key(k)), Some(&k));
             }
