@@ -9,14 +9,15 @@
 //! * [`Error::Io`]: the operating system refused a file operation.
 //! * [`Error::Unsupported`]: a well-formed request this build or format cannot serve.
 //!
-//! The lowest layers keep small errors of their own ([`CodecError`], [`PmaError`]), which
-//! know no files; they convert into [`Error`] by kind. The CLI maps
+//! The lowest layers keep small errors of their own ([`CodecError`], [`PmaError`],
+//! [`PartError`]), which know no files; they convert into [`Error`] by kind. The CLI maps
 //! variants to exit codes and the Python bindings to exceptions.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::codec::CodecError;
+use crate::part::PartError;
 use crate::pma::PmaError;
 
 /// Any error the packgraph library returns.
@@ -263,6 +264,12 @@ impl From<PmaError> for Error {
             PmaError::Invariant { .. } => Self::corrupt(format!("corrupted data: {error}")),
             _ => Self::invalid_reason(error.to_string()),
         }
+    }
+}
+
+impl From<PartError> for Error {
+    fn from(error: PartError) -> Self {
+        Self::corrupt(error.to_string())
     }
 }
 

@@ -12,7 +12,8 @@ impl<C: EdgeLeaf> Graph<C> {
     /// * every arc joins two distinct vertices below the vertex count;
     /// * an undirected graph holds `v → u` for every `u → v`; a directed graph's in-array
     ///   holds exactly the reversed out-arcs, with the same weights;
-    /// * the id dictionary names exactly the vertices, and every property belongs to one;
+    /// * the id dictionary names exactly the vertices, every property belongs to one, and
+    ///   their radix trees pass [`Part::check_invariants`](crate::part::Part::check_invariants);
     /// * the flat index, if built, gives every vertex's degree and run as the arrays do.
     ///
     /// # Errors
@@ -64,6 +65,8 @@ impl<C: EdgeLeaf> Graph<C> {
                 self.num_vertices
             ));
         }
+        self.ids.check_invariants()?;
+        self.properties.check_invariants()?;
         for name in self.properties.names() {
             let column = self.properties.column(name).into_iter().flatten();
             if let Some((v, _)) = column.last().filter(|(v, _)| *v as u64 >= n) {

@@ -355,6 +355,20 @@ impl IdMap {
             .chain(self.by_internal.iter().map(|(_, id)| id.clone()))
     }
 
+    /// Checks both radix trees, and that they hold the same number of vertices.
+    pub(crate) fn check_invariants(&self) -> crate::Result<()> {
+        self.by_external.check_invariants()?;
+        self.by_internal.check_invariants()?;
+        if self.by_external.len() != self.by_internal.len() {
+            return Err(crate::Error::corrupt(format!(
+                "id dictionary: {} external ids but {} internal ids",
+                self.by_external.len(),
+                self.by_internal.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// The vertex of `id`, adding it with the next internal id if it is new; returns the
     /// vertex and whether it was added.
     pub(crate) fn insert(&mut self, id: &ExternalId) -> Result<(VertexId, bool), IdMapError> {

@@ -119,6 +119,15 @@ impl Properties {
         old
     }
 
+    /// Checks the tree of columns and each column's tree.
+    pub(crate) fn check_invariants(&self) -> crate::Result<()> {
+        self.columns.check_invariants()?;
+        for (_, column) in self.columns.iter() {
+            column.check_invariants()?;
+        }
+        Ok(())
+    }
+
     /// The names of the columns, in byte order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.columns

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::index::RunIndex;
-use super::{edge_key, FlatIndex, Graph, GraphRead, VertexId, WeightedGraphRead};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma};
+use super::{edge_key, EdgeLeaf, FlatIndex, Graph, GraphRead, VertexId, WeightedGraphRead};
+use crate::pma::{LeafCodec, Pma};
 
 impl<C: LeafCodec> Graph<C> {
     /// Whether the edge `(u, v)` is present.
@@ -131,17 +131,11 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
     }
 }
 
-impl WeightedGraphRead for Graph<DeltaMapLeaf> {
-    fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
-        self.flat().out.for_each(&self.out, v, |(key, bits)| {
-            f(key as VertexId, f64::from_bits(bits))
-        })
-    }
-}
-
 /// Unweighted edges have weight 1.
-impl WeightedGraphRead for Graph<DeltaLeaf> {
+impl<C: EdgeLeaf> WeightedGraphRead for Graph<C> {
     fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
-        self.for_each_out_neighbor(v, |u| f(u, 1.0))
+        self.flat().out.for_each(&self.out, v, |item| {
+            f(C::key(item) as VertexId, C::weight(item))
+        })
     }
 }

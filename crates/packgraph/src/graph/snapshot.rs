@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, PageStats, Pma};
+use crate::pma::{DeltaLeaf, LeafCodec, PageStats, Pma};
 use crate::Result;
 
 /// An immutable version of a [`Graph`]: `Send + Sync + Clone`, readable with every algorithm,
@@ -177,13 +177,7 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
     }
 }
 
-impl WeightedGraphRead for Snapshot<DeltaMapLeaf> {
-    fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool {
-        self.graph.for_each_out_edge(v, f)
-    }
-}
-
-impl WeightedGraphRead for Snapshot<DeltaLeaf> {
+impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
     fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool {
         self.graph.for_each_out_edge(v, f)
     }
