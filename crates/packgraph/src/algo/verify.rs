@@ -1,5 +1,5 @@
 //! Verifiers: each checks an algorithm's output against properties of a correct answer,
-//! not against bytes of another implementation, so tests, `packgraph run --verify` and the
+//! not against bytes of another implementation, so tests and the
 //! Python bindings can all call them on any graph.
 //!
 //! * BFS: the source has depth 0 and is its own parent; every other reached vertex has a

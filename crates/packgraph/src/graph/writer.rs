@@ -20,6 +20,42 @@ use crate::{Error, Result};
 /// otherwise wait on the global one).
 const SERIAL_ARCS: usize = 4096;
 
+/// An update's contents, borrowed: what `apply` works on, so that a caller holding a slice
+/// of edges (`from_edges`, `insert_edges`) need not copy it into an [`Update`].
+#[derive(Clone, Copy)]
+struct Batch<'a> {
+    vertices: &'a [ExternalId],
+    min_vertices: usize,
+    deletes: &'a [(VertexId, VertexId)],
+    inserts: &'a [(VertexId, VertexId)],
+    weights: Option<&'a [f64]>,
+    properties: &'a [PropertyChange],
+}
+
+impl<'a> Batch<'a> {
+    fn of(update: &'a Update) -> Self {
+        Self {
+            vertices: &update.vertices,
+            min_vertices: update.min_vertices,
+            deletes: &update.deletes,
+            inserts: &update.inserts,
+            weights: update.weights.as_deref(),
+            properties: &update.properties,
+        }
+    }
+
+    fn inserting(inserts: &'a [(VertexId, VertexId)], weights: Option<&'a [f64]>) -> Self {
+        Self {
+            vertices: &[],
+            min_vertices: 0,
+            deletes: &[],
+            inserts,
+            weights,
+            properties: &[],
+        }
+    }
+}
+
 /// What an update will do, worked out before anything changes.
 struct Plan {
     ids: IdMap,
@@ -41,17 +77,21 @@ impl<C: EdgeLeaf> Graph<C> {
     /// O(b log n) work for a batch of b edges, in parallel for large batches (the CPMA's
     /// batch insert and delete).
     pub fn apply(&mut self, update: &Update) -> Result<Applied> {
+        self.apply_batch(Batch::of(update))
+    }
+
+    fn apply_batch(&mut self, update: Batch<'_>) -> Result<Applied> {
         let plan = self.plan(update)?;
         let vertices_added = plan.num_vertices - self.num_vertices;
         self.ids = plan.ids;
         self.num_vertices = plan.num_vertices;
         self.ids.grow_to(self.num_vertices);
-        let edges_deleted = self.delete_arcs(&update.deletes);
+        let edges_deleted = self.delete_arcs(update.deletes);
         let edges_inserted = self.insert_arcs(update, plan.self_loops);
         if vertices_added + edges_deleted + edges_inserted > 0 {
             self.index = OnceLock::new();
         }
-        let (properties_set, properties_removed) = self.change_properties(&update.properties);
+        let (properties_set, properties_removed) = self.change_properties(update.properties);
         self.version += 1;
         Ok(Applied {
             version: self.version,
@@ -66,8 +106,8 @@ impl<C: EdgeLeaf> Graph<C> {
     }
 
     /// Checks `update` against the graph and works out its ids and vertex count.
-    fn plan(&self, update: &Update) -> Result<Plan> {
-        if let Some(weights) = &update.weights {
+    fn plan(&self, update: Batch<'_>) -> Result<Plan> {
+        if let Some(weights) = update.weights {
             if !C::WEIGHTED {
                 return Err(Error::invalid_reason(
                     "the graph is unweighted: inserted edges cannot carry weights",
@@ -90,11 +130,11 @@ impl<C: EdgeLeaf> Graph<C> {
         // On a copy (O(1)), so that a failure leaves the graph as it was.
         let mut ids = self.ids.clone();
         let mut vertices = Vec::with_capacity(update.vertices.len());
-        for id in &update.vertices {
+        for id in update.vertices {
             let (v, _) = ids.insert(id).map_err(|_| too_many(ids.len() + 1))?;
             vertices.push(v);
         }
-        let (endpoints, self_loops) = scan_endpoints(&update.inserts);
+        let (endpoints, self_loops) = scan_endpoints(update.inserts);
         let num_vertices = ids
             .len()
             .max(self.num_vertices)
@@ -135,12 +175,12 @@ impl<C: EdgeLeaf> Graph<C> {
     }
 
     /// Adds the arcs of the update's inserts; returns the edges that were absent.
-    fn insert_arcs(&mut self, update: &Update, self_loops: usize) -> usize {
-        let edges = &update.inserts;
+    fn insert_arcs(&mut self, update: Batch<'_>, self_loops: usize) -> usize {
+        let edges = update.inserts;
         if edges.is_empty() {
             return 0;
         }
-        let weights = update.weights.as_deref();
+        let weights = update.weights;
         let (out, reversed) = split_arcs(
             self.directed,
             edges.len(),
@@ -224,7 +264,10 @@ impl<C: EdgeLeaf> Graph<C> {
     /// # Errors
     /// None in practice; the result is [`Graph::apply`]'s.
     pub fn delete_edges(&mut self, edges: &[(VertexId, VertexId)]) -> Result<Applied> {
-        self.apply(Update::new().delete_edges(edges))
+        self.apply_batch(Batch {
+            deletes: edges,
+            ..Batch::inserting(&[], None)
+        })
     }
 
     /// Adds `count` isolated vertices; returns their ids.
@@ -325,8 +368,11 @@ impl Graph<DeltaLeaf> {
         directed: bool,
     ) -> Result<Self> {
         let mut graph = Self::new(directed);
-        let mut update = Update::from_edges(edges.to_vec());
-        graph.apply(update.min_vertices(num_vertices))?;
+        let batch = Batch {
+            min_vertices: num_vertices,
+            ..Batch::inserting(edges, None)
+        };
+        graph.apply_batch(batch)?;
         Ok(graph)
     }
 
@@ -335,7 +381,7 @@ impl Graph<DeltaLeaf> {
     /// # Errors
     /// [`Error::InvalidInput`] for an endpoint past 32-bit ids ([`MAX_VERTICES`]).
     pub fn insert_edges(&mut self, edges: &[(VertexId, VertexId)]) -> Result<Applied> {
-        self.apply(Update::new().insert_edges(edges))
+        self.apply_batch(Batch::inserting(edges, None))
     }
 }
 
