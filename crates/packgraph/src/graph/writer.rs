@@ -88,7 +88,9 @@ impl<C: EdgeLeaf> Graph<C> {
         self.ids.grow_to(self.num_vertices);
         let edges_deleted = self.delete_arcs(update.deletes);
         let edges_inserted = self.insert_arcs(update, plan.self_loops);
-        if vertices_added + edges_deleted + edges_inserted > 0 {
+        // A batch that changes no edge may still move keys between leaves (a rebalance, a
+        // shrink), so the cached runs are dropped whenever the arrays were touched.
+        if vertices_added > 0 || !update.deletes.is_empty() || !update.inserts.is_empty() {
             self.index = OnceLock::new();
         }
         let (properties_set, properties_removed) = self.change_properties(update.properties);
