@@ -3,7 +3,9 @@
 //!
 //! For a Graph500 Kronecker graph and an Erdős–Rényi graph of the same size, both
 //! symmetrized: build time, flat-index build time, BFS (median of several sources),
-//! PageRank (10 iterations), WCC, single-source BC, and bytes per stored edge. On the
+//! PageRank (10 iterations), WCC, single-source BC, bytes per stored edge (and the dynamic
+//! graph's split into leaf data, slack, page table and flat index), and the decoding cost
+//! of one full scan on one thread (`decode`, ns per arc). On the
 //! Kronecker graph: batch inserts of R-MAT edges (a = 0.5, b = c = 0.1, sampled over the
 //! whole id range, none already present) at each batch size, then the same deletes, which
 //! restore the graph. An undirected edge counts as two updates.
@@ -81,6 +83,26 @@ fn pick_sources<G: GraphRead>(graph: &G, count: usize, seed: u64) -> Vec<VertexI
         }
     }
     sources
+}
+
+/// Nanoseconds per arc of a full scan of every vertex's out-arcs on the calling thread
+/// (the decoding cost alone; best of three).
+fn decode_ns<G: GraphRead>(graph: &G) -> f64 {
+    let n = graph.num_vertices() as VertexId;
+    let best = (0..3)
+        .map(|_| {
+            let mut check = 0u64;
+            let (_, time) = timed(|| {
+                graph.for_each_out_arc_in(0..n, |v, u| {
+                    check = check.wrapping_add(u64::from(v ^ u));
+                });
+            });
+            std::hint::black_box(check);
+            time
+        })
+        .min()
+        .unwrap_or_default();
+    best.as_secs_f64() * 1e9 / graph.num_arcs().max(1) as f64
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -202,6 +224,38 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
                 threads,
                 value: bytes as f64 / graph.num_arcs().max(1) as f64,
                 unit: "bytes/edge",
+                keys: Some(graph.num_arcs() as u64),
+                dataset: Some(dataset),
+            })?;
+        }
+        let memory = graph.memory();
+        for (op, bytes) in [
+            ("size-data", memory.data),
+            ("size-slack", memory.slack),
+            ("size-table", memory.table),
+            ("size-index", memory.index),
+        ] {
+            reporter.emit(Record {
+                bench: "graph",
+                structure: "packgraph",
+                op,
+                param,
+                threads,
+                value: bytes as f64 / graph.num_arcs().max(1) as f64,
+                unit: "bytes/edge",
+                keys: Some(graph.num_arcs() as u64),
+                dataset: Some(dataset),
+            })?;
+        }
+        for (structure, ns) in [("packgraph", decode_ns(&graph)), ("csr", decode_ns(&csr))] {
+            reporter.emit(Record {
+                bench: "graph",
+                structure,
+                op: "decode",
+                param,
+                threads: 1,
+                value: ns,
+                unit: "ns/arc",
                 keys: Some(graph.num_arcs() as u64),
                 dataset: Some(dataset),
             })?;

@@ -12,6 +12,9 @@ use crate::graph::{GraphRead, VertexId};
 /// Vertices per block when summing dangling rank (fixed, so the sum's order is too).
 const SUM_BLOCK: usize = 4096;
 
+/// Vertices per parallel task of the pull step.
+const PULL_BLOCK: usize = 2048;
+
 /// PageRank scores after `iterations` iterations with damping factor `damping`.
 ///
 /// # Complexity
@@ -50,16 +53,32 @@ pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec
             .zip(&inverse_degree)
             .for_each(|((c, r), i)| *c = r * i);
         let base = (1.0 - damping) / n as f64 + damping * dangling / n as f64;
-        rank.par_iter_mut()
+        // Pull over blocks of vertices: each block's in-arcs are one stream, and each
+        // vertex's sum runs over its in-neighbors in increasing order (deterministic).
+        rank.par_chunks_mut(PULL_BLOCK)
             .enumerate()
-            .with_min_len(1024)
-            .for_each(|(v, r)| {
-                let mut sum = 0.0;
-                graph.for_each_in_neighbor(v as VertexId, |u| {
-                    sum += contribution[u as usize];
-                    true
-                });
-                *r = base + damping * sum;
+            .for_each(|(b, block)| {
+                let first = b * PULL_BLOCK;
+                block.fill(0.0);
+                // The sum of the current vertex stays in a register; it is stored when the
+                // arcs move on to the next vertex (vertices without in-arcs keep 0).
+                let (mut current, mut sum) = (first, 0.0);
+                graph.for_each_in_arc_in(
+                    first as VertexId..(first + block.len()) as VertexId,
+                    |v, u| {
+                        if v as usize != current {
+                            block[current - first] = sum;
+                            (current, sum) = (v as usize, 0.0);
+                        }
+                        sum += contribution[u as usize];
+                    },
+                );
+                if let Some(last) = block.get_mut(current - first) {
+                    *last = sum;
+                }
+                for r in block.iter_mut() {
+                    *r = base + damping * *r;
+                }
             });
     }
     rank

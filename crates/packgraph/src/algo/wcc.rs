@@ -2,15 +2,30 @@
 //! component, edge directions ignored (LDBC Graphalytics WCC; labels there may differ, the
 //! partition must be equal).
 //!
-//! Concurrent union-find: all edges are processed in parallel; a union links the larger of
-//! two roots under the smaller with a compare-and-swap and retries if it lost a race, so
-//! each root is the minimum of its tree and the final roots are the component minima.
+//! Afforest (Sutton, Ben-Nun and Barak, IPDPS 2018) over a concurrent union-find: a union
+//! links the larger of two roots under the smaller with a compare-and-swap and retries if it
+//! lost a race, so each root is the minimum of its tree and the final roots are the
+//! component minima. First every vertex links along its first few out-arcs only (a sampled
+//! subgraph that already joins most of a large component); then the most common root among
+//! a fixed sample of vertices names the likely giant component, and only vertices outside
+//! it link their remaining arcs (their in-arcs too when the graph is directed, so an edge
+//! from inside the giant component is seen from its other end). Most arcs of a skewed graph
+//! are never touched.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
 use crate::graph::{GraphRead, VertexId};
+
+/// Out-arcs per vertex linked in the sampling rounds (one round each).
+const NEIGHBOR_ROUNDS: usize = 2;
+
+/// Vertices sampled to find the most common root.
+const ROOT_SAMPLES: usize = 1024;
+
+/// Vertices per parallel task in the finishing pass.
+const FINISH_BLOCK: usize = 1024;
 
 fn find(parent: &[AtomicU32], mut v: VertexId) -> VertexId {
     loop {
@@ -41,25 +56,100 @@ fn union(parent: &[AtomicU32], a: VertexId, b: VertexId) {
     }
 }
 
+/// Points every vertex straight at its root.
+fn compress(parent: &[AtomicU32]) {
+    (0..parent.len() as VertexId)
+        .into_par_iter()
+        .with_min_len(4096)
+        .for_each(|v| {
+            let root = find(parent, v);
+            parent[v as usize].store(root, Ordering::Relaxed);
+        });
+}
+
+/// The most common root among [`ROOT_SAMPLES`] vertices picked by a fixed hash (after
+/// [`compress`], so a vertex's parent is its root).
+fn most_common_root(parent: &[AtomicU32]) -> VertexId {
+    let n = parent.len() as u64;
+    let mut roots: Vec<VertexId> = (0..ROOT_SAMPLES as u64)
+        .map(|i| {
+            let h = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let v = (h ^ (h >> 29)) % n;
+            parent[v as usize].load(Ordering::Relaxed)
+        })
+        .collect();
+    roots.sort_unstable();
+    let (mut best, mut best_count) = (roots[0], 0);
+    for run in roots.chunk_by(|a, b| a == b) {
+        if run.len() > best_count {
+            (best, best_count) = (run[0], run.len());
+        }
+    }
+    best
+}
+
 /// The smallest vertex id in each vertex's weakly connected component.
 ///
 /// # Complexity
-/// O(m · α(n)) expected work, one word per vertex.
+/// O(m · α(n)) work in the worst case; on a graph with one giant component, O(n + the arcs
+/// of the vertices outside it) after the sampling rounds. One word per vertex.
 pub fn wcc<G: GraphRead>(graph: &G) -> Vec<VertexId> {
     let n = graph.num_vertices();
+    if n == 0 {
+        return Vec::new();
+    }
     let parent: Vec<AtomicU32> = (0..n as VertexId).map(AtomicU32::new).collect();
-    (0..n as VertexId)
-        .into_par_iter()
-        .with_min_len(256)
-        .for_each(|u| {
-            graph.for_each_out_neighbor(u, |v| {
-                union(&parent, u, v);
-                true
+    let parent = &parent[..];
+    for round in 0..NEIGHBOR_ROUNDS {
+        (0..n as VertexId)
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|u| {
+                let mut seen = 0;
+                graph.for_each_out_neighbor(u, |v| {
+                    if seen == round {
+                        union(parent, u, v);
+                        return false;
+                    }
+                    seen += 1;
+                    true
+                });
             });
+        compress(parent);
+    }
+    let giant = most_common_root(parent);
+    let blocks = n.div_ceil(FINISH_BLOCK);
+    (0..blocks).into_par_iter().for_each(|b| {
+        let range = (b * FINISH_BLOCK) as VertexId..((b + 1) * FINISH_BLOCK).min(n) as VertexId;
+        // Arcs of one vertex arrive together: note when the source changes whether it is
+        // in the giant component and how many of its arcs the sampling rounds linked.
+        let (mut current, mut skip, mut seen) = (VertexId::MAX, false, 0);
+        graph.for_each_out_arc_in(range.clone(), |u, v| {
+            if u != current {
+                (current, seen) = (u, 0);
+                skip = parent[u as usize].load(Ordering::Relaxed) == giant;
+            }
+            seen += 1;
+            if !skip && seen > NEIGHBOR_ROUNDS {
+                union(parent, u, v);
+            }
         });
+        if graph.is_directed() {
+            let (mut current, mut skip) = (VertexId::MAX, false);
+            graph.for_each_in_arc_in(range, |v, u| {
+                if v != current {
+                    current = v;
+                    skip = parent[v as usize].load(Ordering::Relaxed) == giant;
+                }
+                if !skip {
+                    union(parent, v, u);
+                }
+            });
+        }
+    });
     (0..n as VertexId)
         .into_par_iter()
-        .map(|v| find(&parent, v))
+        .map(|v| find(parent, v))
         .collect()
 }
 

@@ -319,12 +319,23 @@ pub(crate) fn for_count_words(
             }
             continue;
         }
+        // Keep only the code ends inside `end` and within the count, so the loop below
+        // checks neither per code (both cuts are rare: the end of a leaf or of a run).
+        let available = end - pos;
+        if available < 8 {
+            stops &= (1u64 << (available * 8)) - 1;
+        }
+        let wanted = count - decoded;
+        if wanted < 8 {
+            // A word holds at most eight code ends.
+            stops = lowest_bits(stops, wanted);
+        }
+        if stops == 0 {
+            break;
+        }
         let mut start = 0;
-        while stops != 0 && decoded < count {
+        while stops != 0 {
             let stop = stops.trailing_zeros() + 1;
-            if pos + (stop / 8) as usize > end {
-                break;
-            }
             let width = stop - start;
             let code = (word >> start) & (u64::MAX >> (64 - width));
             let value = if width <= 32 {
@@ -345,9 +356,6 @@ pub(crate) fn for_count_words(
                 };
             }
         }
-        if start == 0 {
-            break;
-        }
         pos += (start / 8) as usize;
     }
     CountScan {
@@ -356,6 +364,17 @@ pub(crate) fn for_count_words(
         decoded,
         stopped: false,
     }
+}
+
+/// The lowest `count` set bits of `bits`.
+#[inline]
+fn lowest_bits(mut bits: u64, count: usize) -> u64 {
+    let mut kept = 0;
+    for _ in 0..count {
+        kept |= bits & bits.wrapping_neg();
+        bits &= bits.wrapping_sub(1);
+    }
+    kept
 }
 
 /// The rest of a code longer than three bytes, from `pos`, with the first 21 bits in `value`.

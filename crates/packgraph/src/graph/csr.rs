@@ -160,6 +160,27 @@ impl GraphRead for CsrGraph {
     fn for_each_in_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         self.in_adjacency().neighbors(v).iter().all(|&u| f(u))
     }
+
+    fn for_each_out_arc_in(
+        &self,
+        vertices: std::ops::Range<VertexId>,
+        mut f: impl FnMut(VertexId, VertexId),
+    ) {
+        for v in vertices {
+            self.out.neighbors(v).iter().for_each(|&u| f(v, u));
+        }
+    }
+
+    fn for_each_in_arc_in(
+        &self,
+        vertices: std::ops::Range<VertexId>,
+        mut f: impl FnMut(VertexId, VertexId),
+    ) {
+        let adjacency = self.in_adjacency();
+        for v in vertices {
+            adjacency.neighbors(v).iter().for_each(|&u| f(v, u));
+        }
+    }
 }
 
 impl WeightedGraphRead for CsrGraph {

@@ -115,6 +115,30 @@ impl RunIndex {
         edges.for_count_from(self.starts[v as usize], degree, f)
     }
 
+    /// Calls `f(v, u)` on the arcs of every vertex `v` in `vertices`, in key order: the
+    /// runs of consecutive vertices lie one after another in the array, so this is one
+    /// decode from the first run's start for the sum of their degrees.
+    #[inline]
+    pub(crate) fn for_each_arc_in<C: LeafCodec>(
+        &self,
+        edges: &Pma<C>,
+        vertices: std::ops::Range<VertexId>,
+        mut f: impl FnMut(VertexId, VertexId),
+    ) {
+        let end = (vertices.end as usize).min(self.degrees.len());
+        let start = (vertices.start as usize).min(end);
+        let degrees = &self.degrees[start..end];
+        let Some(first) = degrees.iter().position(|&d| d > 0) else {
+            return;
+        };
+        let count: usize = degrees[first..].iter().map(|&d| d as usize).sum();
+        edges.for_count_from(self.starts[start + first], count, |item| {
+            let key = C::key(item);
+            f((key >> 32) as VertexId, key as VertexId);
+            true
+        });
+    }
+
     pub(crate) fn size_in_bytes(&self) -> usize {
         self.starts.capacity() * std::mem::size_of::<Cursor>() + self.degrees.capacity() * 4
     }

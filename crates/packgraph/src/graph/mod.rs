@@ -123,6 +123,19 @@ pub(crate) fn edge_key(u: VertexId, v: VertexId) -> u64 {
     (u64::from(u) << 32) | u64::from(v)
 }
 
+/// Where a graph's bytes go (see [`Graph::memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GraphMemory {
+    /// Encoded arcs (the used bytes of the leaves).
+    pub data: usize,
+    /// Free bytes in the leaves, page padding and allocation headers.
+    pub slack: usize,
+    /// Page tables with the per-leaf heads and sizes.
+    pub table: usize,
+    /// The flat vertex index (each vertex's run start and degree).
+    pub index: usize,
+}
+
 /// Flat indexes of both directions.
 #[derive(Debug, Default)]
 struct FlatIndex {

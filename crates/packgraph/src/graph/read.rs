@@ -4,6 +4,8 @@
 //! [`CsrGraph`](super::CsrGraph), so an algorithm runs unchanged on both and the CSR serves
 //! as the reference in tests and benchmarks.
 
+use std::ops::Range;
+
 /// A dense internal vertex id.
 pub type VertexId = u32;
 
@@ -45,6 +47,34 @@ pub trait GraphRead: Sync {
     /// Calls `f` on the in-neighbors of `v` in increasing order until it returns `false`;
     /// returns whether all were visited.
     fn for_each_in_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool;
+
+    /// Calls `f(v, u)` on every out-arc `v → u` with `v` in `vertices`, in order of `v` and
+    /// then `u`: a whole range in one pass. Graphs whose runs lie one after another (the
+    /// dynamic graph, a CSR) decode it as one stream, with no per-vertex lookup; full scans
+    /// (PageRank, connected components) go through it.
+    fn for_each_out_arc_in(
+        &self,
+        vertices: Range<VertexId>,
+        mut f: impl FnMut(VertexId, VertexId),
+    ) {
+        for v in vertices {
+            self.for_each_out_neighbor(v, |u| {
+                f(v, u);
+                true
+            });
+        }
+    }
+
+    /// [`GraphRead::for_each_out_arc_in`] over in-arcs: `f(v, u)` for every `u → v` with `v`
+    /// in `vertices`.
+    fn for_each_in_arc_in(&self, vertices: Range<VertexId>, mut f: impl FnMut(VertexId, VertexId)) {
+        for v in vertices {
+            self.for_each_in_neighbor(v, |u| {
+                f(v, u);
+                true
+            });
+        }
+    }
 
     /// The out-neighbors of `v`, collected (for tests and small graphs).
     fn out_neighbors(&self, v: VertexId) -> Vec<VertexId> {

@@ -2,10 +2,13 @@
 //! first use after a change and cached until the next) and the [`GraphRead`] and
 //! [`WeightedGraphRead`] implementations over it.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::index::RunIndex;
-use super::{edge_key, EdgeLeaf, FlatIndex, Graph, GraphRead, VertexId, WeightedGraphRead};
+use super::{
+    edge_key, EdgeLeaf, FlatIndex, Graph, GraphMemory, GraphRead, VertexId, WeightedGraphRead,
+};
 use crate::pma::{LeafCodec, Pma};
 
 impl<C: LeafCodec> Graph<C> {
@@ -20,6 +23,27 @@ impl<C: LeafCodec> Graph<C> {
             i.out.size_in_bytes() + i.incoming.as_ref().map_or(0, RunIndex::size_in_bytes)
         });
         self.out.size_in_bytes() + self.incoming.as_ref().map_or(0, Pma::size_in_bytes) + index
+    }
+
+    /// Where this version's bytes go: both edge arrays' leaf data, slack and page tables,
+    /// and the flat index (0 if not built). The parts add up to [`Graph::size_in_bytes`].
+    pub fn memory(&self) -> GraphMemory {
+        let mut split = self.out.memory();
+        if let Some(set) = &self.incoming {
+            let other = set.memory();
+            split.data += other.data;
+            split.slack += other.slack;
+            split.table += other.table;
+        }
+        let index = self.index.get().map_or(0, |i| {
+            i.out.size_in_bytes() + i.incoming.as_ref().map_or(0, RunIndex::size_in_bytes)
+        });
+        GraphMemory {
+            data: split.data,
+            slack: split.slack,
+            table: split.table,
+            index,
+        }
     }
 
     /// Builds the flat vertex index now (it is otherwise built on the first read).
@@ -127,6 +151,18 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         match (&flat.incoming, &self.incoming) {
             (Some(index), Some(set)) => index.for_each(set, v, &mut f),
             _ => flat.out.for_each(&self.out, v, &mut f),
+        }
+    }
+
+    fn for_each_out_arc_in(&self, vertices: Range<VertexId>, f: impl FnMut(VertexId, VertexId)) {
+        self.flat().out.for_each_arc_in(&self.out, vertices, f);
+    }
+
+    fn for_each_in_arc_in(&self, vertices: Range<VertexId>, f: impl FnMut(VertexId, VertexId)) {
+        let flat = self.flat();
+        match (&flat.incoming, &self.incoming) {
+            (Some(index), Some(set)) => index.for_each_arc_in(set, vertices, f),
+            _ => flat.out.for_each_arc_in(&self.out, vertices, f),
         }
     }
 }

@@ -175,6 +175,22 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
     fn for_each_in_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool {
         self.graph.for_each_in_neighbor(v, f)
     }
+
+    fn for_each_out_arc_in(
+        &self,
+        vertices: std::ops::Range<VertexId>,
+        f: impl FnMut(VertexId, VertexId),
+    ) {
+        self.graph.for_each_out_arc_in(vertices, f);
+    }
+
+    fn for_each_in_arc_in(
+        &self,
+        vertices: std::ops::Range<VertexId>,
+        f: impl FnMut(VertexId, VertexId),
+    ) {
+        self.graph.for_each_in_arc_in(vertices, f);
+    }
 }
 
 impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {

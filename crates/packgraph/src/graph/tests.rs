@@ -88,6 +88,44 @@ fn assert_same<G: GraphRead>(graph: &G, oracle: &Oracle) {
         assert!(seen.iter().eq(incoming.iter()), "in of {v}");
         assert_eq!(graph.in_degree(id), incoming.len());
     }
+    assert_range_scans(graph, oracle);
+}
+
+/// The range scans give every arc of the vertices in a range, in order: over the whole
+/// graph, over windows of several sizes, and over ranges past the last vertex.
+fn assert_range_scans<G: GraphRead>(graph: &G, oracle: &Oracle) {
+    let n = oracle.out.len();
+    let incoming = if oracle.directed {
+        &oracle.incoming
+    } else {
+        &oracle.out
+    };
+    let arcs = |lists: &[BTreeSet<VertexId>], range: std::ops::Range<usize>| {
+        let range = range.start.min(n)..range.end.min(n);
+        lists[range.clone()]
+            .iter()
+            .zip(range)
+            .flat_map(|(list, v)| list.iter().map(move |&u| (v as VertexId, u)))
+            .collect::<Vec<_>>()
+    };
+    for width in [1, 3, 16, n + 5] {
+        for start in (0..n + 2).step_by(width.max(1)) {
+            let range = start as VertexId..(start + width) as VertexId;
+            let (mut out, mut inc) = (Vec::new(), Vec::new());
+            graph.for_each_out_arc_in(range.clone(), |v, u| out.push((v, u)));
+            graph.for_each_in_arc_in(range, |v, u| inc.push((v, u)));
+            assert_eq!(
+                out,
+                arcs(&oracle.out, start..start + width),
+                "out-arcs from {start}"
+            );
+            assert_eq!(
+                inc,
+                arcs(incoming, start..start + width),
+                "in-arcs from {start}"
+            );
+        }
+    }
 }
 
 fn edges(max: VertexId) -> impl Strategy<Value = Vec<(VertexId, VertexId)>> {

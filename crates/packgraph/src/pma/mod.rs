@@ -186,6 +186,18 @@ pub(crate) struct Table {
     pub(crate) used: Vec<u32>,
 }
 
+/// Where a [`Pma`]'s bytes go (see [`Pma::memory`]); the parts add up to
+/// [`Pma::size_in_bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemorySplit {
+    /// Encoded keys (and values): the used bytes of the leaves.
+    pub data: usize,
+    /// Free bytes in the leaves, page padding and allocation headers.
+    pub slack: usize,
+    /// The page table with the per-leaf heads and sizes, and the handle itself.
+    pub table: usize,
+}
+
 /// How a [`Pma`]'s pages are shared with other versions (clones) of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PageStats {
@@ -308,6 +320,17 @@ impl<C: LeafCodec> Pma<C> {
             + self.table.used.capacity() * size_of::<u32>()
             + size_of::<Table>()
             + size_of::<Self>()
+    }
+
+    /// [`Pma::size_in_bytes`] split by what the bytes hold.
+    pub fn memory(&self) -> MemorySplit {
+        let pages: usize = self.table.pages.iter().map(|p| p.len() + 16).sum();
+        let total = self.size_in_bytes();
+        MemorySplit {
+            data: self.total_used,
+            slack: pages - self.total_used,
+            table: total - pages,
+        }
     }
 
     /// Number of leaves.
