@@ -7,7 +7,7 @@
 //! its generators itself, so these are not the very graphs packgraph builds but graphs of
 //! the same kind and size (same vertex count and generated edges per vertex, symmetrized,
 //! duplicates and self-loops removed); GAP's uniform random graph stands in for the
-//! Erdős–Rényi graph. Each kernel's size line goes to stderr for comparison.
+//! Erdős–Rényi graph. GAP's size line (from its bfs run) goes to stderr for comparison.
 //!
 //! The kernels run with `OMP_NUM_THREADS` set to the bench's thread count. GAP times each
 //! trial without graph generation and building; the row is the median trial time (the
@@ -19,6 +19,8 @@
 //! | pagerank | `pr` | 3, exactly 10 iterations each (tolerance 0, so it never stops early) |
 //! | wcc | `cc` | 3, GAP's default Afforest |
 //! | bc | `bc` | one per BFS source, one source per trial |
+//!
+//! GAP prints seconds with five decimals, so its rows resolve 10 µs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
