@@ -160,3 +160,132 @@ fn bench_graph_reports_both_structures_and_updates() {
         .iter()
         .all(|r| r["bench"] == "graph" && r["value"].as_f64().unwrap() >= 0.0));
 }
+
+const TINY_GRAPH: [&str; 8] = [
+    "--threads",
+    "2",
+    "bench",
+    "graph",
+    "--scale",
+    "8",
+    "--batch-sizes",
+    "",
+];
+
+#[test]
+fn bench_graph_with_a_missing_gap_directory_fails_before_measuring() {
+    let output = packgraph()
+        .args(TINY_GRAPH)
+        .args(["--gap", "/nonexistent", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/nonexistent/bfs"), "{stderr}");
+    assert!(stderr.contains("not found"), "{stderr}");
+    assert!(output.stdout.is_empty(), "measured before failing");
+}
+
+/// Writes stand-ins for GAP's binaries into `dir`: each logs its name, OMP_NUM_THREADS and
+/// arguments to `calls.log`, then prints output in GAP's format with one trial line per
+/// `-n` (trial i taking i/100 s); the binary named in `failing` runs its given body instead.
+#[cfg(unix)]
+fn fake_gap(dir: &std::path::Path, failing: Option<(&str, &str)>) {
+    use std::os::unix::fs::PermissionsExt;
+    for binary in ["bfs", "cc", "pr", "bc"] {
+        let body = match failing {
+            Some((name, body)) if name == binary => body.to_string(),
+            _ => "n=16\n\
+                  while [ $# -gt 0 ]; do [ \"$1\" = -n ] && n=$2; shift; done\n\
+                  echo 'Generate Time:       0.01000'\n\
+                  echo 'Graph has 256 nodes and 3000 undirected edges for degree: 11'\n\
+                  i=0\n\
+                  while [ $i -lt $n ]; do echo \"Trial Time:          0.0$((i + 1))000\"; i=$((i + 1)); done\n\
+                  echo 'Average Time:        0.02000'\n"
+                .to_string(),
+        };
+        let script = format!(
+            "#!/bin/sh\necho \"{binary} OMP_NUM_THREADS=$OMP_NUM_THREADS $*\" >> \"$(dirname \"$0\")/calls.log\"\n{body}"
+        );
+        let path = dir.join(binary);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn bench_graph_runs_gap_kernels_and_reports_their_median_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_gap(dir.path(), None);
+    let gap = dir.path().to_str().unwrap();
+    let mut args: Vec<&str> = TINY_GRAPH.to_vec();
+    args.extend(["--sources", "4", "--gap", gap]);
+    let records = json_records(&args);
+    for dataset in ["kronecker", "er"] {
+        for op in ["bfs", "pagerank", "wcc", "bc"] {
+            let record = records
+                .iter()
+                .find(|r| r["dataset"] == dataset && r["structure"] == "gap" && r["op"] == op)
+                .unwrap_or_else(|| panic!("no {dataset}/gap/{op}"));
+            // Trials print 0.01, 0.02, …: the upper median of 4 is 0.03, of 3 is 0.02.
+            let median = if matches!(op, "bfs" | "bc") {
+                0.03
+            } else {
+                0.02
+            };
+            assert_eq!(record["value"].as_f64(), Some(median), "{record}");
+            assert_eq!(
+                (record["unit"].as_str(), record["param"].as_u64()),
+                (Some("s"), Some(8))
+            );
+            assert_eq!(record["threads"], 2);
+        }
+    }
+    let calls = std::fs::read_to_string(dir.path().join("calls.log")).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(
+        calls,
+        [
+            "bfs OMP_NUM_THREADS=2 -g 8 -k 16 -n 4",
+            "pr OMP_NUM_THREADS=2 -g 8 -k 16 -n 3 -i 10 -t 0",
+            "cc OMP_NUM_THREADS=2 -g 8 -k 16 -n 3",
+            "bc OMP_NUM_THREADS=2 -g 8 -k 16 -n 4 -i 1",
+            "bfs OMP_NUM_THREADS=2 -u 8 -k 16 -n 4",
+            "pr OMP_NUM_THREADS=2 -u 8 -k 16 -n 3 -i 10 -t 0",
+            "cc OMP_NUM_THREADS=2 -u 8 -k 16 -n 3",
+            "bc OMP_NUM_THREADS=2 -u 8 -k 16 -n 4 -i 1",
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn bench_graph_names_the_gap_binary_and_line_when_it_fails() {
+    let cases = [
+        (
+            ("cc", "echo 'No graph input specified.'\nexit 3\n"),
+            "No graph input specified.",
+        ),
+        (("pr", "echo 'Trial Time:          soon'\n"), "Trial Time:"),
+        (
+            ("bc", "echo 'Segmentation fault' >&2\nexit 139\n"),
+            "Segmentation fault",
+        ),
+    ];
+    for ((binary, body), line) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        fake_gap(dir.path(), Some((binary, body)));
+        let output = packgraph()
+            .args(TINY_GRAPH)
+            .args(["--gap", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{binary}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let path = dir.path().join(binary);
+        assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+        assert!(stderr.contains(line), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

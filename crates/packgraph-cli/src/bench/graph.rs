@@ -10,6 +10,7 @@
 //! whole id range, none already present) at each batch size, then the same deletes, which
 //! restore the graph. An undirected edge counts as two updates.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -17,6 +18,7 @@ use packgraph::algo::{betweenness, bfs, pagerank, wcc};
 use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
 use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
 
+use super::gap::Gap;
 use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use crate::UsageError;
 
@@ -44,6 +46,10 @@ pub(crate) struct GraphArgs {
     /// Print JSON Lines instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also run the GAP Benchmark Suite's kernels from this directory of its built binaries
+    /// (`bfs`, `cc`, `pr`, `bc`) on GAP's own graphs of the same size; rows "gap".
+    #[arg(long, value_name = "DIR")]
+    gap: Option<PathBuf>,
 }
 
 fn seconds(
@@ -156,6 +162,11 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         )
         .into());
     }
+    let gap = args
+        .gap
+        .as_deref()
+        .map(|dir| Gap::open(dir, args.scale, args.edge_factor, args.sources))
+        .transpose()?;
     let reporter = Reporter::new(args.json, 2);
     let n = 1usize << args.scale;
     let m = args.edge_factor << args.scale;
@@ -212,6 +223,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
             threads,
         )?;
         run_algorithms(&reporter, dataset, "csr", &csr, &sources, param, threads)?;
+        if let Some(gap) = &gap {
+            gap.run_algorithms(&reporter, dataset, threads)?;
+        }
         for (structure, bytes) in [
             ("packgraph", graph.size_in_bytes()),
             ("csr", csr.size_in_bytes()),

@@ -4,6 +4,7 @@
 //! line (JSON Lines), otherwise as a row of a readable table. Progress goes to stderr only
 //! when it is a terminal.
 
+mod gap;
 mod graph;
 mod io;
 mod part;
