@@ -188,7 +188,14 @@ impl<C: EdgeLeaf> Graph<C> {
             edges.len(),
             self_loops,
             |i| edges[i],
-            |i, u, v| C::arc(edge_key(u, v), weights.map_or(1.0, |w| w[i])),
+            |i, u, v| {
+                // Unweighted arrays ignore the weight: no lookup per arc.
+                let weight = match weights {
+                    Some(w) if C::WEIGHTED => w[i],
+                    _ => 1.0,
+                };
+                C::arc(edge_key(u, v), weight)
+            },
         );
         self.change_arcs(out, reversed, |set, items| set.insert_batch(items))
     }
