@@ -338,7 +338,10 @@ pub(crate) fn for_count_words(
             let stop = stops.trailing_zeros() + 1;
             let width = stop - start;
             let code = (word >> start) & (u64::MAX >> (64 - width));
-            let value = if width <= 32 {
+            // Most gaps in a neighbour run take one or two bytes.
+            let value = if width <= 16 {
+                (code & 0x7f) | ((code >> 1) & 0x3f80)
+            } else if width <= 32 {
                 pack_short(code as u32)
             } else {
                 pack_groups(code)
