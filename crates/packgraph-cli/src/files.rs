@@ -126,6 +126,9 @@ enum Model {
     },
 }
 
+/// A generated graph: its vertex count and edges.
+type Generated = (usize, Vec<(VertexId, VertexId)>);
+
 /// Vertex counts the generators accept.
 fn check_vertices(flag: &str, vertices: usize) -> anyhow::Result<()> {
     if vertices == 0 || vertices > u32::MAX as usize {
@@ -136,10 +139,7 @@ fn check_vertices(flag: &str, vertices: usize) -> anyhow::Result<()> {
 
 /// The edges of the families of the layout experiments (natural numbering), with their
 /// vertex count; `None` for the other models.
-fn family_edges(
-    model: &Model,
-    seed: u64,
-) -> anyhow::Result<Option<(usize, Vec<(VertexId, VertexId)>)>> {
+fn family_edges(model: &Model, seed: u64) -> anyhow::Result<Option<Generated>> {
     Ok(Some(match *model {
         Model::Ws { vertices, k, beta } => {
             check_vertices("--vertices", vertices)?;
@@ -169,7 +169,7 @@ fn family_edges(
             cols,
             diagonals,
         } => {
-            let vertices = rows.checked_mul(cols).unwrap_or(usize::MAX);
+            let vertices = rows.saturating_mul(cols);
             if rows == 0 || cols == 0 || vertices > u32::MAX as usize {
                 return Err(UsageError(format!(
                     "--rows {rows} --cols {cols}: need 1..=4294967295 vertices in all"
@@ -215,7 +215,7 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
 }
 
 /// The edges of the random models (Kronecker, R-MAT, Erdős–Rényi) with their vertex count.
-fn other_edges(model: &Model, seed: u64) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
+fn other_edges(model: &Model, seed: u64) -> anyhow::Result<Generated> {
     Ok(match *model {
         Model::Kronecker { scale, edge_factor } => {
             check_scale(scale)?;

@@ -211,8 +211,8 @@ pub fn barabasi_albert(n: usize, m: usize, seed: u64) -> Vec<(VertexId, VertexId
             let target = endpoints[rng.below(endpoints.len() as u64) as usize];
             edges.push((v, target));
         }
-        for i in edges.len() - m..edges.len() {
-            endpoints.push(edges[i].1);
+        for &(_, target) in &edges[edges.len() - m..] {
+            endpoints.push(target);
             endpoints.push(v);
         }
     }

@@ -146,25 +146,21 @@ pub(crate) fn par_fill<T: Copy + Default + Send>(
 /// The bytes of `v`'s compressed neighbour runs: the run head, then one varint per delta
 /// between consecutive neighbours, for the out-run and (directed) the in-run.
 pub(crate) fn run_bytes<G: GraphRead>(graph: &G, v: VertexId) -> u32 {
+    /// Adds the bytes of one more neighbour `u` of a run whose last one was `previous`.
+    fn add(bytes: &mut u32, previous: &mut Option<VertexId>, u: VertexId) -> bool {
+        *bytes += match *previous {
+            None => RUN_HEAD_BYTES,
+            Some(p) => varint::encoded_len(u64::from(u - p)) as u32,
+        };
+        *previous = Some(u);
+        true
+    }
     let mut bytes = 0u32;
-    let mut run = |each: &mut dyn FnMut(&mut dyn FnMut(VertexId) -> bool)| {
-        let mut previous: Option<VertexId> = None;
-        each(&mut |u| {
-            bytes += match previous {
-                None => RUN_HEAD_BYTES,
-                Some(p) => varint::encoded_len(u64::from(u - p)) as u32,
-            };
-            previous = Some(u);
-            true
-        });
-    };
-    run(&mut |f| {
-        graph.for_each_out_neighbor(v, f);
-    });
+    let mut previous = None;
+    graph.for_each_out_neighbor(v, |u| add(&mut bytes, &mut previous, u));
     if graph.is_directed() {
-        run(&mut |f| {
-            graph.for_each_in_neighbor(v, f);
-        });
+        let mut previous = None;
+        graph.for_each_in_neighbor(v, |u| add(&mut bytes, &mut previous, u));
     }
     bytes
 }

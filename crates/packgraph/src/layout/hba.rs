@@ -118,6 +118,10 @@ impl<'a> Blocker<'a> {
                     self.space[level + 1] += self.space[level];
                     level += 1;
                 }
+                // A slot whose vertex is placed copies nothing: going down to level 1 and
+                // back up would leave every list as it is, so it is skipped in place. This
+                // keeps the work O(L·n + m) rather than O(L·m).
+                Some(slot) if self.placed[slot as usize] => {}
                 Some(slot) => {
                     // New applications of every level below start here.
                     self.space[..level].fill(0);
