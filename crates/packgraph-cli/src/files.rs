@@ -11,6 +11,7 @@ use packgraph::io::{save, Dataset, Format};
 use serde::Serialize;
 
 use crate::input::{self, parse_format, InputArgs, ReadArgs};
+use crate::reorder::{self, OrderArgs};
 use crate::UsageError;
 
 /// Arguments of `packgraph generate`.
@@ -34,6 +35,10 @@ pub(crate) struct GenerateArgs {
     /// Give each edge a weight uniform in (0, 1].
     #[arg(long, global = true)]
     weighted: bool,
+    /// Keep the natural numbering of ws, ba, mesh and tree (ring, arrival, row-major,
+    /// breadth-first); by default their ids are shuffled, as a real file's would be.
+    #[arg(long, global = true)]
+    natural_order: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -75,6 +80,113 @@ enum Model {
         #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
         edges: usize,
     },
+    /// Watts–Strogatz small world: a ring where each vertex joins its k nearest, each edge
+    /// rewired to a random vertex with probability beta.
+    Ws {
+        /// Number of vertices.
+        #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
+        vertices: usize,
+        /// Ring neighbours per vertex (even; k / 2 on each side).
+        #[arg(long, default_value_t = 6)]
+        k: usize,
+        /// Rewiring probability, in [0, 1].
+        #[arg(long, default_value_t = 0.1)]
+        beta: f64,
+    },
+    /// Barabási–Albert preferential attachment: each new vertex links to m earlier ones,
+    /// chosen in proportion to their degree.
+    Ba {
+        /// Number of vertices.
+        #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
+        vertices: usize,
+        /// Edges each new vertex brings.
+        #[arg(long, default_value_t = 4)]
+        m: usize,
+    },
+    /// A 2-D grid of rows × cols vertices, optionally with diagonals.
+    Mesh {
+        /// Rows.
+        #[arg(long, default_value_t = 1000)]
+        rows: usize,
+        /// Columns.
+        #[arg(long, default_value_t = 1000)]
+        cols: usize,
+        /// Also join each vertex to its lower-right neighbour.
+        #[arg(long)]
+        diagonals: bool,
+    },
+    /// A complete k-ary tree.
+    Tree {
+        /// Number of vertices.
+        #[arg(long, default_value = "1e6", value_parser = crate::input::parse_count)]
+        vertices: usize,
+        /// Children per vertex.
+        #[arg(long, default_value_t = 4)]
+        arity: usize,
+    },
+}
+
+/// A generated graph: its vertex count and edges.
+type Generated = (usize, Vec<(VertexId, VertexId)>);
+
+/// Vertex counts the generators accept.
+fn check_vertices(flag: &str, vertices: usize) -> anyhow::Result<()> {
+    if vertices == 0 || vertices > u32::MAX as usize {
+        return Err(UsageError(format!("{flag} {vertices}: must be in 1..=4294967295")).into());
+    }
+    Ok(())
+}
+
+/// The edges of the families of the layout experiments (natural numbering), with their
+/// vertex count; `None` for the other models.
+fn family_edges(model: &Model, seed: u64) -> anyhow::Result<Option<Generated>> {
+    Ok(Some(match *model {
+        Model::Ws { vertices, k, beta } => {
+            check_vertices("--vertices", vertices)?;
+            if k == 0 || k % 2 == 1 || k >= vertices {
+                return Err(UsageError(format!(
+                    "--k {k}: must be even, at least 2 and below --vertices"
+                ))
+                .into());
+            }
+            if !(0.0..=1.0).contains(&beta) {
+                return Err(UsageError(format!("--beta {beta}: must be in [0, 1]")).into());
+            }
+            (vertices, generate::watts_strogatz(vertices, k, beta, seed))
+        }
+        Model::Ba { vertices, m } => {
+            check_vertices("--vertices", vertices)?;
+            if m == 0 || m >= vertices {
+                return Err(UsageError(format!(
+                    "--m {m}: must be at least 1 and below --vertices"
+                ))
+                .into());
+            }
+            (vertices, generate::barabasi_albert(vertices, m, seed))
+        }
+        Model::Mesh {
+            rows,
+            cols,
+            diagonals,
+        } => {
+            let vertices = rows.saturating_mul(cols);
+            if rows == 0 || cols == 0 || vertices > u32::MAX as usize {
+                return Err(UsageError(format!(
+                    "--rows {rows} --cols {cols}: need 1..=4294967295 vertices in all"
+                ))
+                .into());
+            }
+            (vertices, generate::mesh(rows, cols, diagonals))
+        }
+        Model::Tree { vertices, arity } => {
+            check_vertices("--vertices", vertices)?;
+            if arity == 0 {
+                return Err(UsageError("--arity 0: must be at least 1".into()).into());
+            }
+            (vertices, generate::tree(vertices, arity))
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn check_scale(scale: u32) -> anyhow::Result<()> {
@@ -90,12 +202,26 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
     })?;
     let start = Instant::now();
     let bar = input::spinner("generating");
-    let (num_vertices, edges) = match args.model {
+    let (num_vertices, edges) = if let Some((n, mut edges)) = family_edges(&args.model, args.seed)?
+    {
+        if !args.natural_order {
+            generate::shuffle_ids(&mut edges, n, args.seed);
+        }
+        (n, edges)
+    } else {
+        other_edges(&args.model, args.seed)?
+    };
+    finish_generate(args, output, start, &bar, num_vertices, &edges)
+}
+
+/// The edges of the random models (Kronecker, R-MAT, Erdős–Rényi) with their vertex count.
+fn other_edges(model: &Model, seed: u64) -> anyhow::Result<Generated> {
+    Ok(match *model {
         Model::Kronecker { scale, edge_factor } => {
             check_scale(scale)?;
             (
                 1usize << scale,
-                generate::kronecker(scale, edge_factor, args.seed),
+                generate::kronecker(scale, edge_factor, seed),
             )
         }
         Model::Rmat {
@@ -115,7 +241,7 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
             }
             (
                 1usize << scale,
-                generate::rmat(scale, edges, Initiator { a, b, c }, args.seed),
+                generate::rmat(scale, edges, Initiator { a, b, c }, seed),
             )
         }
         Model::Er { vertices, edges } => {
@@ -125,15 +251,29 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
                 ))
                 .into());
             }
-            (vertices, generate::erdos_renyi(vertices, edges, args.seed))
+            (vertices, generate::erdos_renyi(vertices, edges, seed))
         }
-    };
+        Model::Ws { .. } | Model::Ba { .. } | Model::Mesh { .. } | Model::Tree { .. } => {
+            unreachable!("family_edges generates the families")
+        }
+    })
+}
+
+/// Builds, writes and reports a generated graph.
+fn finish_generate(
+    args: &GenerateArgs,
+    output: &std::path::Path,
+    start: Instant,
+    bar: &indicatif::ProgressBar,
+    num_vertices: usize,
+    edges: &[(VertexId, VertexId)],
+) -> anyhow::Result<()> {
     let generated = start.elapsed();
     bar.set_message("building the graph");
     let weights = args
         .weighted
         .then(|| generate::uniform_weights(edges.len(), args.seed));
-    let data = Dataset::from_edges(num_vertices, &edges, weights.as_deref(), args.directed)?;
+    let data = Dataset::from_edges(num_vertices, edges, weights.as_deref(), args.directed)?;
     let format = input::output_format(output, args.to);
     bar.set_message(format!("writing {}", output.display()));
     save(&data, output, format)?;
@@ -165,9 +305,12 @@ pub(crate) struct ConvertArgs {
     to: Option<Format>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    order: OrderArgs,
 }
 
 pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    let order = args.order.order()?;
     let (data, load_time) = input::read(&args.input, &args.read)?;
     let format = input::output_format(&args.output, args.to);
     if format == Format::MatrixMarket {
@@ -176,6 +319,10 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    let data = match order {
+        Some(order) => reorder::for_output(reorder::apply(data, &order)?.0, format)?,
+        None => data,
+    };
     let start = Instant::now();
     let bar = input::spinner("writing");
     save(&data, &args.output, format)?;
@@ -228,12 +375,19 @@ struct Info {
     isolated_vertices: usize,
     bytes_in_memory: usize,
     bytes_per_edge: f64,
+    /// Bytes of the edge arrays alone (without the vertex index) per edge.
+    edge_bytes_per_edge: f64,
+    /// Mean log2 of the gap between consecutive neighbour ids (a locality figure: about
+    /// the bits a delta code spends per arc).
+    mean_log2_gap: f64,
     load_seconds: f64,
 }
 
 pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     let (data, load_time) = input::read(&args.input, &args.read)?;
     let graph = &data.graph;
+    // Before the vertex index is built: the edge arrays alone.
+    let edge_bytes = graph.size_in_bytes();
     graph.build_index();
     if args.check {
         graph.check_invariants().with_context(|| {
@@ -265,6 +419,8 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
         isolated_vertices: degrees.partition_point(|&d| d == 0),
         bytes_in_memory: graph.size_in_bytes(),
         bytes_per_edge: graph.size_in_bytes() as f64 / graph.num_edges().max(1) as f64,
+        edge_bytes_per_edge: edge_bytes as f64 / graph.num_edges().max(1) as f64,
+        mean_log2_gap: reorder::gap(&data),
         load_seconds: load_time.as_secs_f64(),
     };
     if args.json {
@@ -309,6 +465,10 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     println!(
         "memory      {} bytes ({:.2} bytes per edge, index included)",
         info.bytes_in_memory, info.bytes_per_edge
+    );
+    println!(
+        "locality    mean log2 neighbour gap {:.2}; edge arrays {:.2} bytes per edge",
+        info.mean_log2_gap, info.edge_bytes_per_edge
     );
     println!("loaded in   {:.3} s", info.load_seconds);
     Ok(())

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::files::{read_input, vertex};
 use crate::input::{self, InputArgs};
+use crate::reorder::{self, OrderArgs};
 use crate::UsageError;
 
 /// Arguments of `packgraph run`.
@@ -24,6 +25,8 @@ pub(crate) struct RunArgs {
     algorithm: AlgorithmKind,
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    order: OrderArgs,
     /// Require edge weights in the input (an error if it has no weight column).
     #[arg(long)]
     weighted: bool,
@@ -80,7 +83,15 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     if algorithm.validate().is_err() {
         return Err(UsageError(format!("--damping {}: must be in [0, 1]", args.damping)).into());
     }
+    let order = args.order.order()?;
     let (data, load_time) = read_input(&args.input)?;
+    let (data, load_time) = match order {
+        Some(order) => {
+            let (data, reorder_time) = reorder::apply(data, &order)?;
+            (data, load_time + reorder_time)
+        }
+        None => (data, load_time),
+    };
     if args.weighted && !data.graph.is_weighted() {
         return Err(UsageError(format!(
             "--weighted: {} has no edge weights",

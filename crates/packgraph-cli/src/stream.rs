@@ -34,6 +34,8 @@ pub(crate) struct StreamArgs {
     input: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    order: crate::reorder::OrderArgs,
     /// Scale of the generated Kronecker graph (2^scale vertices, 16 · 2^scale edges).
     #[arg(long, default_value_t = 18)]
     scale: u32,
@@ -269,10 +271,14 @@ fn check_args(args: &StreamArgs) -> anyhow::Result<()> {
 fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
     let Some(path) = &args.input else {
         let edges = generate::kronecker(args.scale, 16, args.seed);
-        let graph = Graph::from_edges(1 << args.scale, &edges, false)?;
+        let mut graph = Graph::from_edges(1 << args.scale, &edges, false)?;
+        if let Some(order) = args.order.order()? {
+            graph = graph.relabel(&order.permutation(&graph))?;
+        }
         return Ok((graph, format!("a Kronecker graph of scale {}", args.scale)));
     };
     let (data, _) = input::read(path, &args.read).context("reading the input graph")?;
+    let data = crate::reorder::apply_if(data, &args.order)?;
     match data.graph {
         AnyGraph::Unweighted(graph) => Ok((graph, path.display().to_string())),
         AnyGraph::Weighted(_) => Err(UsageError(format!(

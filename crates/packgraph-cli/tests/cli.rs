@@ -289,3 +289,43 @@ fn bench_graph_names_the_gap_binary_and_line_when_it_fails() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn bench_layout_quick_reports_every_order_against_random() {
+    let records = json_records(&[
+        "--threads",
+        "2",
+        "bench",
+        "layout",
+        "--quick",
+        "--families",
+        "mesh,tree",
+        "--kronecker-scale",
+        "0",
+    ]);
+    for field in ["bench", "graph", "order", "op", "value", "unit", "ratio"] {
+        assert!(records.iter().all(|r| r.get(field).is_some()), "{field}");
+    }
+    assert!(records.iter().all(|r| r["bench"] == "layout"));
+    for order in ["random", "natural", "bfs", "rcm", "degree", "hba"] {
+        for op in ["bfs", "sssp", "pagerank", "bytes_per_edge", "log2_gap"] {
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r["order"] == order && r["op"] == op && r["graph"] == "mesh"),
+                "{order} {op}"
+            );
+        }
+    }
+    let random_bytes = records
+        .iter()
+        .find(|r| r["order"] == "random" && r["op"] == "bytes_per_edge")
+        .unwrap();
+    assert_eq!(random_bytes["ratio"], 1.0);
+    let output = packgraph()
+        .args(["bench", "layout", "--quick", "--levels", "1K,64"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`64`"));
+}

@@ -11,6 +11,9 @@
 //!   applying a typed [`graph::Update`]; versions as [`graph::Snapshot`]s and
 //!   [`graph::SharedGraph`]; the static [`graph::CsrGraph`]; the read trait
 //!   [`graph::GraphRead`] all implement;
+//! * [`layout`]: vertex orders ([`layout::Order`]: hierarchical blocking, BFS, RCM,
+//!   degree, random) as a [`layout::Permutation`], and
+//!   [`Graph::relabel`](graph::Graph::relabel), which renumbers a graph and keeps its ids;
 //! * [`algo`]: Ligra's `VertexSubset` / `edge_map`, the algorithms on them, and the
 //!   registry [`algo::Algorithm`] that runs any of them by name;
 //! * [`io`]: graph files (edge lists, Matrix Market, Graphalytics, snapshots) and
@@ -46,6 +49,7 @@ pub mod codec;
 mod error;
 pub mod graph;
 pub mod io;
+pub mod layout;
 pub mod part;
 pub mod pma;
 

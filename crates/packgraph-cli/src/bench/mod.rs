@@ -7,6 +7,7 @@
 mod gap;
 mod graph;
 mod io;
+mod layout;
 mod part;
 mod pma;
 mod snapshot;
@@ -42,6 +43,10 @@ enum BenchTarget {
     /// The persistent adaptive radix tree (PART paper, section 3.6) against std's HashMap
     /// and BTreeMap (cloned per snapshot) and imbl's persistent OrdMap, on one thread.
     Part(part::PartArgs),
+    /// Vertex orders (hierarchical blocking, BFS, RCM, degree, random, the generator's) on
+    /// Watts–Strogatz, Barabási–Albert, mesh, 4-ary tree and Kronecker graphs: BFS, SSSP,
+    /// PageRank, bytes per edge and reorder time, each against the random order.
+    Layout(layout::LayoutArgs),
     /// What versions cost the writer: batch inserts with no snapshot, one held, or a fresh
     /// one before every batch; taking a snapshot and the first update after it.
     Snapshot(snapshot::SnapshotArgs),
@@ -54,6 +59,7 @@ pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
         BenchTarget::Io(io_args) => io::run(io_args, threads),
         BenchTarget::Snapshot(snapshot_args) => snapshot::run(snapshot_args, threads),
         BenchTarget::Part(part_args) => part::run(part_args),
+        BenchTarget::Layout(layout_args) => layout::run(layout_args, threads),
     }
 }
 

@@ -2,6 +2,13 @@
 //! run on any [`GraphRead`](crate::graph::GraphRead) (or on an [`AnyGraph`], the one place that dispatches on edge
 //! weights), giving an [`AlgoOutput`]: a value per vertex and a few summary figures.
 //!
+//! Three algorithms read the vertex numbering itself: wcc and cdlp break ties towards the
+//! smallest label, mis hashes vertex ids into priorities. [`Algorithm::run_any`] runs them in
+//! the order of the external ids when the graph's internal order differs (after a
+//! [`relabel`](crate::graph::Graph::relabel), or ids interned out of order), so that their
+//! output in external ids does not depend on the layout; for a file's graph the two orders
+//! agree and nothing extra is done.
+//!
 //! `packgraph run`, the benchmarks and the Python bindings all go through [`Algorithm`];
 //! a new algorithm is added here once (a variant of [`AlgorithmKind`], its name, summary and
 //! parameters, and one arm of [`Algorithm::run`]). The Graphalytics `id value` form of an
@@ -15,6 +22,7 @@ use super::{
     UNREACHED,
 };
 use crate::graph::{AnyGraph, VertexId, WeightedGraphRead};
+use crate::layout::{by_external_id, ids_increase, Permutation};
 use crate::{Error, Result};
 
 /// The algorithms of the registry.
@@ -151,6 +159,12 @@ impl AlgorithmKind {
     /// Whether it starts from a source vertex.
     pub fn needs_source(self) -> bool {
         self.parameters().contains(&SOURCE)
+    }
+
+    /// Whether its output depends on the vertex numbering beyond renaming the vertices:
+    /// ties towards the smallest label (wcc, cdlp) or priorities hashed from ids (mis).
+    pub fn reads_vertex_order(self) -> bool {
+        matches!(self, Self::Wcc | Self::Cdlp | Self::Mis)
     }
 }
 
@@ -327,11 +341,27 @@ impl Algorithm {
         Ok(output)
     }
 
-    /// Runs on a graph with or without edge weights.
+    /// Runs on a graph with or without edge weights. An algorithm that reads the vertex
+    /// order ([`AlgorithmKind::reads_vertex_order`]) runs on the graph renumbered in
+    /// external id order when its internal order differs, and its output is mapped back,
+    /// so that in external ids it is the same for every layout.
     ///
     /// # Errors
     /// As [`Algorithm::run`].
     pub fn run_any(&self, graph: &AnyGraph) -> Result<AlgoOutput> {
+        if self.kind.reads_vertex_order() && !ids_increase(graph.ids()) {
+            let ranks = Permutation::from_order(by_external_id(graph.ids()))?;
+            let output = self.run_numbered(&graph.relabel(&ranks)?)?;
+            return Ok(AlgoOutput {
+                values: output.values.renumbered(&ranks),
+                summary: output.summary,
+            });
+        }
+        self.run_numbered(graph)
+    }
+
+    /// [`Algorithm::run`] on either kind of graph, in its own numbering.
+    fn run_numbered(&self, graph: &AnyGraph) -> Result<AlgoOutput> {
         match graph {
             AnyGraph::Unweighted(g) => self.run(g),
             AnyGraph::Weighted(g) => self.run(g),
@@ -377,6 +407,23 @@ impl Values {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Values computed on a graph renumbered by `perm`, given back to the vertices of the
+    /// graph before: vertex `v` takes the value of `perm.new_id(v)`, and a label names the
+    /// vertex it named before.
+    fn renumbered(self, perm: &Permutation) -> Self {
+        fn back<T: Copy>(values: &[T], perm: &Permutation) -> Vec<T> {
+            perm.new_ids().iter().map(|&v| values[v as usize]).collect()
+        }
+        match self {
+            Self::Hops(v) => Self::Hops(back(&v, perm)),
+            Self::Reals(v) => Self::Reals(back(&v, perm)),
+            Self::Counts(v) => Self::Counts(back(&v, perm)),
+            Self::Labels(v) => {
+                Self::Labels(back(&v, perm).into_iter().map(|l| perm.old_id(l)).collect())
+            }
+        }
     }
 }
 

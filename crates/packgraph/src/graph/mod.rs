@@ -27,6 +27,7 @@
 mod any;
 mod arcs;
 mod arrays;
+mod assemble;
 mod check;
 mod csr;
 pub(crate) mod ids;

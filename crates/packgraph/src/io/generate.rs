@@ -7,6 +7,12 @@
 //! * [`rmat`]: R-MAT edges with given quadrant probabilities over `2^scale` vertices.
 //! * [`erdos_renyi`]: G(n, m), `m` endpoints pairs drawn uniformly.
 //! * [`uniform_weights`]: edge weights uniform in (0, 1], as Graph500's SSSP kernel uses.
+//! * The families of the layout experiments (Roy, "Memory Hierarchy Sensitive Graph
+//!   Layout", section 9.2): [`watts_strogatz`] (small world: a ring lattice with rewired
+//!   edges), [`barabasi_albert`] (preferential attachment, power-law degrees), [`mesh`] (a
+//!   2-D grid, optionally with diagonals) and [`tree`] (complete k-ary). They number the
+//!   vertices naturally (ring, row-major, breadth-first); [`shuffle_ids`] gives them a random
+//!   numbering, as a real file's would be.
 //!
 //! Sampling is exact: each level draws a uniform value in [0, 1) from 53 random bits and
 //! compares it with the cumulative quadrant probabilities.
@@ -153,6 +159,102 @@ pub fn uniform_weights(count: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Watts–Strogatz small world on `n` vertices: each vertex joined to its `k / 2` next
+/// vertices around a ring, then each such edge's far end moved, with probability `beta`, to
+/// a uniformly drawn vertex (self-loops and duplicates are left for the graph to drop).
+/// `n · (k / 2)` edges; deterministic per seed on any thread count.
+pub fn watts_strogatz(n: usize, k: usize, beta: f64, seed: u64) -> Vec<(VertexId, VertexId)> {
+    let half = k / 2;
+    if n < 2 || half == 0 {
+        return Vec::new();
+    }
+    let per_block = (BLOCK / half).max(1);
+    (0..n.div_ceil(per_block))
+        .into_par_iter()
+        .flat_map_iter(|block| {
+            let mut rng = SplitMix64::new(seed, block as u64);
+            let vertices = block * per_block..((block + 1) * per_block).min(n);
+            vertices
+                .flat_map(|v| (1..=half).map(move |j| (v, j)))
+                .map(|(v, j)| {
+                    let far = if rng.next_f64() < beta {
+                        rng.below(n as u64) as usize
+                    } else {
+                        (v + j) % n
+                    };
+                    (v as VertexId, far as VertexId)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Barabási–Albert preferential attachment on `n` vertices: the first `m + 1` vertices form
+/// a clique, then each new vertex links to `m` earlier vertices drawn with probability
+/// proportional to their degree (a uniform pick among all edge endpoints so far).
+/// About `n · m` edges. Sequential by nature: each draw depends on the degrees before it.
+pub fn barabasi_albert(n: usize, m: usize, seed: u64) -> Vec<(VertexId, VertexId)> {
+    let m = m.max(1);
+    let seed_vertices = (m + 1).min(n);
+    let mut edges = Vec::with_capacity(n.saturating_mul(m));
+    for u in 0..seed_vertices {
+        for v in u + 1..seed_vertices {
+            edges.push((u as VertexId, v as VertexId));
+        }
+    }
+    // Every endpoint so far, once per incident edge: a uniform pick is degree-proportional.
+    let mut endpoints: Vec<VertexId> = edges.iter().flat_map(|&(u, v)| [u, v]).collect();
+    let mut rng = SplitMix64::new(seed, 0);
+    for v in seed_vertices..n {
+        let v = v as VertexId;
+        for _ in 0..m {
+            let target = endpoints[rng.below(endpoints.len() as u64) as usize];
+            edges.push((v, target));
+        }
+        for &(_, target) in &edges[edges.len() - m..] {
+            endpoints.push(target);
+            endpoints.push(v);
+        }
+    }
+    edges
+}
+
+/// A `rows × cols` grid, vertex `r · cols + c` joined to its right and lower neighbours,
+/// and with `diagonals` also to its lower-right one.
+pub fn mesh(rows: usize, cols: usize, diagonals: bool) -> Vec<(VertexId, VertexId)> {
+    (0..rows)
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            (0..cols).flat_map(move |c| {
+                let v = (r * cols + c) as VertexId;
+                let right = (c + 1 < cols).then_some((v, v + 1));
+                let down = (r + 1 < rows).then(|| (v, v + cols as VertexId));
+                let diagonal = (diagonals && c + 1 < cols && r + 1 < rows)
+                    .then(|| (v, v + cols as VertexId + 1));
+                [right, down, diagonal].into_iter().flatten()
+            })
+        })
+        .collect()
+}
+
+/// The complete `k`-ary tree on `n` vertices in breadth-first numbering: vertex `v > 0`
+/// hangs from `(v - 1) / k`.
+pub fn tree(n: usize, k: usize) -> Vec<(VertexId, VertexId)> {
+    let k = k.max(1);
+    (1..n)
+        .into_par_iter()
+        .map(|v| (((v - 1) / k) as VertexId, v as VertexId))
+        .collect()
+}
+
+/// Renumbers the endpoints of `edges` (vertices `0..n`) by a random permutation of `seed`.
+pub fn shuffle_ids(edges: &mut [(VertexId, VertexId)], n: usize, seed: u64) {
+    let perm = permutation(n, seed ^ 0x05_4f1e);
+    edges
+        .par_iter_mut()
+        .for_each(|(u, v)| (*u, *v) = (perm[*u as usize], perm[*v as usize]));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +291,30 @@ mod tests {
         assert!((share(0, 1) - 0.1).abs() < 0.01);
         assert!((share(1, 0) - 0.1).abs() < 0.01);
         assert!((share(1, 1) - 0.3).abs() < 0.01);
+    }
+
+    #[test]
+    fn families_have_their_shape_and_are_seeded() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let ws = watts_strogatz(1_000, 6, 0.1, 2);
+        assert_eq!(ws.len(), 3_000);
+        assert_eq!(ws, one.install(|| watts_strogatz(1_000, 6, 0.1, 2)));
+        assert_ne!(ws, watts_strogatz(1_000, 6, 0.1, 3));
+        let lattice = watts_strogatz(10, 4, 0.0, 1);
+        assert!(lattice.contains(&(9, 1)) && lattice.contains(&(3, 4)));
+        let ba = barabasi_albert(1_000, 3, 5);
+        assert_eq!(ba.len(), 6 + 3 * 996);
+        assert!(ba.iter().all(|&(u, v)| u < 1_000 && v < u.max(v) + 1));
+        assert_eq!(ba, barabasi_albert(1_000, 3, 5));
+        assert_eq!(mesh(3, 4, false).len(), 3 * 3 + 2 * 4);
+        assert_eq!(mesh(3, 4, true).len(), 3 * 3 + 2 * 4 + 2 * 3);
+        assert_eq!(tree(5, 4), [(0, 1), (0, 2), (0, 3), (0, 4)]);
+        let mut shuffled = tree(100, 2);
+        shuffle_ids(&mut shuffled, 100, 1);
+        assert_ne!(shuffled, tree(100, 2));
     }
 
     #[test]

@@ -280,8 +280,9 @@ fn write_real(x: f64, line: &mut Vec<u8>) -> std::io::Result<()> {
 }
 
 /// Writes per-vertex results as Graphalytics output lines `id value`, in external ids and in
-/// internal id order (increasing id order for ids loaded from a file); `value(v, out)`
-/// appends vertex `v`'s value.
+/// increasing external id order (internal order for ids loaded from a file; a relabeled
+/// graph is written in the same order as before); `value(v, out)` appends vertex `v`'s
+/// value.
 ///
 /// # Errors
 /// The writer's errors, or [`std::io::ErrorKind::InvalidInput`] if some vertex is named by a
@@ -292,10 +293,12 @@ pub fn write_output(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let len = ids.len();
+    let order = (!crate::layout::ids_increase(ids)).then(|| crate::layout::by_external_id(ids));
     let ids = int_ids(ids)?;
     write_in_blocks(
         len,
-        |v| {
+        |i| {
+            let v = order.as_ref().map_or(i, |order| order[i as usize]);
             let mut line = Vec::with_capacity(24);
             let _ = write!(line, "{} ", ids.get(v));
             value(v, &mut line);
