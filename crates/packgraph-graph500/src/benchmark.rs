@@ -193,6 +193,16 @@ fn slowest(comm: &dyn Comm, start: Instant) -> f64 {
     ns[0] as f64 / 1e9
 }
 
+/// Sum over the vertices of a hash of `(vertex, level)`, over all processes.
+fn levels_digest(comm: &dyn Comm, first: usize, levels: &[u32]) -> u64 {
+    let mut sum = [levels.iter().enumerate().fold(0u64, |acc, (i, &level)| {
+        let key = ((first + i) as u64) << 32 | u64::from(level);
+        acc.wrapping_add(generate::SplitMix64::new(key, 0).next_u64())
+    })];
+    comm.allreduce_sum(Group::World, &mut sum);
+    sum[0]
+}
+
 /// Waits for every process.
 fn barrier(comm: &dyn Comm) {
     comm.allreduce_max(Group::World, &mut [0]);
@@ -280,6 +290,9 @@ pub fn run(
         let check = validate(comm, &graph, root, &search.parents);
         let validate_time = slowest(comm, start);
         let levels = combine_levels(comm, search.stats);
+        let first = layout.block_start(layout.rank);
+        let owned = layout.owned_len();
+        let levels_digest = levels_digest(comm, first, &search.levels[..owned]);
         progress(&format!(
             "bfs {k} root {root}: {time:.6} s, {} edges, {} levels, validation {}",
             check.nedge,
@@ -292,6 +305,7 @@ pub fn run(
             nedge: check.nedge,
             teps: check.nedge as f64 / time,
             validate_time,
+            levels_digest,
             levels,
         });
         if !check.is_valid() {

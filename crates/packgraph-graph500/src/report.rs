@@ -118,6 +118,9 @@ pub struct RunReport {
     pub teps: f64,
     /// Seconds validating the tree.
     pub validate_time: f64,
+    /// An order-free digest of every vertex's level: equal digests mean equal level
+    /// vectors (with high probability), whatever the grid or compression.
+    pub levels_digest: u64,
     /// Levels of the search: bytes summed over the processes, times the slowest process's.
     pub levels: Vec<LevelStats>,
 }
