@@ -43,15 +43,80 @@ pub struct LocalGraph {
 /// Message bytes per routed arc: column-local source and row-local target.
 const ARC_BYTES: usize = 8;
 
+/// Set on the row-local target of a self-loop, which is counted but not stored (row-local
+/// ids stay below 2^31: vertex ids are 32-bit and at most 2^30 + padding per row).
+const LOOP_BIT: u32 = 1 << 31;
+
+/// Where arcs go, from per-owner tables (no division per arc when the block is a power of
+/// two, as it is for a Kronecker graph on a power-of-two process count).
+struct Router {
+    shift: Option<u32>,
+    block: usize,
+    /// Per owner `q` of a target: first rank of `q`'s grid row, and the start of its row block.
+    dest_row: Vec<(usize, u32)>,
+    /// Per owner `q` of a source: grid column of `q`, and `col_local(u) - u` for its ids.
+    dest_col: Vec<(usize, i64)>,
+}
+
+impl Router {
+    fn new(layout: &Layout) -> Self {
+        let grid = layout.grid;
+        let owners = 0..grid.size();
+        let dest_row = owners
+            .clone()
+            .map(|q| {
+                let row = q / grid.cols;
+                (grid.rank_at(row, 0), (row * layout.row_len()) as u32)
+            })
+            .collect();
+        let dest_col = owners
+            .map(|q| {
+                let k = q / grid.cols;
+                (
+                    q % grid.cols,
+                    (k * layout.block) as i64 - (q * layout.block) as i64,
+                )
+            })
+            .collect();
+        Self {
+            shift: layout
+                .block
+                .is_power_of_two()
+                .then(|| layout.block.trailing_zeros()),
+            block: layout.block,
+            dest_row,
+            dest_col,
+        }
+    }
+
+    #[inline]
+    fn owner(&self, v: u32) -> usize {
+        match self.shift {
+            Some(shift) => (v >> shift) as usize,
+            None => v as usize / self.block,
+        }
+    }
+
+    /// The process storing `u → v`, and the arc as it stores it.
+    #[inline]
+    fn route(&self, u: u32, v: u32) -> (usize, [u32; 2]) {
+        let (row_rank, row_first) = self.dest_row[self.owner(v)];
+        let (col, col_shift) = self.dest_col[self.owner(u)];
+        let y = (v - row_first) | if u == v { LOOP_BIT } else { 0 };
+        (row_rank + col, [(i64::from(u) + col_shift) as u32, y])
+    }
+}
+
 /// Sends each arc of `edges` (both directions of each; a self-loop once) to the process
-/// that stores it; returns the received `(column-local source, row-local target)` pairs.
+/// that stores it; returns the received `(column-local source, row-local target)` pairs,
+/// self-loops marked by [`LOOP_BIT`] on the target.
 fn route_arcs(comm: &dyn Comm, layout: &Layout, edges: &[(u32, u32)]) -> Vec<(u32, u32)> {
-    let row_len = layout.row_len();
+    let router = Router::new(layout);
     let mut counts = vec![0usize; comm.size()];
     for &(u, v) in edges {
-        counts[layout.arc_owner(u, v)] += 1;
+        counts[router.route(u, v).0] += 1;
         if u != v {
-            counts[layout.arc_owner(v, u)] += 1;
+            counts[router.route(v, u).0] += 1;
         }
     }
     let mut parts: Vec<Vec<u8>> = counts
@@ -59,8 +124,8 @@ fn route_arcs(comm: &dyn Comm, layout: &Layout, edges: &[(u32, u32)]) -> Vec<(u3
         .map(|&c| Vec::with_capacity(c * ARC_BYTES))
         .collect();
     let mut put = |u: u32, v: u32| {
-        let part = &mut parts[layout.arc_owner(u, v)];
-        put_u32s(&[layout.col_local(u), (v as usize % row_len) as u32], part);
+        let (to, arc) = router.route(u, v);
+        put_u32s(&arc, &mut parts[to]);
     };
     for &(u, v) in edges {
         put(u, v);
@@ -118,13 +183,12 @@ impl LocalGraph {
     /// edge list; every process calls this collectively).
     pub fn build(comm: &dyn Comm, layout: Layout, edges: &[(u32, u32)]) -> Self {
         let arcs = route_arcs(comm, &layout, edges);
-        let row_start = layout.row_start() as u64;
-        let is_loop =
-            |&(x, y): &(u32, u32)| u64::from(layout.col_global(x)) == row_start + u64::from(y);
+        let is_loop = |&(_, y): &(u32, u32)| y & LOOP_BIT != 0;
         // Edge weights by row-local target: every arc once, a self-loop twice.
         let mut row_sums = vec![0u64; 2 * layout.row_len()];
-        for arc in &arcs {
-            row_sums[layout.row_len() + arc.1 as usize] += if is_loop(arc) { 2 } else { 1 };
+        for &(_, y) in &arcs {
+            let loop_arc = y & LOOP_BIT != 0;
+            row_sums[layout.row_len() + (y & !LOOP_BIT) as usize] += if loop_arc { 2 } else { 1 };
         }
         let (in_offsets, in_sources) = csr(
             layout.row_len(),
