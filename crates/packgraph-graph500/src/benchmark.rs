@@ -171,6 +171,12 @@ fn read_input(comm: &dyn Comm, path: &std::path::Path) -> Result<Input, RunError
             (edges_of(g, comm.rank(), comm.size()), g.num_vertices())
         }
     };
+    if num_vertices > 1 << MAX_SCALE {
+        return Err(RunError::Input(format!(
+            "{}: {num_vertices} vertices are more than the 2^{MAX_SCALE} this benchmark handles",
+            path.display()
+        )));
+    }
     let mut num_edges = [edges.len() as u64];
     comm.allreduce_sum(Group::World, &mut num_edges);
     if num_edges[0] == 0 {

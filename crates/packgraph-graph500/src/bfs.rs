@@ -41,8 +41,8 @@ pub enum Compression {
     On,
     /// Send raw ids.
     Off,
-    /// Pack when the processes are not all on one host (on shared memory the copy is cheaper
-    /// than the packing).
+    /// Pack when the processes are not all on one host (on one host, packing saved no
+    /// measurable time at scales 16 to 20: top-down frontier gathers are a tenth of the bytes).
     Auto,
 }
 

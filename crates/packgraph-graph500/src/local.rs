@@ -9,10 +9,10 @@
 //! weights over a search's tree is the number of input edges in its component, the
 //! Graph500 edge count for TEPS.
 //!
-//! Left out: packgraph's compressed edge arrays as the local store. A CSR scan is a load per
-//! neighbour; the CPMA's delta-coded leaves decode a byte code per neighbour and were slower
-//! per traversed edge in the search (measured by the notes that came with this crate), and
-//! the local graph never changes during the benchmark.
+//! Left out: packgraph's compressed edge arrays (CPMA) as the local store. They were not
+//! measured here; the local graph never changes during the benchmark, and a CSR scan costs
+//! one load per neighbour where a CPMA leaf decodes a byte code per neighbour, so CSR is the
+//! expected winner, not a measured one.
 
 use crate::comm::{get_u32s, put_u32s, Comm, Group};
 use crate::grid::Layout;
