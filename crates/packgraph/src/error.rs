@@ -16,6 +16,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::codec::frontier::FrontierError;
 use crate::codec::CodecError;
 use crate::part::PartError;
 use crate::pma::PmaError;
@@ -248,6 +249,23 @@ impl From<CodecError> for Error {
             CodecError::Truncated { offset, .. }
             | CodecError::Overflow { offset }
             | CodecError::NotIncreasing { offset, .. } => Some(offset as u64),
+            _ => None,
+        };
+        Self::Corrupt {
+            path: None,
+            offset,
+            reason: format!("corrupted data: {error}"),
+        }
+    }
+}
+
+impl From<FrontierError> for Error {
+    fn from(error: FrontierError) -> Self {
+        let offset = match error {
+            FrontierError::Truncated { offset, .. }
+            | FrontierError::Count { offset, .. }
+            | FrontierError::BitWidth { offset, .. }
+            | FrontierError::Trailing { offset, .. } => Some(offset as u64),
             _ => None,
         };
         Self::Corrupt {

@@ -11,6 +11,7 @@
 //! fall back to the checked path near the end of a buffer, so they are safe on any input.
 
 pub mod delta;
+pub mod frontier;
 pub mod varint;
 
 /// A malformed or unsatisfiable byte-code input.

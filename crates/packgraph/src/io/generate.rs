@@ -101,12 +101,26 @@ fn blocks(
     seed: u64,
     edge: impl Fn(&mut SplitMix64) -> (VertexId, VertexId) + Sync + Send,
 ) -> Vec<(VertexId, VertexId)> {
-    (0..count.div_ceil(BLOCK))
+    blocks_in(0..count, seed, edge)
+}
+
+/// Edges `range` of the list `blocks` makes: whole blocks generated, their ends trimmed.
+fn blocks_in(
+    range: std::ops::Range<usize>,
+    seed: u64,
+    edge: impl Fn(&mut SplitMix64) -> (VertexId, VertexId) + Sync + Send,
+) -> Vec<(VertexId, VertexId)> {
+    let (start, end) = (range.start, range.end.max(range.start));
+    (start / BLOCK..end.div_ceil(BLOCK))
         .into_par_iter()
         .flat_map_iter(|block| {
             let mut rng = SplitMix64::new(seed, block as u64);
-            let len = BLOCK.min(count - block * BLOCK);
-            (0..len).map(|_| edge(&mut rng)).collect::<Vec<_>>()
+            let first = block * BLOCK;
+            let (skip, take) = (start.saturating_sub(first), BLOCK.min(end - first));
+            (0..take)
+                .map(|_| edge(&mut rng))
+                .skip(skip)
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -130,8 +144,22 @@ pub fn permutation(n: usize, seed: u64) -> Vec<VertexId> {
 /// The Graph500 Kronecker graph: `edge_factor · 2^scale` edges (duplicates and self-loops
 /// included, as generated), vertices relabelled by a random permutation.
 pub fn kronecker(scale: u32, edge_factor: usize, seed: u64) -> Vec<(VertexId, VertexId)> {
+    kronecker_slice(scale, edge_factor, seed, 0..edge_factor << scale.min(31))
+}
+
+/// Edges `range` (by position) of [`kronecker`]`(scale, edge_factor, seed)`, generated alone:
+/// each process of a distributed run makes its share, and the shares concatenate to the
+/// whole list.
+pub fn kronecker_slice(
+    scale: u32,
+    edge_factor: usize,
+    seed: u64,
+    range: std::ops::Range<usize>,
+) -> Vec<(VertexId, VertexId)> {
     let scale = scale.min(31);
-    let mut edges = rmat(scale, edge_factor << scale, Initiator::GRAPH500, seed);
+    let end = range.end.min(edge_factor << scale);
+    let init = Initiator::GRAPH500;
+    let mut edges = blocks_in(range.start..end, seed, |rng| rmat_edge(rng, scale, init));
     let perm = permutation(1 << scale, seed ^ 0x5eed);
     edges
         .par_iter_mut()
@@ -315,6 +343,18 @@ mod tests {
         let mut shuffled = tree(100, 2);
         shuffle_ids(&mut shuffled, 100, 1);
         assert_ne!(shuffled, tree(100, 2));
+    }
+
+    #[test]
+    fn kronecker_slices_concatenate_to_the_whole_list() {
+        let whole = kronecker(9, 300, 7);
+        let cuts = [0, 1, 65_535, 65_536, 100_000, 131_073, whole.len()];
+        let joined: Vec<_> = cuts
+            .windows(2)
+            .flat_map(|w| kronecker_slice(9, 300, 7, w[0]..w[1]))
+            .collect();
+        assert_eq!(joined, whole);
+        assert!(kronecker_slice(9, 300, 7, 5..5).is_empty());
     }
 
     #[test]

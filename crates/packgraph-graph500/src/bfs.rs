@@ -1,0 +1,386 @@
+//! Kernel 2: a direction-optimizing breadth-first search on the 2-D partitioned graph.
+//!
+//! Each level is one of two steps, both ending in a *fold* along the grid row that sends
+//! each discovered vertex, with a parent, to its owner:
+//! * [`top_down`] (small frontiers): the owners' sorted frontier ids are gathered along the
+//!   grid column as frontier messages (`packgraph::codec::frontier`: gaps bit-packed in
+//!   blocks of 128 when compression is on), and every arc out of them is scanned;
+//! * [`bottom_up`] (large frontiers): the frontier is gathered as a bitmap along the column,
+//!   the visited set as a bitmap along the row, and each unvisited vertex scans its arcs until
+//!   it meets a frontier vertex.
+//!
+//! The step is chosen from the measured frontier as in Beamer, Asanović and Patterson
+//! (SC 2012): bottom-up once the frontier's arcs exceed the unexplored arcs over
+//! [`ALPHA`], top-down again once the frontier falls below `n /` [`BETA`] vertices while
+//! shrinking. Fold messages carry the discovered ids as a frontier message and the parents
+//! raw. A message to oneself never crosses the wire and is never packed.
+
+use std::time::Instant;
+
+use packgraph::codec::frontier::{self, Packing};
+use serde::Serialize;
+
+use crate::comm::{bytes_to_u64s, get_u32s, put_u32s, u64s_to_bytes, Comm, Group};
+use crate::local::LocalGraph;
+
+/// Marks a vertex not (yet) in the tree.
+pub const UNREACHED: u32 = u32::MAX;
+
+/// Top-down → bottom-up when the frontier's arcs exceed the unexplored arcs over this
+/// (Beamer et al.'s tuned value).
+pub const ALPHA: u64 = 14;
+
+/// Bottom-up → top-down when the frontier, shrinking, has fewer than `n / BETA` vertices.
+pub const BETA: u64 = 24;
+
+/// Whether frontier messages are bit-packed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Pack every message of at least `RAW_THRESHOLD` ids that crosses the wire.
+    On,
+    /// Send raw ids.
+    Off,
+    /// Pack when the processes are not all on one host (on one host, packing saved no
+    /// measurable time at scales 16 to 20: top-down frontier gathers are a tenth of the bytes).
+    Auto,
+}
+
+/// What one level of one search cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LevelStats {
+    /// The level the step discovered (1 for the root's neighbours).
+    pub level: u32,
+    /// Whether the step was bottom-up.
+    pub bottom_up: bool,
+    /// Vertices in the frontier the step expanded.
+    pub frontier_ids: u64,
+    /// Bytes the step's messages would take uncompressed (to other processes only).
+    pub raw_bytes: u64,
+    /// Bytes the step's messages took.
+    pub sent_bytes: u64,
+    /// The part of `raw_bytes` / `sent_bytes` in frontier-id gathers (top-down expand).
+    pub frontier_raw_bytes: u64,
+    /// See `frontier_raw_bytes`.
+    pub frontier_sent_bytes: u64,
+    /// Nanoseconds packing and unpacking messages.
+    pub codec_ns: u64,
+    /// Nanoseconds in collectives (waiting for other processes included).
+    pub comm_ns: u64,
+    /// Nanoseconds scanning arcs and updating parents.
+    pub compute_ns: u64,
+}
+
+/// The result of one search on one process.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// Parent of each owned vertex (the root is its own parent), [`UNREACHED`] if none.
+    pub parents: Vec<u32>,
+    /// Level of each owned vertex, [`UNREACHED`] if not reached.
+    pub levels: Vec<u32>,
+    /// This process's costs, per level.
+    pub stats: Vec<LevelStats>,
+}
+
+#[inline]
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits[i as usize / 64] >> (i % 64) & 1 != 0
+}
+
+#[inline]
+fn set_bit(bits: &mut [u64], i: u32) {
+    bits[i as usize / 64] |= 1 << (i % 64);
+}
+
+/// Nanoseconds since `start`.
+fn ns(start: Instant) -> u64 {
+    start.elapsed().as_nanos() as u64
+}
+
+struct State<'a> {
+    comm: &'a dyn Comm,
+    graph: &'a LocalGraph,
+    pack: bool,
+    parents: Vec<u32>,
+    levels: Vec<u32>,
+    /// Owned frontier, sorted global ids.
+    frontier: Vec<u32>,
+    /// Row-block vertices known visited (exact after a bottom-up gather, a filter otherwise).
+    row_seen: Vec<u64>,
+    /// Column-block frontier (bottom-up).
+    col_frontier: Vec<u64>,
+    /// Column-local frontier ids (top-down).
+    col_ids: Vec<u32>,
+    /// Discovered `(row-local id << 32) | parent`.
+    found: Vec<u64>,
+    level: LevelStats,
+}
+
+impl State<'_> {
+    fn packing(&self, to_self: bool) -> Packing {
+        if self.pack && !to_self {
+            Packing::Packed
+        } else {
+            Packing::Raw
+        }
+    }
+
+    fn allgather(&mut self, group: Group, data: &[u8]) -> crate::comm::Gathered {
+        let start = Instant::now();
+        let all = self.comm.allgather(group, data);
+        self.level.comm_ns += ns(start);
+        all
+    }
+
+    /// Gathers the column's frontier ids into `col_ids` (column-local).
+    fn expand_ids(&mut self) -> packgraph::Result<()> {
+        let others = self.comm.group_size(Group::Col) as u64 - 1;
+        let start = Instant::now();
+        let mut message = Vec::new();
+        frontier::encode(&self.frontier, self.packing(others == 0), &mut message)?;
+        self.level.codec_ns += ns(start);
+        let raw = frontier::raw_len::<u32>(self.frontier.len()) as u64 * others;
+        let sent = message.len() as u64 * others;
+        self.level.frontier_raw_bytes += raw;
+        self.level.frontier_sent_bytes += sent;
+        self.level.raw_bytes += raw;
+        self.level.sent_bytes += sent;
+        let all = self.allgather(Group::Col, &message);
+        let start = Instant::now();
+        self.col_ids.clear();
+        let mut ids = Vec::new();
+        for k in 0..all.parts() {
+            frontier::decode::<u32>(all.part(k), &mut ids)?;
+            let layout = &self.graph.layout;
+            self.col_ids
+                .extend(ids.iter().map(|&v| layout.col_local(v)));
+        }
+        self.level.codec_ns += ns(start);
+        Ok(())
+    }
+
+    /// Gathers the column's frontier bitmap and the row's visited bitmap.
+    fn expand_bitmaps(&mut self) {
+        let layout = self.graph.layout;
+        let first = layout.block_start(layout.rank) as u32;
+        let mut owned = vec![0u64; layout.block / 64];
+        for &v in &self.frontier {
+            set_bit(&mut owned, v - first);
+        }
+        let bytes = u64s_to_bytes(&owned);
+        let col_others = self.comm.group_size(Group::Col) as u64 - 1;
+        let row_others = self.comm.group_size(Group::Row) as u64 - 1;
+        let all = self.allgather(Group::Col, &bytes);
+        self.col_frontier = bytes_to_u64s(&all.bytes);
+        owned.iter_mut().for_each(|w| *w = 0);
+        for (i, &p) in self.parents.iter().enumerate() {
+            if p != UNREACHED {
+                set_bit(&mut owned, i as u32);
+            }
+        }
+        let visited = u64s_to_bytes(&owned);
+        let all = self.allgather(Group::Row, &visited);
+        self.row_seen = bytes_to_u64s(&all.bytes);
+        let moved = bytes.len() as u64 * col_others + visited.len() as u64 * row_others;
+        self.level.raw_bytes += moved;
+        self.level.sent_bytes += moved;
+    }
+
+    /// Sends each discovered vertex to its owner; returns the owner's new frontier.
+    fn fold(&mut self, depth: u32) -> packgraph::Result<()> {
+        let layout = self.graph.layout;
+        let block = layout.block as u64;
+        let members = self.comm.group_size(Group::Row);
+        let me = self.comm.group_rank(Group::Row);
+        let start = Instant::now();
+        let mut parts = Vec::with_capacity(members);
+        let mut rest = &self.found[..];
+        let (mut ids, mut parents) = (Vec::new(), Vec::new());
+        for k in 0..members as u64 {
+            let end = rest.partition_point(|&f| (f >> 32) < (k + 1) * block);
+            ids.clear();
+            parents.clear();
+            for &f in &rest[..end] {
+                ids.push(((f >> 32) - k * block) as u32);
+                parents.push(f as u32);
+            }
+            rest = &rest[end..];
+            let mut message = vec![0u8; 4];
+            frontier::encode(&ids, self.packing(k as usize == me), &mut message)?;
+            let id_bytes = (message.len() - 4) as u32;
+            message[..4].copy_from_slice(&id_bytes.to_le_bytes());
+            put_u32s(&parents, &mut message);
+            if k as usize != me {
+                self.level.raw_bytes +=
+                    (4 + frontier::raw_len::<u32>(ids.len()) + 4 * ids.len()) as u64;
+                self.level.sent_bytes += message.len() as u64;
+            }
+            parts.push(message);
+        }
+        self.level.codec_ns += ns(start);
+        let start = Instant::now();
+        let received = self.comm.alltoall(Group::Row, &parts);
+        self.level.comm_ns += ns(start);
+        let start = Instant::now();
+        let mut decode_ns = 0;
+        let mut next = Vec::new();
+        for k in 0..received.parts() {
+            let part = received.part(k);
+            let bad = || packgraph::Error::corrupt(format!("fold message from row member {k}"));
+            let id_bytes = part
+                .get(..4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                .ok_or_else(bad)?;
+            let id_part = part.get(4..4 + id_bytes).ok_or_else(bad)?;
+            let decoding = Instant::now();
+            frontier::decode::<u32>(id_part, &mut ids)?;
+            decode_ns += ns(decoding);
+            parents.clear();
+            get_u32s(&part[4 + id_bytes..], &mut parents);
+            if parents.len() != ids.len() || ids.last().is_some_and(|&i| i as u64 >= block) {
+                return Err(bad());
+            }
+            for (&i, &p) in ids.iter().zip(&parents) {
+                let slot = &mut self.parents[i as usize];
+                if *slot == UNREACHED {
+                    *slot = p;
+                    self.levels[i as usize] = depth;
+                    next.push(layout.block_start(layout.rank) as u32 + i);
+                }
+            }
+        }
+        next.sort_unstable();
+        let row_first = layout.row_start() as u32;
+        for &v in &next {
+            set_bit(&mut self.row_seen, v - row_first);
+        }
+        self.frontier = next;
+        self.level.codec_ns += decode_ns;
+        self.level.compute_ns += ns(start).saturating_sub(decode_ns);
+        Ok(())
+    }
+}
+
+/// Scans the arcs out of the column frontier; unseen targets are discovered.
+fn top_down(state: &mut State<'_>) {
+    let graph = state.graph;
+    state.found.clear();
+    for &x in &state.col_ids {
+        let parent = u64::from(graph.layout.col_global(x));
+        for &y in graph.out_arcs(x) {
+            if !bit(&state.row_seen, y) {
+                set_bit(&mut state.row_seen, y);
+                state.found.push(u64::from(y) << 32 | parent);
+            }
+        }
+    }
+    state.found.sort_unstable();
+}
+
+/// Each unvisited row vertex looks for a neighbour in the column frontier.
+fn bottom_up(state: &mut State<'_>) {
+    let graph = state.graph;
+    state.found.clear();
+    for (w, &seen) in state.row_seen.iter().enumerate() {
+        let mut unseen = !seen;
+        while unseen != 0 {
+            let y = (w * 64) as u32 + unseen.trailing_zeros();
+            unseen &= unseen - 1;
+            if let Some(&x) = graph
+                .in_arcs(y)
+                .iter()
+                .find(|&&x| bit(&state.col_frontier, x))
+            {
+                state
+                    .found
+                    .push(u64::from(y) << 32 | u64::from(graph.layout.col_global(x)));
+            }
+        }
+    }
+}
+
+/// Breadth-first search from `root` (collective: every process calls it with the same root).
+///
+/// `pack` packs the messages that cross the wire (see [`Compression`]).
+///
+/// # Errors
+/// [`packgraph::Error::Corrupt`] if a message from another process does not decode.
+pub fn bfs(
+    comm: &dyn Comm,
+    graph: &LocalGraph,
+    root: u32,
+    pack: bool,
+) -> packgraph::Result<Search> {
+    let layout = graph.layout;
+    let first = layout.block_start(layout.rank) as u32;
+    let mut state = State {
+        comm,
+        graph,
+        pack,
+        parents: vec![UNREACHED; layout.block],
+        levels: vec![UNREACHED; layout.block],
+        frontier: Vec::new(),
+        row_seen: vec![0; layout.row_len() / 64],
+        col_frontier: Vec::new(),
+        col_ids: Vec::new(),
+        found: Vec::new(),
+        level: LevelStats::default(),
+    };
+    if layout.owner(root) == layout.rank {
+        state.parents[(root - first) as usize] = root;
+        state.levels[(root - first) as usize] = 0;
+        state.frontier.push(root);
+    }
+    if (root as usize).wrapping_sub(layout.row_start()) < layout.row_len() {
+        set_bit(&mut state.row_seen, layout.row_local(root));
+    }
+    let mut stats = Vec::new();
+    let mut unexplored = graph.total_degree;
+    let (mut bottom, mut last_size) = (false, 0);
+    for depth in 1.. {
+        let start = Instant::now();
+        let frontier_arcs: u64 = state
+            .frontier
+            .iter()
+            .map(|&v| graph.degrees[(v - first) as usize])
+            .sum();
+        let mut sizes = [state.frontier.len() as u64, frontier_arcs];
+        comm.allreduce_sum(Group::World, &mut sizes);
+        let [size, arcs] = sizes;
+        if size == 0 {
+            break;
+        }
+        bottom = if bottom {
+            !(size < layout.num_vertices as u64 / BETA && size < last_size)
+        } else {
+            arcs > unexplored / ALPHA
+        };
+        unexplored = unexplored.saturating_sub(arcs);
+        last_size = size;
+        state.level = LevelStats {
+            level: depth,
+            bottom_up: bottom,
+            frontier_ids: size,
+            comm_ns: ns(start),
+            ..LevelStats::default()
+        };
+        if bottom {
+            state.expand_bitmaps();
+            let start = Instant::now();
+            bottom_up(&mut state);
+            state.level.compute_ns += ns(start);
+        } else {
+            state.expand_ids()?;
+            let start = Instant::now();
+            top_down(&mut state);
+            state.level.compute_ns += ns(start);
+        }
+        state.fold(depth)?;
+        stats.push(state.level.clone());
+    }
+    Ok(Search {
+        parents: state.parents,
+        levels: state.levels,
+        stats,
+    })
+}
