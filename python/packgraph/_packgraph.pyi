@@ -5,7 +5,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import disjoint_base, final
+from typing_extensions import final
 
 __all__ = [
     "Error",
@@ -85,7 +85,6 @@ class _Reads:
         default chosen from the extension. Raises InputError, OSError."""
 
 @final
-@disjoint_base
 class Graph(_Reads):
     """A dynamic graph: vertices named by ints or strs; each batch is one new version."""
 
@@ -109,7 +108,6 @@ class Graph(_Reads):
         """The current version, unchanged by later batches; O(1)."""
 
 @final
-@disjoint_base
 class Snapshot(_Reads):
     """One immutable graph version; safe to share between threads."""
 
