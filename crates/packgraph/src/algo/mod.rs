@@ -32,7 +32,7 @@ pub use self::kcore::{kcore, kcore_serial};
 pub use self::khop::{khop, khop_vertices};
 pub use self::lcc::{lcc, lcc_serial};
 pub use self::mis::mis;
-pub use self::pagerank::{pagerank, pagerank_serial};
+pub use self::pagerank::{pagerank, pagerank_serial, pagerank_until, PagerankRun};
 pub use self::registry::{AlgoOutput, Algorithm, AlgorithmKind, Param, Stat, Values};
 pub use self::sssp::{sssp, sssp_serial};
 pub use self::triangles::{

@@ -4,6 +4,10 @@
 //! `D` being the total rank of vertices without out-edges (dangling vertices), so rank is
 //! conserved. Pull-based: each vertex sums over its in-neighbors, so no atomics and results
 //! do not depend on the thread count (sums run in a fixed order).
+//!
+//! [`pagerank_until`] adds NetworkX's stopping rule for callers that want a converged
+//! vector rather than a fixed iteration count (the Python bindings): stop after the first
+//! iteration whose L1 change `Σ |PR_k(v) − PR_{k−1}(v)|` is below `n · tolerance`.
 
 use rayon::prelude::*;
 
@@ -20,9 +24,39 @@ const PULL_BLOCK: usize = 2048;
 /// # Complexity
 /// O(iterations · (n + m)) work, O(iterations · log n) depth, two floats per vertex.
 pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec<f64> {
+    pagerank_until(graph, damping, iterations, 0.0).ranks
+}
+
+/// What [`pagerank_until`] computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PagerankRun {
+    /// The score of each vertex.
+    pub ranks: Vec<f64>,
+    /// Iterations performed.
+    pub iterations: usize,
+    /// Whether the stopping rule ended the run (always `false` for tolerance 0).
+    pub converged: bool,
+}
+
+/// PageRank iterated until the L1 change of one iteration is below
+/// `num_vertices · tolerance` (NetworkX's rule), or `max_iterations` are done; with
+/// tolerance 0 exactly `max_iterations` iterations, as [`pagerank`].
+///
+/// # Complexity
+/// As [`pagerank`] per iteration; one more float per vertex when `tolerance > 0`.
+pub fn pagerank_until<G: GraphRead>(
+    graph: &G,
+    damping: f64,
+    max_iterations: usize,
+    tolerance: f64,
+) -> PagerankRun {
     let n = graph.num_vertices();
     if n == 0 {
-        return Vec::new();
+        return PagerankRun {
+            ranks: Vec::new(),
+            iterations: 0,
+            converged: true,
+        };
     }
     let inverse_degree: Vec<f64> = (0..n as VertexId)
         .into_par_iter()
@@ -33,7 +67,12 @@ pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec
         .collect();
     let mut rank = vec![1.0 / n as f64; n];
     let mut contribution = vec![0.0; n];
-    for _ in 0..iterations {
+    let mut previous = if tolerance > 0.0 {
+        rank.clone()
+    } else {
+        Vec::new()
+    };
+    for iteration in 1..=max_iterations {
         let dangling: f64 = rank
             .par_chunks(SUM_BLOCK)
             .zip(inverse_degree.par_chunks(SUM_BLOCK))
@@ -80,8 +119,32 @@ pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec
                     *r = base + damping * *r;
                 }
             });
+        if tolerance > 0.0 {
+            if l1_distance(&rank, &previous) < n as f64 * tolerance {
+                return PagerankRun {
+                    ranks: rank,
+                    iterations: iteration,
+                    converged: true,
+                };
+            }
+            previous.copy_from_slice(&rank);
+        }
     }
-    rank
+    PagerankRun {
+        ranks: rank,
+        iterations: max_iterations,
+        converged: false,
+    }
+}
+
+/// `Σ |a[i] − b[i]|`, summed in fixed blocks (the same result on any thread count).
+fn l1_distance(a: &[f64], b: &[f64]) -> f64 {
+    a.par_chunks(SUM_BLOCK)
+        .zip(b.par_chunks(SUM_BLOCK))
+        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>())
+        .collect::<Vec<f64>>()
+        .iter()
+        .sum()
 }
 
 /// The same computation written as plain serial loops over out-edges (the reference).
@@ -107,4 +170,29 @@ pub fn pagerank_serial<G: GraphRead>(graph: &G, damping: f64, iterations: usize)
         rank = next;
     }
     rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::CsrGraph;
+
+    #[test]
+    fn stopping_rule_ends_at_the_first_small_change_and_matches_fixed_iterations() {
+        let graph = CsrGraph::from_edges(5, &[(0, 1), (1, 2), (2, 0), (2, 3), (4, 0)], true);
+        let run = pagerank_until(&graph, 0.85, 1000, 1e-9);
+        assert!(run.converged && run.iterations < 1000);
+        assert_eq!(run.ranks, pagerank(&graph, 0.85, run.iterations));
+        let before = pagerank(&graph, 0.85, run.iterations - 1);
+        let change: f64 = run
+            .ranks
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| (a - b).abs())
+            .sum();
+        assert!(change < 5.0 * 1e-9);
+        let capped = pagerank_until(&graph, 0.85, 3, 1e-9);
+        assert_eq!((capped.iterations, capped.converged), (3, false));
+        assert!(!pagerank_until(&graph, 0.85, 4, 0.0).converged);
+    }
 }

@@ -82,6 +82,26 @@ impl<C: LeafCodec> Snapshot<C> {
     pub fn same_version(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.graph, &other.graph)
     }
+
+    /// The version as a graph of its own, to save with [`io::save`](crate::io::save) or to
+    /// go on writing from. O(1): shares every page (the writer copies a page before it
+    /// changes one another version holds).
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{Graph, GraphRead};
+    ///
+    /// let mut g = Graph::from_edges(3, &[(0, 1)], false).unwrap();
+    /// let before = g.snapshot();
+    /// g.insert_edges(&[(1, 2)]).unwrap();
+    /// let mut copy = before.to_graph();
+    /// assert_eq!(copy.num_edges(), 1);
+    /// copy.insert_edges(&[(0, 2)]).unwrap();
+    /// assert!(!before.has_edge(0, 2) && !g.has_edge(0, 2));
+    /// ```
+    pub fn to_graph(&self) -> Graph<C> {
+        self.graph.version_copy()
+    }
 }
 
 /// How a graph version's pages are shared: the out-array's and the in-array's
@@ -113,21 +133,26 @@ impl<C: LeafCodec> Graph<C> {
     /// An immutable snapshot of the graph as it is now. O(1): shares every page and the flat
     /// vertex index if it was built; copies no edge data.
     pub fn snapshot(&self) -> Snapshot<C> {
+        Snapshot {
+            graph: Arc::new(self.version_copy()),
+        }
+    }
+
+    /// A graph of its own holding this version: shares every page and the flat index.
+    fn version_copy(&self) -> Graph<C> {
         let index = OnceLock::new();
         if let Some(built) = self.index.get() {
             let _ = index.set(Arc::clone(built));
         }
-        Snapshot {
-            graph: Arc::new(Graph {
-                directed: self.directed,
-                num_vertices: self.num_vertices,
-                out: self.out.clone(),
-                incoming: self.incoming.clone(),
-                index,
-                version: self.version,
-                ids: self.ids.clone(),
-                properties: self.properties.clone(),
-            }),
+        Graph {
+            directed: self.directed,
+            num_vertices: self.num_vertices,
+            out: self.out.clone(),
+            incoming: self.incoming.clone(),
+            index,
+            version: self.version,
+            ids: self.ids.clone(),
+            properties: self.properties.clone(),
         }
     }
 

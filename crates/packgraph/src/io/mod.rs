@@ -39,6 +39,7 @@ mod text;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use crate::graph::ids::IdMapError;
 use crate::graph::{AnyGraph, Graph, Update, VertexId, WeightedGraph};
 use crate::{Error, Result};
 
@@ -169,6 +170,38 @@ impl Dataset {
             weights.map(<[f64]>::to_vec),
             directed,
         )
+    }
+
+    /// A dataset of edges between arbitrary `u64` external ids, numbered by rank as the
+    /// file readers number them (the smallest id is vertex 0), with `weights[i]` on
+    /// `edges[i]` when given.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for more than 2^32 − 1 distinct ids, a NaN or infinite
+    /// weight, or weights and edges of different lengths.
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::io::Dataset;
+    ///
+    /// let data = Dataset::from_external_edges(&[(10, 7), (7, 500)], None, false).unwrap();
+    /// assert_eq!(data.graph.num_edges(), 2);
+    /// assert_eq!(data.ids().internal(7), Some(0));
+    /// assert_eq!(data.ids().external(2), 500);
+    /// ```
+    pub fn from_external_edges(
+        edges: &[(u64, u64)],
+        weights: Option<Vec<f64>>,
+        directed: bool,
+    ) -> Result<Self> {
+        let (ids, edges) = IdMap::from_endpoints(edges).map_err(|e| match e {
+            IdMapError::TooMany(n) => Error::invalid_reason(format!(
+                "{n} distinct vertices: more than the 2^32-1 supported"
+            )),
+            IdMapError::Duplicate(id) => Error::invalid_reason(format!("vertex {id} repeated")),
+        })?;
+        let n = ids.len();
+        Self::build(Some(ids), n, edges, weights, directed)
     }
 
     /// The one edge list → graph builder: a graph over at least `num_vertices` vertices

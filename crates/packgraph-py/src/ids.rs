@@ -1,0 +1,170 @@
+//! Vertex ids between Python and the core: Python ints (any `u64`) and strings on one
+//! side, [`ExternalId`] and dense internal ids on the other; id arrays back to NumPy.
+//!
+//! Arrays of ids come back as `int64` when every id fits (the common case), `uint64` when
+//! one does not, and `object` (ints and strings) when the graph names vertices by strings.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use packgraph::graph::{ExternalId, IdMap, VertexId};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyList, PyString};
+
+use crate::errors::{input_error, to_py};
+
+/// Ids given by the caller: all integers (the fast path), or a mix with names.
+pub(crate) enum IdList {
+    Ints(Vec<u64>),
+    Mixed(Vec<ExternalId>),
+}
+
+impl IdList {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::Ints(ids) => ids.len(),
+            Self::Mixed(ids) => ids.len(),
+        }
+    }
+
+    pub(crate) fn into_external(self) -> Vec<ExternalId> {
+        match self {
+            Self::Ints(ids) => ids.into_iter().map(ExternalId::Int).collect(),
+            Self::Mixed(ids) => ids,
+        }
+    }
+}
+
+/// One id as the caller gave it: `Ok(None)` for an int that no vertex can have (negative).
+pub(crate) fn external_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<ExternalId>> {
+    if let Ok(name) = obj.cast::<PyString>() {
+        return Ok(Some(ExternalId::Name(name.to_cow()?.as_ref().into())));
+    }
+    if obj.is_instance_of::<PyInt>() || obj.hasattr("__index__")? {
+        if let Ok(id) = obj.extract::<u64>() {
+            return Ok(Some(ExternalId::Int(id)));
+        }
+        if obj.extract::<i64>().is_ok() {
+            return Ok(None);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "a vertex id is an int or a str, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// The internal id of vertex `obj`, or `None` if it is not in the graph.
+pub(crate) fn find(ids: &IdMap, obj: &Bound<'_, PyAny>) -> PyResult<Option<VertexId>> {
+    Ok(external_id(obj)?.and_then(|id| ids.internal_id(&id)))
+}
+
+/// The internal id of vertex `obj`; `VertexNotFoundError` if it is not in the graph.
+pub(crate) fn lookup(ids: &IdMap, obj: &Bound<'_, PyAny>) -> PyResult<VertexId> {
+    find(ids, obj)?.ok_or_else(|| {
+        let shown = obj.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+        to_py(
+            obj.py(),
+            packgraph::Error::vertex_not_found(shown, ids.len()),
+        )
+    })
+}
+
+/// A list of ids from a NumPy array or any iterable of ints and strings; `what` names the
+/// argument in errors.
+pub(crate) fn id_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<IdList> {
+    let py = obj.py();
+    if let Ok(array) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(IdList::Ints(array.as_array().to_vec()));
+    }
+    if let Ok(array) = obj.extract::<PyReadonlyArray1<'_, i64>>() {
+        let array = array.as_array();
+        if let Some(i) = array.iter().position(|&id| id < 0) {
+            return Err(input_error(
+                py,
+                format!("{what}[{i}]: vertex id {} is negative", array[i]),
+            ));
+        }
+        return Ok(IdList::Ints(array.iter().map(|&id| id as u64).collect()));
+    }
+    if obj.hasattr("dtype")? {
+        let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+        if kind == "i" || kind == "u" || kind == "b" {
+            let numpy = py.import("numpy")?;
+            let dtype = if kind == "u" { "uint64" } else { "int64" };
+            let converted = numpy.call_method1("ascontiguousarray", (obj, dtype))?;
+            let flat = converted.call_method0("ravel")?;
+            return id_list(&flat, what);
+        }
+    }
+    let mut ints = Vec::new();
+    let mut mixed: Option<Vec<ExternalId>> = None;
+    for (i, item) in obj.try_iter()?.enumerate() {
+        let item = item?;
+        let id = external_id(&item)?
+            .ok_or_else(|| input_error(py, format!("{what}[{i}]: vertex id {item} is negative")))?;
+        match (&mut mixed, id) {
+            (None, ExternalId::Int(id)) => ints.push(id),
+            (None, name) => {
+                let mut all: Vec<ExternalId> = ints.drain(..).map(ExternalId::Int).collect();
+                all.push(name);
+                mixed = Some(all);
+            }
+            (Some(all), id) => all.push(id),
+        }
+    }
+    Ok(match mixed {
+        Some(all) => IdList::Mixed(all),
+        None => IdList::Ints(ints),
+    })
+}
+
+/// Edge weights from a NumPy array or any iterable of numbers.
+pub(crate) fn weight_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    if let Ok(array) = obj.extract::<PyReadonlyArray1<'_, f64>>() {
+        return Ok(array.as_array().to_vec());
+    }
+    let numpy = obj.py().import("numpy")?;
+    let converted = numpy.call_method1("asarray", (obj, "float64"))?;
+    let flat = converted.call_method0("ravel")?;
+    Ok(flat
+        .extract::<PyReadonlyArray1<'_, f64>>()?
+        .as_array()
+        .to_vec())
+}
+
+/// The external ids of `vertices` as a NumPy array (see the module documentation).
+pub(crate) fn id_array<'py>(
+    py: Python<'py>,
+    ids: &IdMap,
+    vertices: &[VertexId],
+) -> PyResult<Bound<'py, PyAny>> {
+    if ids.has_names() {
+        let items = PyList::empty(py);
+        for &v in vertices {
+            match ids.external_id(v) {
+                Some(ExternalId::Int(id)) => items.append(id)?,
+                Some(ExternalId::Name(name)) => items.append(&*name)?,
+                None => items.append(py.None())?,
+            }
+        }
+        let numpy = py.import("numpy")?;
+        let array = numpy.call_method1("empty", (vertices.len(), "object"))?;
+        array.set_item(pyo3::types::PySlice::full(py), items)?;
+        return Ok(array);
+    }
+    let external: Vec<u64> = match ids.int_ids() {
+        Some(ints) => vertices.iter().map(|&v| ints.get(v)).collect(),
+        None => Vec::new(),
+    };
+    Ok(int_array(py, external))
+}
+
+/// `int64` when every value fits, else `uint64`.
+pub(crate) fn int_array(py: Python<'_>, values: Vec<u64>) -> Bound<'_, PyAny> {
+    if values.iter().all(|&x| x <= i64::MAX as u64) {
+        let signed: Vec<i64> = values.into_iter().map(|x| x as i64).collect();
+        PyArray1::from_vec(py, signed).into_any()
+    } else {
+        PyArray1::from_vec(py, values).into_any()
+    }
+}

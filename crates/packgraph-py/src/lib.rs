@@ -1,0 +1,27 @@
+//! Python bindings of packgraph: the native module `packgraph._packgraph`, which the pure
+//! Python package `packgraph` (in `python/packgraph/`) re-exports.
+//!
+//! Thin by design: arguments are converted, the core is called with the GIL released, and
+//! [`packgraph::Error`] is mapped to the package's exceptions. No algorithm or file parser
+//! lives here; algorithms run through the core's registry ([`packgraph::algo::Algorithm`]),
+//! files through [`packgraph::io`]. A panic in the core is caught and raised as
+//! `packgraph.Error` rather than reaching Python as a `PanicException`.
+
+mod algo;
+mod errors;
+mod graph;
+mod ids;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _packgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<graph::Graph>()?;
+    m.add_class::<graph::Snapshot>()?;
+    m.add_function(wrap_pyfunction!(graph::read, m)?)?;
+    algo::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
