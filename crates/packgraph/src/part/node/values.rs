@@ -146,6 +146,19 @@ impl<V: Clone> ValueNode<V> {
         self.search(0, self.len(), |i| self.key(i).cmp(key))
     }
 
+    /// The position of `key` by a plain binary search of byte strings: the reference twin
+    /// of [`ValueNode::find`]. For tests.
+    #[cfg(test)]
+    pub(crate) fn find_serial(&self, key: &[u8]) -> Result<usize, usize> {
+        self.search(0, self.len(), |i| self.key(i).cmp(key))
+    }
+
+    /// The position of `key`, or where it would go. For tests of `find`.
+    #[cfg(test)]
+    pub(crate) fn find_fast(&self, key: &[u8]) -> Result<usize, usize> {
+        self.find(key)
+    }
+
     /// Binary search over entries `lo..hi` with `probe(i)` ordering entry `i` against the
     /// target, which is known not to lie outside them.
     #[inline]
