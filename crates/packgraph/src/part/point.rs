@@ -93,7 +93,8 @@ pub(super) fn entry_in<'a, V: Clone>(
             NodeRef::N256(n) => n.header(),
             NodeRef::Values(n) => &n.header,
         };
-        if !key.get(depth..)?.starts_with(&header.prefix) {
+        // Most nodes of fixed-length keys have no compressed path: no call to compare one.
+        if !header.prefix.is_empty() && !key.get(depth..)?.starts_with(&header.prefix) {
             return None;
         }
         depth += header.prefix.len();

@@ -15,7 +15,7 @@ use super::Part;
 
 /// Keys from a small alphabet and a few lengths, so that prefixes are shared, keys are
 /// prefixes of others, the empty key occurs, and long common paths need compression.
-fn key() -> impl Strategy<Value = Vec<u8>> {
+fn key() -> impl Strategy<Value = Vec<u8>> + Clone {
     prop_oneof![
         3 => vec(prop::sample::select(vec![0u8, 1, 2, 255]), 0..5),
         2 => (vec(any::<u8>(), 0..3), 0usize..40).prop_map(|(tail, pad)| {
@@ -47,7 +47,23 @@ enum Op {
     Compact,
 }
 
+/// Keys under a few two-byte clusters, each followed by one of `fan_out` bytes and a short
+/// tail of varying length (so that no value node holds them): inserts and removes move a
+/// cluster's node through sizes 4, 16, 48 and 256 and back, sparse ones included.
+fn clustered_key(fan_out: u8) -> impl Strategy<Value = Vec<u8>> + Clone {
+    (0u8..2, 0..fan_out, vec(0u8..3, 0..3)).prop_map(|(cluster, byte, tail)| {
+        let mut k = vec![9, cluster, byte];
+        k.extend(tail);
+        k
+    })
+}
+
 fn op() -> impl Strategy<Value = Op> {
+    op_over(key())
+}
+
+fn op_over<K: Strategy<Value = Vec<u8>> + Clone + 'static>(key: K) -> impl Strategy<Value = Op> {
+    let key = move || key.clone();
     prop_oneof![
         6 => (key(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k, v)),
         3 => key().prop_map(Op::Remove),
@@ -216,6 +232,14 @@ proptest! {
 
     #[test]
     fn part_matches_btreemap_in_every_version(ops in vec(op(), 1..60)) {
+        run(&ops);
+    }
+
+    #[test]
+    fn clustered_keys_grow_and_shrink_every_node_kind(
+        ops in prop::sample::select(vec![6u8, 20, 60, 255])
+            .prop_flat_map(|fan_out| vec(op_over(clustered_key(fan_out)), 1..60))
+    ) {
         run(&ops);
     }
 }
@@ -487,6 +511,41 @@ proptest! {
                 let want = keys.range(p..).next();
                 prop_assert_eq!(first.map(|(_, v)| *v), want.copied());
             }
+        }
+    }
+}
+
+proptest! {
+    /// A value node's search (integer probes, interpolation below the shared path) against
+    /// a plain binary search of byte strings, for keys spread evenly or bunched together,
+    /// present and absent, of the widths with and without their own integer conversion.
+    #[test]
+    fn value_node_search_matches_its_serial_twin(
+        width in prop::sample::select(vec![3usize, 4, 6, 8]),
+        shared in 0usize..3,
+        bunched in any::<bool>(),
+        raw in vec(any::<u64>(), 1..=super::node::VALUES_MAX),
+        probes in vec(any::<u64>(), 0..200),
+    ) {
+        use super::node::{Header, ValueNode};
+        let shape = |x: u64| {
+            let x = if bunched { x % 64 } else { x };
+            let mut k = vec![5u8; width];
+            let tail = x.to_be_bytes();
+            k[shared..].copy_from_slice(&tail[8 - (width - shared)..]);
+            k
+        };
+        let mut node = ValueNode::new(Header::new(&[5; 2][..shared]), width, shared);
+        for &x in &raw {
+            node.put(&shape(x), x);
+        }
+        node.check_arrays().unwrap();
+        for i in 1..node.len() {
+            prop_assert!(node.entry(i - 1).0 < node.entry(i).0);
+        }
+        for &x in raw.iter().chain(&probes) {
+            let key = shape(x);
+            prop_assert_eq!(node.find_fast(&key), node.find_serial(&key));
         }
     }
 }

@@ -6,6 +6,22 @@ use super::Header;
 /// The most entries a value node holds before it becomes an inner node.
 pub(crate) const VALUES_MAX: usize = 256;
 
+/// A key of up to 8 bytes as a big-endian integer, zero-padded: the integers order as the
+/// keys do when all have one length.
+#[inline]
+fn as_int(key: &[u8]) -> u64 {
+    // The common widths (`u32` and `u64` ids) without a call to `memcpy` per probe.
+    match *key {
+        [a, b, c, d] => u64::from(u32::from_be_bytes([a, b, c, d])) << 32,
+        [a, b, c, d, e, f, g, h] => u64::from_be_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut buf = [0u8; 8];
+            buf[..key.len()].copy_from_slice(key);
+            u64::from_be_bytes(buf)
+        }
+    }
+}
+
 /// A bucket of entries whose keys all have the same length (the lower levels of a tree of
 /// fixed-length keys, such as `u32` or `u64` ids), held in two arrays rather than a leaf
 /// allocation each and a chain of inner nodes. Keys are stored whole, back to back
@@ -105,11 +121,6 @@ impl<V: Clone> ValueNode<V> {
         if self.width <= 8 {
             // Keys of up to 8 bytes compare as big-endian integers (zero-padded alike):
             // no call to `memcmp` per probe.
-            let as_int = |k: &[u8]| {
-                let mut buf = [0u8; 8];
-                buf[..k.len()].copy_from_slice(k);
-                u64::from_be_bytes(buf)
-            };
             let target = as_int(key);
             let probe = |i| as_int(self.key(i)).cmp(&target);
             let n = self.len();
@@ -144,6 +155,19 @@ impl<V: Clone> ValueNode<V> {
             };
         }
         self.search(0, self.len(), |i| self.key(i).cmp(key))
+    }
+
+    /// The position of `key` by a plain binary search of byte strings: the reference twin
+    /// of [`ValueNode::find`]. For tests.
+    #[cfg(test)]
+    pub(crate) fn find_serial(&self, key: &[u8]) -> Result<usize, usize> {
+        self.search(0, self.len(), |i| self.key(i).cmp(key))
+    }
+
+    /// The position of `key`, or where it would go. For tests of `find`.
+    #[cfg(test)]
+    pub(crate) fn find_fast(&self, key: &[u8]) -> Result<usize, usize> {
+        self.find(key)
     }
 
     /// Binary search over entries `lo..hi` with `probe(i)` ordering entry `i` against the
