@@ -16,10 +16,10 @@ use std::time::Duration;
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, wcc};
 use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
-use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
+use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator};
 
 use super::gap::Gap;
-use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
+use super::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
 use crate::UsageError;
 
 /// Options of `packgraph bench graph`.
@@ -72,23 +72,6 @@ fn seconds(
         keys: None,
         dataset: Some(dataset),
     })
-}
-
-/// Vertices with at least one edge, picked by a seeded generator.
-fn pick_sources<G: GraphRead>(graph: &G, count: usize, seed: u64) -> Vec<VertexId> {
-    let mut rng = SplitMix64::new(seed, 7);
-    let n = graph.num_vertices() as u64;
-    let mut sources = Vec::new();
-    for _ in 0..count * 1000 {
-        if sources.len() == count || n == 0 {
-            break;
-        }
-        let v = rng.below(n) as VertexId;
-        if graph.out_degree(v) > 0 {
-            sources.push(v);
-        }
-    }
-    sources
 }
 
 /// Nanoseconds per arc of a full scan of every vertex's out-arcs on the calling thread
@@ -211,7 +194,7 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
             graph.num_vertices(),
             graph.num_arcs()
         );
-        let sources = pick_sources(&csr, args.sources, args.seed);
+        let sources = pick_sources(&csr, args.sources, args.seed, 7);
         reporter.step(format!("{dataset}: algorithms"));
         run_algorithms(
             &reporter,

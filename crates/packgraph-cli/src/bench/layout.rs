@@ -18,12 +18,12 @@ use std::time::Duration;
 use clap::Args;
 use packgraph::algo::{bfs, pagerank, sssp};
 use packgraph::graph::{AnyGraph, Graph, GraphRead, VertexId, WeightedGraph};
-use packgraph::io::generate::{self, SplitMix64};
+use packgraph::io::generate;
 use packgraph::io::{load, LoadOptions};
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
-use super::{parse_count, timed};
+use super::{parse_count, pick_sources, timed};
 use crate::input;
 use crate::UsageError;
 
@@ -252,23 +252,6 @@ impl Numbered {
     }
 }
 
-/// Vertices with at least one edge, picked by a seeded generator (natural ids).
-fn pick_sources<G: GraphRead>(graph: &G, count: usize, seed: u64) -> Vec<VertexId> {
-    let mut rng = SplitMix64::new(seed, 11);
-    let n = graph.num_vertices() as u64;
-    let mut sources = Vec::new();
-    for _ in 0..count * 1000 {
-        if sources.len() == count || n == 0 {
-            break;
-        }
-        let v = rng.below(n) as VertexId;
-        if graph.out_degree(v) > 0 {
-            sources.push(v);
-        }
-    }
-    sources
-}
-
 fn median(mut times: Vec<Duration>) -> f64 {
     times.sort_unstable();
     times
@@ -332,7 +315,7 @@ fn measure(
     let weighted = WeightedGraph::from_weighted_edges(n, &weighted_edges, input.directed)?;
     drop(weighted_edges);
     let natural = Numbered::new(graph, weighted, Permutation::identity(n), None);
-    let sources = pick_sources(&natural.graph, args.sources, args.seed);
+    let sources = pick_sources(&natural.graph, args.sources, args.seed, 11);
     let random = Numbered::reordered(&natural, &Order::Random { seed: args.seed })?;
     let mut baseline: HashMap<&'static str, f64> = HashMap::new();
     let mut random_bfs = 0.0;

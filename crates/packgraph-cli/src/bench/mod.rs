@@ -178,6 +178,29 @@ pub(crate) fn parse_count_list(text: &str) -> Result<CountList, String> {
 }
 
 /// Runs `f` and returns its result with the elapsed time.
+/// Up to `count` vertices with at least one out-edge, drawn by a generator seeded with
+/// `seed` on its stream `stream` (each bench its own stream).
+pub(crate) fn pick_sources<G: packgraph::graph::GraphRead>(
+    graph: &G,
+    count: usize,
+    seed: u64,
+    stream: u64,
+) -> Vec<packgraph::graph::VertexId> {
+    let mut rng = packgraph::io::generate::SplitMix64::new(seed, stream);
+    let n = graph.num_vertices() as u64;
+    let mut sources = Vec::new();
+    for _ in 0..count * 1000 {
+        if sources.len() == count || n == 0 {
+            break;
+        }
+        let v = rng.below(n) as packgraph::graph::VertexId;
+        if graph.out_degree(v) > 0 {
+            sources.push(v);
+        }
+    }
+    sources
+}
+
 pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let start = Instant::now();
     let out = f();
