@@ -2,11 +2,8 @@
 //! the default feature `bench`).
 #![cfg(feature = "bench")]
 
-use assert_cmd::Command;
-
-fn packgraph() -> Command {
-    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
-}
+mod common;
+use common::packgraph;
 
 /// Runs `packgraph` with `args` (and `--json`), expects success, parses its JSON Lines.
 fn json_records(args: &[&str]) -> Vec<serde_json::Value> {

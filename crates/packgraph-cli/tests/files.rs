@@ -6,49 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn packgraph() -> Command {
-    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
-}
-
-/// Runs `packgraph args`, expects success; returns stdout.
-fn ok(args: &[&str]) -> String {
-    let output = packgraph().args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "packgraph {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// Runs `packgraph args`, expects exit code 2 and nothing on stdout; returns stderr.
-fn bad(args: &[&str]) -> String {
-    let output = packgraph().args(args).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(2),
-        "packgraph {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.stdout.is_empty());
-    String::from_utf8(output.stderr).unwrap()
-}
-
-/// `id value` lines.
-fn parse_output(text: &str) -> BTreeMap<u64, String> {
-    text.lines()
-        .map(|line| {
-            let (id, value) = line.split_once(' ').expect("`id value`");
-            (id.parse().unwrap(), value.to_string())
-        })
-        .collect()
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).display().to_string()
-}
+mod common;
+use common::{bad, ok, packgraph, parse_output, path};
 
 const ALGORITHMS: [&str; 11] = [
     "bfs", "pagerank", "wcc", "cdlp", "lcc", "sssp", "bc", "mis", "khop", "tc", "kcore",

@@ -3,51 +3,10 @@
 //! `--order` option of `run` and `convert` likewise; `generate` makes the layout families;
 //! bad `--levels` exits with code 2 naming the value.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use assert_cmd::Command;
-
-fn packgraph() -> Command {
-    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
-}
-
-/// Runs `packgraph args`, expects success; returns stdout.
-fn ok(args: &[&str]) -> String {
-    let output = packgraph().args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "packgraph {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// Runs `packgraph args`, expects exit code 2; returns stderr.
-fn bad(args: &[&str]) -> String {
-    let output = packgraph().args(args).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(2),
-        "packgraph {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stderr).unwrap()
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).display().to_string()
-}
-
-/// `id value` lines as a map.
-fn results(text: &str) -> BTreeMap<u64, String> {
-    text.lines()
-        .map(|line| {
-            let (id, value) = line.split_once(' ').expect("`id value`");
-            (id.parse().unwrap(), value.to_string())
-        })
-        .collect()
-}
+mod common;
+use common::{bad, ok, parse_output as results, path};
 
 /// Algorithms whose output does not depend on float summation order.
 const EXACT: [&str; 8] = ["bfs", "wcc", "cdlp", "sssp", "mis", "khop", "tc", "kcore"];

@@ -1,10 +1,7 @@
 //! `packgraph stream` (the main job) and `packgraph bench snapshot`, run as a user would.
 
-use assert_cmd::Command;
-
-fn packgraph() -> Command {
-    Command::cargo_bin("packgraph").expect("the packgraph binary is built")
-}
+mod common;
+use common::packgraph;
 
 fn records(args: &[&str]) -> Vec<serde_json::Value> {
     let output = packgraph().args(args).output().unwrap();
