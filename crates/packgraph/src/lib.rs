@@ -16,6 +16,8 @@
 //!   [`Graph::relabel`](graph::Graph::relabel), which renumbers a graph and keeps its ids;
 //! * [`algo`]: Ligra's `VertexSubset` / `edge_map`, the algorithms on them, and the
 //!   registry [`algo::Algorithm`] that runs any of them by name;
+//! * [`store`]: the durable graph in a directory: write-ahead log, incremental
+//!   checkpoints, crash recovery ([`store::Store`]);
 //! * [`io`]: graph files (edge lists, Matrix Market, Graphalytics, snapshots) and
 //!   generators (Graph500 Kronecker, R-MAT, Erdős–Rényi).
 //!
@@ -52,6 +54,7 @@ pub mod io;
 pub mod layout;
 pub mod part;
 pub mod pma;
+pub mod store;
 
 pub use error::{Error, Result};
 

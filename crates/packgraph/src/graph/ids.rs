@@ -355,6 +355,35 @@ impl IdMap {
             .chain(self.by_internal.iter().map(|(_, id)| id.clone()))
     }
 
+    /// The map in two parts, for the durable store: the dense range `(first, len)` of
+    /// internal ids `0..len`, and the external ids of the other vertices in internal order.
+    pub(crate) fn split(&self) -> ((u64, usize), impl Iterator<Item = &ExternalId> + '_) {
+        (
+            (self.first, self.dense),
+            self.by_internal.iter().map(|(_, id)| id),
+        )
+    }
+
+    /// The map [`IdMap::split`] gave the parts of.
+    pub(crate) fn from_split(
+        (first, dense): (u64, usize),
+        rest: impl IntoIterator<Item = ExternalId>,
+    ) -> Result<Self, IdMapError> {
+        if first.checked_add(dense as u64).is_none() || dense > MAX_VERTICES {
+            return Err(IdMapError::TooMany(dense));
+        }
+        let mut map = Self::range(first, dense);
+        for id in rest {
+            if !map.insert(&id)?.1 {
+                return Err(IdMapError::Duplicate(match id {
+                    ExternalId::Int(x) => x,
+                    ExternalId::Name(_) => u64::MAX,
+                }));
+            }
+        }
+        Ok(map)
+    }
+
     /// Checks both radix trees, and that they hold the same number of vertices.
     pub(crate) fn check_invariants(&self) -> crate::Result<()> {
         self.by_external.check_invariants()?;

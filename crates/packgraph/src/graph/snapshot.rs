@@ -166,6 +166,11 @@ impl<C: LeafCodec> Graph<C> {
         stats
     }
 
+    /// Sets the version number (a graph loaded from a checkpoint takes the saved one).
+    pub(crate) fn set_version(&mut self, version: u64) {
+        self.version = version;
+    }
+
     /// The out-edge array (for page-level inspection in tests and benchmarks).
     pub fn out_array(&self) -> &Pma<C> {
         &self.out
@@ -329,6 +334,36 @@ impl<C: LeafCodec> SharedGraph<C> {
         let applied = graph.apply(update.borrow())?;
         self.latest.store(graph.snapshot().graph);
         Ok(applied)
+    }
+
+    /// [`SharedGraph::commit`] with a step between applying and publishing, run as the
+    /// only writer: the durable store logs the update there. If `log` fails, the writer's
+    /// graph goes back to the latest published version and nothing is published.
+    pub(crate) fn commit_logged<T>(
+        &self,
+        update: &Update,
+        log: impl FnOnce(&Graph<C>) -> Result<T>,
+    ) -> Result<(Applied, T)>
+    where
+        C: EdgeLeaf,
+    {
+        let mut graph = self.lock();
+        let applied = graph.apply(update)?;
+        match log(&graph) {
+            Ok(value) => {
+                self.latest.store(graph.snapshot().graph);
+                Ok((applied, value))
+            }
+            Err(e) => {
+                *graph = self.latest.load_full().version_copy();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` on the writer's graph as the only writer (the latest published version).
+    pub(crate) fn with_writer<T>(&self, f: impl FnOnce(&Graph<C>) -> T) -> T {
+        f(&self.lock())
     }
 
     /// The writer's page statistics (pages shared with published or held versions, and

@@ -1,0 +1,627 @@
+//! Checkpoint files: packs of content-addressed units, and the manifest that names a
+//! checkpoint's units. Byte diagrams in `docs/formats/store.md`; all integers little-endian.
+//!
+//! A unit is found by its [`UnitRef`]: pack number, byte offset and length, and the
+//! XXH3-128 hash of its payload, which is also its identity: a checkpoint reuses a unit
+//! whose hash an earlier checkpoint already stored instead of writing it again.
+
+use std::path::Path;
+
+use crate::{Error, Result};
+
+/// The format version of packs and manifests this build writes and reads.
+pub const STORE_FORMAT_VERSION: u32 = 1;
+const PACK_MAGIC: &[u8; 8] = b"PGRAPHPK";
+const PACK_END: &[u8; 8] = b"PGPKEND\0";
+const MANIFEST_MAGIC: &[u8; 8] = b"PGRAPHMF";
+pub(super) const PACK_HEADER: usize = 24;
+pub(super) const UNIT_HEADER: usize = 32;
+const PACK_TRAILER: usize = 20;
+
+/// The file name of pack `n`.
+pub(super) fn pack_name(n: u64) -> String {
+    format!("pack-{n:08}.pack")
+}
+
+/// The pack number a file name gives, if it is a pack's name.
+pub(super) fn parse_pack_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("pack-")?.strip_suffix(".pack")?;
+    if digits.len() < 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// What a unit holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub(super) enum UnitKind {
+    /// One page of an edge array: its leaves' sizes, heads and used bytes.
+    Page = 1,
+    /// The base of a checkpoint: both arrays' shapes and the references to their pages.
+    Base = 2,
+    /// Vertex ids in internal order (an encoded update that adds them).
+    Ids = 3,
+    /// Every property value (an encoded update that sets them).
+    Properties = 4,
+    /// The net change of the edges and vertices since the base (an encoded update).
+    Delta = 5,
+}
+
+impl UnitKind {
+    fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            1 => Self::Page,
+            2 => Self::Base,
+            3 => Self::Ids,
+            4 => Self::Properties,
+            5 => Self::Delta,
+            _ => return None,
+        })
+    }
+}
+
+/// Where a unit is and what it must hash to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct UnitRef {
+    pub(super) pack: u64,
+    /// Offset of the unit's header in the pack.
+    pub(super) offset: u64,
+    /// Payload bytes.
+    pub(super) len: u64,
+    pub(super) hash: u128,
+}
+
+pub(super) const UNIT_REF_BYTES: usize = 40;
+
+impl UnitRef {
+    /// Bytes the unit takes in its pack.
+    pub(super) fn stored_bytes(&self) -> u64 {
+        UNIT_HEADER as u64 + self.len + 4
+    }
+
+    pub(super) fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.pack.to_le_bytes());
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.extend_from_slice(&self.hash.to_le_bytes());
+    }
+
+    pub(super) fn get(r: &mut Cursor<'_>) -> Result<Self> {
+        Ok(Self {
+            pack: r.u64("unit pack")?,
+            offset: r.u64("unit offset")?,
+            len: r.u64("unit length")?,
+            hash: r.u128("unit hash")?,
+        })
+    }
+}
+
+/// The hash that names a unit: XXH3-128 of its payload, seeded with its kind (so that
+/// equal bytes of two kinds are two units).
+pub(super) fn unit_hash(kind: UnitKind, payload: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128_with_seed(payload, kind as u64)
+}
+
+/// A pack being assembled in memory: header, units, and (on [`PackWriter::finish`]) the
+/// trailer.
+pub(super) struct PackWriter {
+    pub(super) number: u64,
+    bytes: Vec<u8>,
+    units: u64,
+}
+
+impl PackWriter {
+    pub(super) fn new(number: u64) -> Self {
+        let mut bytes = Vec::with_capacity(1 << 16);
+        bytes.extend_from_slice(PACK_MAGIC);
+        bytes.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&number.to_le_bytes());
+        let sum = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&sum.to_le_bytes());
+        Self {
+            number,
+            bytes,
+            units: 0,
+        }
+    }
+
+    /// Appends a unit whose payload hashes to `hash`; returns its reference.
+    pub(super) fn add(&mut self, kind: UnitKind, payload: &[u8], hash: u128) -> UnitRef {
+        let offset = self.bytes.len() as u64;
+        let start = self.bytes.len();
+        self.bytes.push(kind as u8);
+        self.bytes.extend_from_slice(&[0u8; 7]);
+        self.bytes
+            .extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        self.bytes.extend_from_slice(&hash.to_le_bytes());
+        self.bytes.extend_from_slice(payload);
+        let sum = crc32c::crc32c(&self.bytes[start..]);
+        self.bytes.extend_from_slice(&sum.to_le_bytes());
+        self.units += 1;
+        UnitRef {
+            pack: self.number,
+            offset,
+            len: payload.len() as u64,
+            hash,
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.units == 0
+    }
+
+    /// The whole file: the units, then the end marker, the unit count and a CRC-32C of
+    /// every byte before it.
+    pub(super) fn finish(mut self) -> Vec<u8> {
+        self.bytes.extend_from_slice(PACK_END);
+        self.bytes.extend_from_slice(&self.units.to_le_bytes());
+        let sum = crc32c::crc32c(&self.bytes);
+        self.bytes.extend_from_slice(&sum.to_le_bytes());
+        self.bytes
+    }
+}
+
+fn corrupt_at(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
+    Error::Corrupt {
+        path: Some(path.to_path_buf()),
+        offset: Some(offset),
+        reason: reason.into(),
+    }
+}
+
+/// Checks a whole pack file (header, every unit's checksum and hash, trailer); returns the
+/// units it holds as (kind, reference).
+pub(super) fn check_pack(
+    path: &Path,
+    number: u64,
+    bytes: &[u8],
+) -> Result<Vec<(UnitKind, UnitRef)>> {
+    check_pack_header(path, number, bytes)?;
+    if bytes.len() < PACK_HEADER + PACK_TRAILER {
+        return Err(corrupt_at(
+            path,
+            bytes.len() as u64,
+            "the pack ends before its trailer",
+        ));
+    }
+    let end = bytes.len() - PACK_TRAILER;
+    let trailer = &bytes[end..];
+    if &trailer[..8] != PACK_END {
+        return Err(corrupt_at(
+            path,
+            end as u64,
+            "the pack's end marker is missing",
+        ));
+    }
+    let sum = u32::from_le_bytes([trailer[16], trailer[17], trailer[18], trailer[19]]);
+    if crc32c::crc32c(&bytes[..end + 16]) != sum {
+        return Err(corrupt_at(
+            path,
+            (end + 16) as u64,
+            "the pack's CRC-32C does not match",
+        ));
+    }
+    let mut units = Vec::new();
+    let mut at = PACK_HEADER as u64;
+    while (at as usize) < end {
+        let (kind, unit) = unit_header(path, bytes, number, at, end)?;
+        read_unit_checked(path, bytes, &unit, kind)?;
+        at += unit.stored_bytes();
+        units.push((kind, unit));
+    }
+    let count = u64::from_le_bytes(trailer[8..16].try_into().unwrap_or_default());
+    if count != units.len() as u64 {
+        return Err(corrupt_at(
+            path,
+            (end + 8) as u64,
+            format!(
+                "the pack says it holds {count} units but holds {}",
+                units.len()
+            ),
+        ));
+    }
+    Ok(units)
+}
+
+pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Result<()> {
+    if bytes.len() < PACK_HEADER || &bytes[..8] != PACK_MAGIC {
+        return Err(corrupt_at(path, 0, "not a packgraph pack (bad magic)"));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
+    if version != STORE_FORMAT_VERSION {
+        return Err(Error::Unsupported {
+            path: Some(path.to_path_buf()),
+            reason: format!(
+                "pack format version {version}; this build reads version {STORE_FORMAT_VERSION}"
+            ),
+        });
+    }
+    let sum = u32::from_le_bytes(bytes[20..24].try_into().unwrap_or_default());
+    if crc32c::crc32c(&bytes[..20]) != sum {
+        return Err(corrupt_at(
+            path,
+            20,
+            "the pack header's CRC-32C does not match",
+        ));
+    }
+    let stored = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or_default());
+    if stored != number {
+        return Err(corrupt_at(
+            path,
+            12,
+            format!("the pack says it is pack {stored}, but its name says {number}"),
+        ));
+    }
+    Ok(())
+}
+
+fn unit_header(
+    path: &Path,
+    bytes: &[u8],
+    pack: u64,
+    at: u64,
+    end: usize,
+) -> Result<(UnitKind, UnitRef)> {
+    let start = at as usize;
+    if start + UNIT_HEADER + 4 > end {
+        return Err(corrupt_at(
+            path,
+            at,
+            "a unit header runs past the end of the pack",
+        ));
+    }
+    let h = &bytes[start..start + UNIT_HEADER];
+    let kind = UnitKind::from_byte(h[0])
+        .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {}", h[0])))?;
+    let len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
+    let hash = u128::from_le_bytes(h[16..32].try_into().unwrap_or_default());
+    let unit = UnitRef {
+        pack,
+        offset: at,
+        len,
+        hash,
+    };
+    if unit.stored_bytes() > (end - start) as u64 {
+        return Err(corrupt_at(
+            path,
+            at,
+            format!("a unit of {len} bytes runs past the end of the pack"),
+        ));
+    }
+    Ok((kind, unit))
+}
+
+/// The payload of `unit` in the pack `bytes`, after checking its header, CRC-32C and hash.
+pub(super) fn read_unit_checked<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    unit: &UnitRef,
+    kind: UnitKind,
+) -> Result<&'a [u8]> {
+    let end = bytes.len().saturating_sub(PACK_TRAILER);
+    let (found, stored) = unit_header(path, bytes, unit.pack, unit.offset, end)?;
+    if found != kind || stored.len != unit.len || stored.hash != unit.hash {
+        return Err(corrupt_at(
+            path,
+            unit.offset,
+            format!("the manifest names a {kind:?} unit here that the pack does not hold"),
+        ));
+    }
+    let start = unit.offset as usize;
+    let body = start + UNIT_HEADER + unit.len as usize;
+    let sum = u32::from_le_bytes(bytes[body..body + 4].try_into().unwrap_or_default());
+    if crc32c::crc32c(&bytes[start..body]) != sum {
+        return Err(corrupt_at(
+            path,
+            unit.offset,
+            format!("the {kind:?} unit's CRC-32C does not match"),
+        ));
+    }
+    let payload = &bytes[start + UNIT_HEADER..body];
+    if unit_hash(kind, payload) != unit.hash {
+        return Err(corrupt_at(
+            path,
+            unit.offset,
+            format!("the {kind:?} unit's hash does not match"),
+        ));
+    }
+    Ok(payload)
+}
+
+/// Reads little-endian integers from a byte slice, with errors naming the file and offset.
+pub(super) struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    path: &'a Path,
+    /// Offset of `bytes` in the file.
+    base: u64,
+}
+
+impl<'a> Cursor<'a> {
+    pub(super) fn new(bytes: &'a [u8], path: &'a Path, base: u64) -> Self {
+        Self {
+            bytes,
+            at: 0,
+            path,
+            base,
+        }
+    }
+
+    pub(super) fn offset(&self) -> u64 {
+        self.base + self.at as u64
+    }
+
+    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        if self.bytes.len() - self.at < n {
+            return Err(corrupt_at(
+                self.path,
+                self.offset(),
+                format!("{what} runs past the end"),
+            ));
+        }
+        let out = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        Ok(out)
+    }
+
+    pub(super) fn u32(&mut self, what: &str) -> Result<u32> {
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().unwrap_or_default(),
+        ))
+    }
+
+    pub(super) fn u64(&mut self, what: &str) -> Result<u64> {
+        Ok(u64::from_le_bytes(
+            self.take(8, what)?.try_into().unwrap_or_default(),
+        ))
+    }
+
+    pub(super) fn u128(&mut self, what: &str) -> Result<u128> {
+        Ok(u128::from_le_bytes(
+            self.take(16, what)?.try_into().unwrap_or_default(),
+        ))
+    }
+
+    pub(super) fn size(&mut self, what: &str, max: u64) -> Result<usize> {
+        let at = self.offset();
+        let value = self.u64(what)?;
+        if value > max {
+            return Err(corrupt_at(
+                self.path,
+                at,
+                format!("{what} {value} is more than {max}"),
+            ));
+        }
+        Ok(value as usize)
+    }
+
+    pub(super) fn rest(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    pub(super) fn corrupt(&self, reason: impl Into<String>) -> Error {
+        corrupt_at(self.path, self.offset(), reason)
+    }
+}
+
+/// What a manifest says: the checkpoint it names and what it covers.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Manifest {
+    /// Checkpoints written in this directory before this one.
+    pub(super) number: u64,
+    /// The last log record the checkpoint includes.
+    pub(super) log_seq: u64,
+    /// The graph's version number.
+    pub(super) graph_version: u64,
+    pub(super) directed: bool,
+    pub(super) weighted: bool,
+    pub(super) num_vertices: u64,
+    pub(super) num_arcs: u64,
+    /// The next pack number to use.
+    pub(super) next_pack: u64,
+    /// The log position the base was taken at.
+    pub(super) base_seq: u64,
+    pub(super) base: UnitRef,
+    pub(super) ids: UnitRef,
+    pub(super) properties: UnitRef,
+    pub(super) delta: Option<UnitRef>,
+}
+
+const FLAG_DIRECTED: u32 = 1;
+const FLAG_WEIGHTED: u32 = 2;
+const FLAG_DELTA: u32 = 4;
+
+/// The manifest's file name.
+pub(super) const MANIFEST: &str = "MANIFEST";
+
+impl Manifest {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(MANIFEST_MAGIC);
+        out.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
+        let mut flags = 0;
+        if self.directed {
+            flags |= FLAG_DIRECTED;
+        }
+        if self.weighted {
+            flags |= FLAG_WEIGHTED;
+        }
+        if self.delta.is_some() {
+            flags |= FLAG_DELTA;
+        }
+        out.extend_from_slice(&flags.to_le_bytes());
+        for value in [
+            self.number,
+            self.log_seq,
+            self.graph_version,
+            self.num_vertices,
+            self.num_arcs,
+            self.next_pack,
+            self.base_seq,
+        ] {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        self.base.put(&mut out);
+        self.ids.put(&mut out);
+        self.properties.put(&mut out);
+        if let Some(delta) = &self.delta {
+            delta.put(&mut out);
+        }
+        let sum = crc32c::crc32c(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    pub(super) fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
+        if bytes.len() < 16 || &bytes[..8] != MANIFEST_MAGIC {
+            return Err(corrupt_at(path, 0, "not a packgraph manifest (bad magic)"));
+        }
+        let end = bytes.len() - 4;
+        let sum = u32::from_le_bytes(bytes[end..].try_into().unwrap_or_default());
+        if crc32c::crc32c(&bytes[..end]) != sum {
+            return Err(corrupt_at(
+                path,
+                end as u64,
+                "the manifest's CRC-32C does not match",
+            ));
+        }
+        let mut r = Cursor::new(&bytes[..end], path, 0);
+        r.take(8, "magic")?;
+        let version = r.u32("format version")?;
+        if version != STORE_FORMAT_VERSION {
+            return Err(Error::Unsupported {
+                path: Some(path.to_path_buf()),
+                reason: format!(
+                    "data directory format version {version}; this build reads version {STORE_FORMAT_VERSION}"
+                ),
+            });
+        }
+        let flags = r.u32("flags")?;
+        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DELTA) != 0 {
+            return Err(corrupt_at(
+                path,
+                12,
+                format!("unknown manifest flags {flags:#x}"),
+            ));
+        }
+        let mut values = [0u64; 7];
+        for v in &mut values {
+            *v = r.u64("manifest field")?;
+        }
+        let base = UnitRef::get(&mut r)?;
+        let ids = UnitRef::get(&mut r)?;
+        let properties = UnitRef::get(&mut r)?;
+        let delta = if flags & FLAG_DELTA != 0 {
+            Some(UnitRef::get(&mut r)?)
+        } else {
+            None
+        };
+        if r.rest() != 0 {
+            return Err(r.corrupt("bytes follow the manifest's last field"));
+        }
+        Ok(Self {
+            number: values[0],
+            log_seq: values[1],
+            graph_version: values[2],
+            directed: flags & FLAG_DIRECTED != 0,
+            weighted: flags & FLAG_WEIGHTED != 0,
+            num_vertices: values[3],
+            num_arcs: values[4],
+            next_pack: values[5],
+            base_seq: values[6],
+            base,
+            ids,
+            properties,
+            delta,
+        })
+    }
+
+    /// Every unit the manifest names directly.
+    pub(super) fn units(&self) -> impl Iterator<Item = (UnitKind, UnitRef)> + '_ {
+        [
+            (UnitKind::Base, self.base),
+            (UnitKind::Ids, self.ids),
+            (UnitKind::Properties, self.properties),
+        ]
+        .into_iter()
+        .chain(self.delta.map(|d| (UnitKind::Delta, d)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_ref(n: u64) -> UnitRef {
+        UnitRef {
+            pack: n,
+            offset: 24 + n,
+            len: 100 + n,
+            hash: u128::from(n) << 64 | 7,
+        }
+    }
+
+    #[test]
+    fn manifests_round_trip_and_reject_damage() {
+        let manifest = Manifest {
+            number: 3,
+            log_seq: 99,
+            graph_version: 120,
+            directed: true,
+            weighted: false,
+            num_vertices: 10,
+            num_arcs: 30,
+            next_pack: 4,
+            base_seq: 50,
+            base: unit_ref(1),
+            ids: unit_ref(2),
+            properties: unit_ref(3),
+            delta: Some(unit_ref(4)),
+        };
+        let path = Path::new("MANIFEST");
+        let bytes = manifest.encode();
+        assert_eq!(Manifest::decode(path, &bytes).unwrap(), manifest);
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(Manifest::decode(path, &bad).is_err(), "byte {i}");
+        }
+        for len in 0..bytes.len() {
+            assert!(
+                Manifest::decode(path, &bytes[..len]).is_err(),
+                "length {len}"
+            );
+        }
+    }
+
+    #[test]
+    fn packs_check_every_unit() {
+        let mut pack = PackWriter::new(5);
+        let a = pack.add(
+            UnitKind::Page,
+            b"page bytes",
+            unit_hash(UnitKind::Page, b"page bytes"),
+        );
+        let b = pack.add(UnitKind::Ids, b"", unit_hash(UnitKind::Ids, b""));
+        let bytes = pack.finish();
+        let path = Path::new("pack-00000005.pack");
+        let units = check_pack(path, 5, &bytes).unwrap();
+        assert_eq!(units, [(UnitKind::Page, a), (UnitKind::Ids, b)]);
+        assert_eq!(
+            read_unit_checked(path, &bytes, &a, UnitKind::Page).unwrap(),
+            b"page bytes"
+        );
+        assert!(read_unit_checked(path, &bytes, &a, UnitKind::Ids).is_err());
+        assert!(check_pack(path, 6, &bytes).is_err());
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 1;
+            assert!(check_pack(path, 5, &bad).is_err(), "byte {i}");
+        }
+        for len in 0..bytes.len() {
+            assert!(check_pack(path, 5, &bytes[..len]).is_err(), "length {len}");
+        }
+        assert_eq!(parse_pack_name(&pack_name(5)), Some(5));
+    }
+}

@@ -1,0 +1,498 @@
+//! The write-ahead log: segment files of checksummed records, each one encoded
+//! [`Update`](crate::graph::Update) with its sequence number. Byte diagram in
+//! `docs/formats/store.md`.
+//!
+//! A segment `log-<first sequence number, 20 digits>.wal` starts with a 24-byte header
+//! (`PGRAPHWL`, format version u32, first sequence number u64, CRC-32C of those 20 bytes)
+//! followed by records:
+//!
+//! ```text
+//! magic "WR" (2 bytes) | version u8 = 1 | flags u8 = 0 | length u32 | sequence u64
+//! payload (length bytes) | CRC-32C u32 of everything before it in the record
+//! ```
+//!
+//! Reading tells a torn tail from damage: a record that does not check out at the end of
+//! the newest segment, with no intact record anywhere after it, is the last write a crash
+//! cut short (the reader truncates it); anything else that does not check out is
+//! corruption, reported with the segment file and byte offset and never skipped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::vfs::{Vfs, VfsFile};
+use crate::{Error, Result};
+
+const SEGMENT_MAGIC: &[u8; 8] = b"PGRAPHWL";
+/// The log's format version.
+pub const LOG_FORMAT_VERSION: u32 = 1;
+pub(super) const SEGMENT_HEADER: usize = 24;
+const RECORD_MAGIC: &[u8; 2] = b"WR";
+const RECORD_VERSION: u8 = 1;
+const RECORD_HEADER: usize = 16;
+const RECORD_OVERHEAD: usize = RECORD_HEADER + 4;
+
+/// The file name of the segment whose first record is `first`.
+pub(super) fn segment_name(first: u64) -> String {
+    format!("log-{first:020}.wal")
+}
+
+/// The first sequence number a segment's file name gives, if it is a segment's name.
+pub(super) fn parse_segment_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("log-")?.strip_suffix(".wal")?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn segment_header(first: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(SEGMENT_HEADER);
+    header.extend_from_slice(SEGMENT_MAGIC);
+    header.extend_from_slice(&LOG_FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&first.to_le_bytes());
+    let sum = crc32c::crc32c(&header);
+    header.extend_from_slice(&sum.to_le_bytes());
+    header
+}
+
+/// The bytes of the record of `payload` with sequence number `seq`.
+pub(super) fn encode_record(seq: u64, payload: &[u8]) -> Result<Vec<u8>> {
+    let len = u32::try_from(payload.len())
+        .map_err(|_| Error::invalid_reason("an update of 4 GiB or more cannot be logged"))?;
+    let mut record = Vec::with_capacity(payload.len() + RECORD_OVERHEAD);
+    record.extend_from_slice(RECORD_MAGIC);
+    record.push(RECORD_VERSION);
+    record.push(0);
+    record.extend_from_slice(&len.to_le_bytes());
+    record.extend_from_slice(&seq.to_le_bytes());
+    record.extend_from_slice(payload);
+    let sum = crc32c::crc32c(&record);
+    record.extend_from_slice(&sum.to_le_bytes());
+    Ok(record)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// The record starting at `at`, if one checks out there: (sequence number, payload, end).
+fn record_at(bytes: &[u8], at: usize) -> Option<(u64, &[u8], usize)> {
+    let rest = bytes.get(at..)?;
+    if rest.len() < RECORD_OVERHEAD
+        || &rest[..2] != RECORD_MAGIC
+        || rest[2] != RECORD_VERSION
+        || rest[3] != 0
+    {
+        return None;
+    }
+    let len = u32_at(rest, 4) as usize;
+    if len > rest.len() - RECORD_OVERHEAD {
+        return None;
+    }
+    let body = RECORD_HEADER + len;
+    if crc32c::crc32c(&rest[..body]) != u32_at(rest, body) {
+        return None;
+    }
+    Some((u64_at(rest, 8), &rest[RECORD_HEADER..body], at + body + 4))
+}
+
+/// What reading the log found.
+#[derive(Debug, Clone)]
+pub(super) struct LogState {
+    /// Segments that hold only records the checkpoint covers.
+    pub(super) obsolete: Vec<String>,
+    /// Segments in order: (first sequence number, file name).
+    pub(super) segments: Vec<(u64, String)>,
+    /// The sequence number the next record gets.
+    pub(super) next_seq: u64,
+    /// Valid bytes of the newest segment (its torn tail, if any, after them).
+    pub(super) tail_len: u64,
+    /// Bytes cut off the newest segment as a torn tail (0 if none).
+    pub(super) torn_bytes: u64,
+    /// Records passed to the callback.
+    pub(super) replayed: u64,
+    /// Bytes of the log read.
+    pub(super) bytes: u64,
+}
+
+fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
+    Error::Corrupt {
+        path: Some(path.to_path_buf()),
+        offset: Some(offset as u64),
+        reason: reason.into(),
+    }
+}
+
+/// Reads every segment of `dir` in order, checking each record, and calls `replay` with
+/// each record whose sequence number is above `after` (the position a checkpoint covers).
+/// A torn tail of the newest segment is reported in the state, not removed.
+///
+/// # Errors
+/// [`Error::Corrupt`] naming segment and offset for damage or a gap in the sequence;
+/// [`Error::Io`]; `replay`'s error.
+pub(super) fn scan(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    after: u64,
+    mut replay: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<LogState> {
+    let names = vfs.list(dir).map_err(|e| Error::io(dir, e))?;
+    let mut segments: Vec<(u64, String)> = names
+        .into_iter()
+        .filter_map(|name| Some((parse_segment_name(&name)?, name)))
+        .collect();
+    segments.sort();
+    // Segments before the newest one that starts at or before the first record needed hold
+    // only records the checkpoint covers: obsolete (a crash may have undone their removal).
+    let start = segments
+        .iter()
+        .rposition(|(first, _)| *first <= after + 1)
+        .unwrap_or(0);
+    let obsolete = segments.drain(..start).map(|(_, name)| name).collect();
+    let mut state = LogState {
+        obsolete,
+        segments: Vec::new(),
+        next_seq: after + 1,
+        tail_len: 0,
+        torn_bytes: 0,
+        replayed: 0,
+        bytes: 0,
+    };
+    let count = segments.len();
+    for (i, (first, name)) in segments.into_iter().enumerate() {
+        let path = dir.join(&name);
+        let newest = i + 1 == count;
+        let bytes = vfs.read(&path).map_err(|e| Error::io(&path, e))?;
+        state.bytes += bytes.len() as u64;
+        let header_ok =
+            bytes.len() >= SEGMENT_HEADER && bytes[..SEGMENT_HEADER] == segment_header(first)[..];
+        if !header_ok {
+            if newest && bytes.len() <= SEGMENT_HEADER && is_partial_header(&bytes, first) {
+                // Created, but the crash came before its header was durable: an empty tail.
+                state.torn_bytes = bytes.len() as u64;
+                state.tail_len = 0;
+                state.segments.push((first, name));
+                continue;
+            }
+            return Err(corrupt(
+                &path,
+                0,
+                "the log segment's header is damaged or names another sequence number",
+            ));
+        }
+        if i == 0 && first > state.next_seq {
+            return Err(corrupt(
+                &path,
+                0,
+                format!(
+                    "log records {} to {} are missing (the checkpoint covers up to {after})",
+                    state.next_seq,
+                    first - 1
+                ),
+            ));
+        }
+        if i > 0 && first != state.next_seq {
+            return Err(corrupt(
+                &path,
+                0,
+                format!(
+                    "the segment starts at record {first}, but the previous one ends before record {}",
+                    state.next_seq
+                ),
+            ));
+        }
+        if i == 0 {
+            state.next_seq = first;
+        }
+        let mut at = SEGMENT_HEADER;
+        while at < bytes.len() {
+            match record_at(&bytes, at) {
+                Some((seq, payload, end)) if seq == state.next_seq => {
+                    if seq > after {
+                        replay(seq, payload).map_err(|e| match e {
+                            Error::Corrupt { reason, .. } => corrupt(
+                                &path,
+                                at,
+                                format!("record {seq} does not decode: {reason}"),
+                            ),
+                            other => other,
+                        })?;
+                        state.replayed += 1;
+                    }
+                    state.next_seq += 1;
+                    at = end;
+                }
+                Some((seq, ..)) => {
+                    return Err(corrupt(
+                        &path,
+                        at,
+                        format!(
+                            "record {seq} found where record {} should be",
+                            state.next_seq
+                        ),
+                    ));
+                }
+                None => {
+                    let intact_after =
+                        (at + 1..bytes.len()).any(|p| record_at(&bytes, p).is_some());
+                    if !newest || intact_after {
+                        return Err(corrupt(
+                            &path,
+                            at,
+                            format!(
+                                "log record {} is damaged (bad length, header or CRC-32C) and intact records follow it",
+                                state.next_seq
+                            ),
+                        ));
+                    }
+                    state.torn_bytes = (bytes.len() - at) as u64;
+                    break;
+                }
+            }
+        }
+        state.tail_len = at.min(bytes.len()) as u64;
+        state.segments.push((first, name));
+    }
+    Ok(state)
+}
+
+/// Whether `bytes` (shorter than a header) could be the start of the header of `first`.
+fn is_partial_header(bytes: &[u8], first: u64) -> bool {
+    let header = segment_header(first);
+    bytes.iter().zip(&header).all(|(a, b)| a == b) || bytes.iter().all(|&b| b == 0)
+}
+
+/// Appends records to the newest segment, starting a new one past a size.
+pub(super) struct LogWriter {
+    dir: PathBuf,
+    file: Arc<dyn VfsFile>,
+    /// First sequence number of the open segment.
+    first: u64,
+    len: u64,
+    next_seq: u64,
+    segment_bytes: u64,
+}
+
+impl LogWriter {
+    /// Opens the log after [`scan`]: truncates a torn tail (durably) and appends to the
+    /// newest segment, or starts the first one.
+    pub(super) fn open(
+        vfs: &dyn Vfs,
+        dir: &Path,
+        state: &LogState,
+        segment_bytes: u64,
+    ) -> Result<Self> {
+        match state.segments.last() {
+            Some((first, name)) if state.tail_len >= SEGMENT_HEADER as u64 => {
+                let path = dir.join(name);
+                let file = vfs
+                    .open_append(&path, state.tail_len)
+                    .map_err(|e| Error::io(&path, e))?;
+                Ok(Self {
+                    dir: dir.to_path_buf(),
+                    file,
+                    first: *first,
+                    len: state.tail_len,
+                    next_seq: state.next_seq,
+                    segment_bytes,
+                })
+            }
+            _ => {
+                if let Some((_, name)) = state.segments.last() {
+                    // A segment whose header never became durable holds nothing.
+                    let path = dir.join(name);
+                    vfs.remove(&path).map_err(|e| Error::io(&path, e))?;
+                }
+                let (file, len) = Self::start_segment(vfs, dir, state.next_seq)?;
+                Ok(Self {
+                    dir: dir.to_path_buf(),
+                    file,
+                    first: state.next_seq,
+                    len,
+                    next_seq: state.next_seq,
+                    segment_bytes,
+                })
+            }
+        }
+    }
+
+    /// Creates the segment starting at `first`, its header durable and its name in the
+    /// directory durable.
+    fn start_segment(vfs: &dyn Vfs, dir: &Path, first: u64) -> Result<(Arc<dyn VfsFile>, u64)> {
+        let path = dir.join(segment_name(first));
+        let io = |e| Error::io(&path, e);
+        let file = vfs.create(&path).map_err(io)?;
+        let header = segment_header(first);
+        file.append(&header).map_err(io)?;
+        file.sync().map_err(io)?;
+        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        Ok((file, header.len() as u64))
+    }
+
+    /// The sequence number the next record gets.
+    pub(super) fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// First sequence number of the open segment.
+    pub(super) fn segment_first(&self) -> u64 {
+        self.first
+    }
+
+    /// The open segment, for syncing outside the writer's lock.
+    pub(super) fn file(&self) -> Arc<dyn VfsFile> {
+        Arc::clone(&self.file)
+    }
+
+    /// Appends `payload` as the next record (one write; not yet durable) and returns its
+    /// sequence number. A full segment is first synced and a new one started.
+    pub(super) fn append(&mut self, vfs: &dyn Vfs, payload: &[u8]) -> Result<u64> {
+        let seq = self.next_seq;
+        let record = encode_record(seq, payload)?;
+        if self.len > SEGMENT_HEADER as u64 && self.len + record.len() as u64 > self.segment_bytes {
+            let old = self.dir.join(segment_name(self.first));
+            self.file.sync().map_err(|e| Error::io(&old, e))?;
+            let (file, len) = Self::start_segment(vfs, &self.dir, seq)?;
+            self.file = file;
+            self.first = seq;
+            self.len = len;
+        }
+        let path = self.dir.join(segment_name(self.first));
+        self.file.append(&record).map_err(|e| Error::io(&path, e))?;
+        self.len += record.len() as u64;
+        self.next_seq += 1;
+        Ok(seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::vfs::SimVfs;
+
+    fn dir() -> &'static Path {
+        Path::new("/db")
+    }
+
+    fn write(vfs: &SimVfs, records: &[&[u8]], segment_bytes: u64) -> LogWriter {
+        vfs.create_dir_all(dir()).unwrap();
+        let state = scan(vfs, dir(), 0, |_, _| Ok(())).unwrap();
+        let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes).unwrap();
+        for r in records {
+            log.append(vfs, r).unwrap();
+        }
+        log.file().sync().unwrap();
+        log
+    }
+
+    type Records = Vec<(u64, Vec<u8>)>;
+
+    fn read_all(vfs: &SimVfs, after: u64) -> Result<(Records, LogState)> {
+        let mut out = Vec::new();
+        let state = scan(vfs, dir(), after, |seq, p| {
+            out.push((seq, p.to_vec()));
+            Ok(())
+        })?;
+        Ok((out, state))
+    }
+
+    #[test]
+    fn records_come_back_in_order_across_segments() {
+        let vfs = SimVfs::new();
+        let payloads: Vec<Vec<u8>> = (0..50u8).map(|i| vec![i; i as usize * 3]).collect();
+        let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+        write(&vfs, &refs, 256);
+        let (records, state) = read_all(&vfs, 0).unwrap();
+        assert!(state.segments.len() > 5);
+        assert_eq!(records.len(), 50);
+        for (i, (seq, p)) in records.iter().enumerate() {
+            assert_eq!((*seq, p), (i as u64 + 1, &payloads[i]));
+        }
+        let (after, _) = read_all(&vfs, 45).unwrap();
+        assert_eq!(
+            after.iter().map(|r| r.0).collect::<Vec<_>>(),
+            [46, 47, 48, 49, 50]
+        );
+        assert_eq!(state.next_seq, 51);
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_and_appending_goes_on() {
+        for cut in 1..30 {
+            let vfs = SimVfs::new();
+            write(&vfs, &[b"first", b"second record"], 1 << 20);
+            let path = dir().join(segment_name(1));
+            let bytes = vfs.read(&path).unwrap();
+            let keep = bytes.len() - cut;
+            let file = vfs.open_append(&path, keep as u64).unwrap();
+            drop(file);
+            let (records, state) = read_all(&vfs, 0).unwrap();
+            assert_eq!(records.len(), 1, "cut {cut}");
+            assert!(state.torn_bytes > 0);
+            let mut log = LogWriter::open(&vfs, dir(), &state, 1 << 20).unwrap();
+            assert_eq!(log.append(&vfs, b"third").unwrap(), 2);
+            let (records, state) = read_all(&vfs, 0).unwrap();
+            assert_eq!(records[1], (2, b"third".to_vec()));
+            assert_eq!(state.torn_bytes, 0);
+        }
+    }
+
+    #[test]
+    fn damage_before_intact_records_is_corruption_naming_file_and_offset() {
+        let vfs = SimVfs::new();
+        write(&vfs, &[b"aaaa", b"bbbb", b"cccc"], 1 << 20);
+        let path = dir().join(segment_name(1));
+        let second = SEGMENT_HEADER + RECORD_OVERHEAD + 4;
+        vfs.flip_bit(&path, second + RECORD_HEADER + 1, 3).unwrap();
+        let err = read_all(&vfs, 0).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Corrupt { .. }), "{text}");
+        assert!(text.contains("log-00000000000000000001.wal"), "{text}");
+        assert!(text.contains(&format!("byte {second}")), "{text}");
+    }
+
+    #[test]
+    fn damage_in_an_older_segment_is_corruption() {
+        let vfs = SimVfs::new();
+        let payloads: Vec<Vec<u8>> = (0..20u8).map(|i| vec![i; 40]).collect();
+        let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+        write(&vfs, &refs, 200);
+        let (_, state) = read_all(&vfs, 0).unwrap();
+        let (_, first_name) = &state.segments[0];
+        let path = dir().join(first_name);
+        let len = vfs.read(&path).unwrap().len();
+        vfs.flip_bit(&path, len - 2, 0).unwrap();
+        assert!(matches!(read_all(&vfs, 0), Err(Error::Corrupt { .. })));
+    }
+
+    #[test]
+    fn a_missing_segment_is_a_gap() {
+        let vfs = SimVfs::new();
+        let payloads: Vec<Vec<u8>> = (0..20u8).map(|i| vec![i; 40]).collect();
+        let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+        write(&vfs, &refs, 200);
+        let (_, state) = read_all(&vfs, 0).unwrap();
+        vfs.remove(&dir().join(&state.segments[1].1)).unwrap();
+        let err = read_all(&vfs, 0).unwrap_err().to_string();
+        assert!(err.contains("previous one ends"), "{err}");
+        // A checkpoint past the first segments makes them unnecessary, not their absence an error.
+        vfs.remove(&dir().join(&state.segments[0].1)).unwrap();
+        let err = read_all(&vfs, 0).unwrap_err().to_string();
+        assert!(err.contains("are missing"), "{err}");
+    }
+
+    #[test]
+    fn segment_names_round_trip() {
+        assert_eq!(parse_segment_name(&segment_name(42)), Some(42));
+        assert_eq!(parse_segment_name("log-42.wal"), None);
+        assert_eq!(parse_segment_name("MANIFEST"), None);
+    }
+}
