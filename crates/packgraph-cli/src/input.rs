@@ -14,8 +14,8 @@ use packgraph::io::{load, Dataset, Format, LoadOptions};
 #[derive(Args, Debug, Clone)]
 pub(crate) struct InputArgs {
     /// The graph file: an edge list (`u v [weight]` lines, optionally gzip), a Matrix Market
-    /// file, a Graphalytics dataset (its .v or .e file, or their common prefix) or a
-    /// packgraph snapshot (.pgb).
+    /// file, a Graphalytics dataset (its .v or .e file, or their common prefix), a
+    /// packgraph snapshot (.pgb) or a data directory (`packgraph create`).
     #[arg(long, short, value_name = "FILE")]
     pub(crate) input: PathBuf,
     #[command(flatten)]
@@ -86,6 +86,24 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
 
 /// Reads `path` with a progress bar; returns the dataset and the time it took.
 pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Duration)> {
+    if packgraph::store::is_store(path) {
+        // A data directory: its latest durable state, read without the writer's lock.
+        let bar = spinner("loading the data directory");
+        let start = Instant::now();
+        let result = packgraph::store::load_any(path);
+        bar.finish_and_clear();
+        let graph = result.map_err(|e| match e {
+            e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
+            e => BadInput(e).into(),
+        })?;
+        return Ok((
+            Dataset {
+                graph,
+                self_loops: 0,
+            },
+            start.elapsed(),
+        ));
+    }
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = progress_bar(
         size,

@@ -1,7 +1,8 @@
 //! `packgraph stream`: analytics on consistent snapshots while updates keep flowing.
 //!
 //! One writer applies batches of R-MAT edge insertions (and deletions of earlier batches)
-//! to a [`SharedGraph`] for `--duration` seconds, publishing a version after each; reader
+//! to a [`SharedGraph`] for `--duration` seconds, publishing a version after each (with
+//! `--data DIR`, to a durable store that logs each batch before publishing it); reader
 //! threads meanwhile take the latest snapshot and run BFS, PageRank or k-hop queries on it.
 //! Then the writer stops and the same readers run the same queries on the idle graph, so the
 //! two query latencies differ by the writer's interference only. The `--threads` are split:
@@ -17,8 +18,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use packgraph::algo;
-use packgraph::graph::{AnyGraph, Graph, GraphRead, SharedGraph, Update, VertexId};
+use packgraph::graph::{
+    AnyGraph, Applied, Graph, GraphRead, SharedGraph, Snapshot, Update, VersionStats, VertexId,
+};
 use packgraph::io::generate::{self, Initiator, SplitMix64};
+use packgraph::store::Store;
 use rayon::ThreadPool;
 use serde::Serialize;
 
@@ -67,6 +71,74 @@ pub(crate) struct StreamArgs {
     /// Print JSON Lines (one measurement per line) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Stream durably into this data directory: created from the starting graph if it does
+    /// not hold one yet, else continued (then --input and --scale do not apply).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    #[command(flatten)]
+    sync: crate::durable::SyncArgs,
+}
+
+/// Where the writer's batches go: memory only, or a durable store.
+enum Target {
+    Memory(Box<SharedGraph>),
+    Durable(Store),
+}
+
+impl Target {
+    fn snapshot(&self) -> Snapshot {
+        match self {
+            Self::Memory(shared) => shared.snapshot(),
+            Self::Durable(store) => store.snapshot(),
+        }
+    }
+
+    fn commit(&self, update: &Update) -> packgraph::Result<Applied> {
+        match self {
+            Self::Memory(shared) => shared.commit(update),
+            Self::Durable(store) => store.commit(update).map(|(_, applied)| applied),
+        }
+    }
+
+    fn version_stats(&self) -> VersionStats {
+        match self {
+            Self::Memory(shared) => shared.version_stats(),
+            Self::Durable(store) => store.version_stats(),
+        }
+    }
+}
+
+/// The writer's target and a description of the starting graph.
+fn open_target(args: &StreamArgs) -> anyhow::Result<(Target, String)> {
+    let Some(dir) = &args.data else {
+        let (graph, source) = start_graph(args)?;
+        graph.build_index();
+        return Ok((Target::Memory(Box::new(SharedGraph::new(graph))), source));
+    };
+    let options = args.sync.options();
+    if packgraph::store::is_store(dir) {
+        if args.input.is_some() {
+            return Err(UsageError(format!(
+                "--data {}: the directory already holds a graph; leave out --input",
+                dir.display()
+            ))
+            .into());
+        }
+        let store = Store::open(dir, options).map_err(|e| match e {
+            e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
+            e => input::BadInput(e).into(),
+        })?;
+        return Ok((
+            Target::Durable(store),
+            format!("the data directory {}", dir.display()),
+        ));
+    }
+    let (graph, source) = start_graph(args)?;
+    let store = Store::create(dir, options, graph).map_err(input::BadInput)?;
+    Ok((
+        Target::Durable(store),
+        format!("{source}, durably in {}", dir.display()),
+    ))
 }
 
 /// A query a reader runs on a snapshot.
@@ -112,13 +184,15 @@ struct Queries {
 
 pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyhow::Result<()> {
     check_args(args)?;
-    let (graph, source) = pool.install(|| start_graph(args))?;
-    if graph.num_vertices() == 0 {
+    let (shared, source) = pool.install(|| open_target(args))?;
+    let first = pool.install(|| shared.snapshot());
+    if first.num_vertices() == 0 {
         return Err(UsageError(format!("{source} has no vertices")).into());
     }
-    pool.install(|| graph.build_index());
-    let n = graph.num_vertices();
-    let start_arcs = graph.num_arcs();
+    let n = first.num_vertices();
+    let start_arcs = first.num_arcs();
+    let first_version = first.version();
+    drop(first);
     let query_threads = args
         .query_threads
         .unwrap_or(threads.saturating_sub(1))
@@ -144,8 +218,6 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         query_threads,
         writer_threads
     );
-    let shared = SharedGraph::new(graph);
-    let first_version = shared.snapshot().version();
     let bar = input::spinner("streaming");
     let queries_done = AtomicU64::new(0);
     let duration = Duration::from_secs_f64(args.duration);
@@ -210,7 +282,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
 fn with_readers(
     args: &StreamArgs,
     pool: &ThreadPool,
-    shared: &SharedGraph,
+    shared: &Target,
     done: &AtomicU64,
     during: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<Queries> {
@@ -331,7 +403,7 @@ impl Writer {
     }
 
     /// Makes the next batch, applies it and publishes the version; records the latency.
-    fn step(&mut self, shared: &SharedGraph, pool: &ThreadPool) -> anyhow::Result<()> {
+    fn step(&mut self, shared: &Target, pool: &ThreadPool) -> anyhow::Result<()> {
         let delete =
             !self.inserted_batches.is_empty() && self.rng.next_f64() < self.delete_fraction;
         let batch = if delete {
@@ -382,7 +454,7 @@ fn reader(
     id: usize,
     args: &StreamArgs,
     pool: &ThreadPool,
-    shared: &SharedGraph,
+    shared: &Target,
     stop: &AtomicBool,
     done: &AtomicU64,
     sink: &Mutex<Queries>,

@@ -35,7 +35,7 @@ impl Grid {
     pub fn for_processes(processes: usize) -> Self {
         let processes = processes.max(1);
         let rows = (1..=processes)
-            .find(|&r| r * r >= processes && processes % r == 0)
+            .find(|&r| r * r >= processes && processes.is_multiple_of(r))
             .unwrap_or(processes);
         Self {
             rows,
@@ -219,7 +219,7 @@ mod tests {
             let n = 1_000;
             for rank in 0..grid.size() {
                 let me = Layout::new(grid, n, rank);
-                assert!(me.block % 64 == 0 && me.block * grid.size() >= n);
+                assert!(me.block.is_multiple_of(64) && me.block * grid.size() >= n);
                 for u in (0..n as u32).step_by(7) {
                     for v in (0..n as u32).step_by(13) {
                         if me.arc_owner(u, v) != rank {

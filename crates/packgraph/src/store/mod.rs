@@ -770,6 +770,11 @@ impl<C: StoreLeaf> Store<C> {
         Ok(seq)
     }
 
+    /// The writer's page statistics (see [`SharedGraph::version_stats`]).
+    pub fn version_stats(&self) -> crate::graph::VersionStats {
+        self.inner.shared.version_stats()
+    }
+
     /// The latest committed version (see [`SharedGraph::snapshot`]).
     pub fn snapshot(&self) -> Snapshot<C> {
         self.inner.shared.snapshot()

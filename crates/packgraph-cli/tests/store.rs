@@ -1,0 +1,323 @@
+//! The durable commands end to end: `create`, `ingest`, `checkpoint`, `verify`, data
+//! directories as inputs, and `ingest` killed with SIGKILL at random moments.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{bad, ok, packgraph, path};
+use packgraph::graph::{AnyGraph, GraphRead};
+
+/// The binary as a plain process, for piping and killing.
+fn spawn_packgraph() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_packgraph"))
+}
+
+fn ingest(dir: &str, updates: &str, extra: &[&str]) -> std::process::Output {
+    let mut child = spawn_packgraph()
+        .args(["ingest", dir])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(updates.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The graph's edges in external integer ids, each undirected edge once.
+fn edges(graph: &AnyGraph) -> BTreeSet<(u64, u64)> {
+    fn of<G: GraphRead>(g: &G, ids: &packgraph::graph::IdMap) -> BTreeSet<(u64, u64)> {
+        let mut out = BTreeSet::new();
+        for u in 0..g.num_vertices() as u32 {
+            g.for_each_out_neighbor(u, |v| {
+                let (a, b) = (ids.external(u), ids.external(v));
+                out.insert((a.min(b), a.max(b)));
+                true
+            });
+        }
+        out
+    }
+    match graph {
+        AnyGraph::Unweighted(g) => of(g, g.ids()),
+        AnyGraph::Weighted(g) => of(g, g.ids()),
+    }
+}
+
+#[test]
+fn create_ingest_and_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    let out = ok(&["create", &dir]);
+    assert!(
+        out.contains("0 vertices, 0 edges (undirected, unweighted)"),
+        "{out}"
+    );
+    let result = ingest(
+        &dir,
+        "+ 10 20\n+ 20 30\ncommit\n# more\n+ 30 40\n- 10 20\n",
+        &[],
+    );
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(result.stdout).unwrap(),
+        "acked 1 3\nacked 2 6\n"
+    );
+    // Every reading command takes the directory.
+    let info = ok(&["info", &dir]);
+    assert!(info.contains("vertices") && info.contains('4'), "{info}");
+    let bfs = ok(&["run", "bfs", "--input", &dir, "--source", "20"]);
+    assert!(bfs.contains("40 2"), "{bfs}");
+    let graph = packgraph::store::load_any(std::path::Path::new(&dir)).unwrap();
+    assert_eq!(edges(&graph), BTreeSet::from([(20, 30), (30, 40)]));
+    let out = ok(&["checkpoint", &dir]);
+    assert!(out.contains("bytes written"), "{out}");
+    let out = ok(&["verify", &dir]);
+    assert!(out.contains(": ok:"), "{out}");
+    let txt = path(tmp.path(), "g.txt");
+    ok(&["convert", &dir, &txt]);
+    assert!(std::fs::read_to_string(&txt).unwrap().lines().count() >= 2);
+}
+
+#[test]
+fn create_from_a_file_and_weighted_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = path(tmp.path(), "w.txt");
+    std::fs::write(&file, "1 2 0.5\n2 3 1.5\n").unwrap();
+    let dir = path(tmp.path(), "w");
+    let out = ok(&["create", &dir, "--from", &file, "--directed"]);
+    assert!(out.contains("2 edges (directed, weighted)"), "{out}");
+    let result = ingest(&dir, "+ 3 1 2.25\n", &["--sync", "group:5"]);
+    assert!(result.status.success());
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 1 1\n");
+    let sssp = ok(&["run", "sssp", "--input", &dir, "--source", "2"]);
+    assert!(sssp.contains("1 3.75"), "{sssp}");
+    // A weight for an unweighted directory is a bad line.
+    let plain = path(tmp.path(), "plain");
+    ok(&["create", &plain]);
+    let result = ingest(&plain, "+ 1 2\ncommit\n+ 2 3 9\n", &[]);
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 1 2\n");
+    assert!(String::from_utf8_lossy(&result.stderr).contains("unweighted"));
+}
+
+#[test]
+fn a_bad_line_keeps_earlier_batches_and_applies_nothing_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let result = ingest(&dir, "+ 1 2\ncommit\n+ 2 3\n+ 3\n+ 4 5\n", &[]);
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 1 2\n");
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(err.contains("<stdin>:4") && err.contains("+ 3"), "{err}");
+    let graph = packgraph::store::load_any(std::path::Path::new(&dir)).unwrap();
+    assert_eq!(edges(&graph), BTreeSet::from([(1, 2)]));
+    // Bad arguments and bad places.
+    let err = bad(&["ingest", &dir, "--sync", "sometimes"]);
+    assert!(err.contains("sync policy"), "{err}");
+    let err = bad(&[
+        "ingest",
+        &path(tmp.path(), "nothing"),
+        "--updates",
+        &path(tmp.path(), "x"),
+    ]);
+    assert!(
+        err.contains("no such data directory") || err.contains("no MANIFEST"),
+        "{err}"
+    );
+    let file = path(tmp.path(), "notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    let err = bad(&["create", tmp.path().to_str().unwrap()]);
+    assert!(err.contains("not empty"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+#[test]
+fn a_second_writer_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let mut first = spawn_packgraph()
+        .args(["ingest", &dir])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = first.stdin.take().unwrap();
+    stdin.write_all(b"+ 1 2\ncommit\n").unwrap();
+    stdin.flush().unwrap();
+    // Wait for the first batch's ack: the first writer holds the lock.
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "acked 1 2");
+    let second = ingest(&dir, "+ 5 6\n", &[]);
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8(second.stderr).unwrap();
+    assert!(err.contains("another process"), "{err}");
+    // Readers are not writers.
+    ok(&["info", &dir]);
+    drop(stdin);
+    assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn verify_names_damage_and_exits_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let updates: String = (0..200)
+        .map(|i| format!("+ {i} {}\n", i * 7 % 200 + 1))
+        .collect();
+    assert!(ingest(&dir, &updates, &[]).status.success());
+    ok(&["checkpoint", &dir]);
+    assert!(ingest(&dir, "+ 500 501\ncommit\n+ 501 502\n", &[])
+        .status
+        .success());
+    for name in std::fs::read_dir(&dir).unwrap() {
+        let name = name.unwrap().file_name().into_string().unwrap();
+        if name == "LOCK" {
+            continue;
+        }
+        let file = std::path::Path::new(&dir).join(&name);
+        let original = std::fs::read(&file).unwrap();
+        let mut damaged = original.clone();
+        damaged[original.len() / 3] ^= 0x40;
+        std::fs::write(&file, &damaged).unwrap();
+        let output = packgraph().args(["verify", &dir]).output().unwrap();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{name}: {err}");
+        assert!(err.contains(&name), "{name}: {err}");
+        // Truncated: damage, except that a log cut short is what a crash leaves, which
+        // verify reports as a torn tail.
+        std::fs::write(&file, &original[..original.len() / 2]).unwrap();
+        let output = packgraph().args(["verify", &dir]).output().unwrap();
+        let out = String::from_utf8_lossy(&output.stdout);
+        if name.ends_with(".wal") {
+            assert!(
+                output.status.code() == Some(3) || out.contains("torn"),
+                "{name}: {out}"
+            );
+        } else {
+            assert_eq!(output.status.code(), Some(3), "{name} truncated");
+        }
+        std::fs::write(&file, &original).unwrap();
+    }
+    let out = ok(&["verify", &dir]);
+    assert!(out.contains(": ok:"), "{out}");
+}
+
+/// xorshift.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// `ingest` is killed with SIGKILL at random moments while it streams batches; after every
+/// kill the directory holds exactly a prefix of the batches that contains every
+/// acknowledged one, and never part of a batch. `PACKGRAPH_CRASH_KILLS` sets the number of
+/// kills (default 50).
+#[test]
+fn ingest_survives_kill_9_at_random_moments() {
+    let kills: usize = std::env::var("PACKGRAPH_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut current: BTreeSet<(u64, u64)> = BTreeSet::new();
+    let mut total_acked = 0;
+    for kill in 0..kills {
+        // The batches of this round and the states after each.
+        let mut states = vec![current.clone()];
+        let mut text = String::new();
+        let mut state = current.clone();
+        for _ in 0..200 {
+            // Within a batch deletes apply first, then inserts.
+            let (mut deletes, mut inserts) = (BTreeSet::new(), BTreeSet::new());
+            for _ in 0..1 + rng.below(30) {
+                if !state.is_empty() && rng.below(4) == 0 {
+                    let nth = rng.below(state.len() as u64) as usize;
+                    let (u, v) = *state.iter().nth(nth).unwrap();
+                    text.push_str(&format!("- {u} {v}\n"));
+                    deletes.insert((u, v));
+                } else {
+                    let (u, v) = (rng.below(300), rng.below(300));
+                    text.push_str(&format!("+ {u} {v}\n"));
+                    if u != v {
+                        inserts.insert((u.min(v), u.max(v)));
+                    }
+                }
+            }
+            state.retain(|e| !deletes.contains(e));
+            state.extend(inserts);
+            text.push_str("commit\n");
+            states.push(state.clone());
+        }
+        let sync = ["batch", "group:2", "batch"][kill % 3];
+        let mut child = spawn_packgraph()
+            .args(["ingest", &dir, "--sync", sync])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let feeder = std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes()); // fails once the child is killed
+        });
+        let stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|line| line.split(' ').nth(1)?.parse::<usize>().ok())
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_micros(rng.below(60_000)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let _ = feeder.join();
+        let acks = reader.join().unwrap();
+        // Sequence numbers continue across rounds: count this round's acknowledgements.
+        let acked = acks.len();
+        let graph = packgraph::store::load_any(std::path::Path::new(&dir)).unwrap();
+        let got = edges(&graph);
+        let k = states
+            .iter()
+            .rposition(|s| *s == got)
+            .unwrap_or_else(|| panic!("kill {kill}: the directory holds no prefix of the batches"));
+        assert!(
+            (acked..states.len()).any(|j| states[j] == got),
+            "kill {kill}: recovered {k} batches but {acked} were acknowledged"
+        );
+        total_acked += acked;
+        current = got;
+    }
+    assert!(
+        total_acked > 0,
+        "no batch was ever acknowledged before a kill"
+    );
+    let out = ok(&["verify", &dir]);
+    assert!(out.contains(": ok:"), "{out}");
+}
