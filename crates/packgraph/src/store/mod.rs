@@ -972,7 +972,9 @@ fn write_checkpoint<C: StoreLeaf>(
         None
     } else {
         let bytes = units::delta(&state.base, snapshot).encode();
-        (bytes.len() as u64 <= state.base_bytes / 4).then_some(bytes)
+        // A delta up to a quarter of the base (or 64 KiB, for small graphs) is cheaper to
+        // write than a new base and cheap to apply on recovery.
+        (bytes.len() as u64 <= (state.base_bytes / 4).max(1 << 16)).then_some(bytes)
     };
     let mut manifest = state.manifest.clone();
     let mut new_base = None;
