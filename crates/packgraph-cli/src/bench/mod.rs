@@ -11,6 +11,7 @@ mod layout;
 mod part;
 mod pma;
 mod snapshot;
+mod store;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -50,6 +51,10 @@ enum BenchTarget {
     /// What versions cost the writer: batch inserts with no snapshot, one held, or a fresh
     /// one before every batch; taking a snapshot and the first update after it.
     Snapshot(snapshot::SnapshotArgs),
+    /// What durability costs on this disk: fsync latency, durable ingest (fsync per batch,
+    /// group commit) against in-memory commits, incremental checkpoint sizes under uniform
+    /// and Zipf changes, checkpoint load and log replay rates.
+    Store(store::StoreArgs),
 }
 
 pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
@@ -58,6 +63,7 @@ pub(crate) fn run(args: &BenchArgs, threads: usize) -> anyhow::Result<()> {
         BenchTarget::Graph(graph_args) => graph::run(graph_args, threads),
         BenchTarget::Io(io_args) => io::run(io_args, threads),
         BenchTarget::Snapshot(snapshot_args) => snapshot::run(snapshot_args, threads),
+        BenchTarget::Store(store_args) => store::run(store_args, threads),
         BenchTarget::Part(part_args) => part::run(part_args),
         BenchTarget::Layout(layout_args) => layout::run(layout_args, threads),
     }
