@@ -20,7 +20,11 @@ fn golden() -> PathBuf {
 fn batches() -> [Update; 3] {
     let mut first = Update::new();
     first
-        .add_vertices([ExternalId::from("alice"), ExternalId::from("bob"), ExternalId::from(7u64)])
+        .add_vertices([
+            ExternalId::from("alice"),
+            ExternalId::from("bob"),
+            ExternalId::from(7u64),
+        ])
         .insert_weighted_edges(&[(0, 1, 0.5), (1, 2, 2.0), (2, 0, 1.25)])
         .set_property("age", 0, PropertyValue::Int(42))
         .set_property("name", 2, PropertyValue::Text("seven".into()));
@@ -55,7 +59,11 @@ fn assert_same(got: &WeightedGraph, want: &WeightedGraph) {
     assert_eq!(got.ids(), want.ids());
     for name in ["age", "name", "score"] {
         for v in 0..want.num_vertices() as u32 {
-            assert_eq!(got.property(name, v), want.property(name, v), "{name} of {v}");
+            assert_eq!(
+                got.property(name, v),
+                want.property(name, v),
+                "{name} of {v}"
+            );
         }
     }
     assert_eq!(got.version(), want.version());
