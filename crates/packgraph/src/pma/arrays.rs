@@ -65,12 +65,11 @@ impl<C: LeafCodec> Pma<C> {
             len: self.len,
             data: self
                 .table
-                .pages
-                .iter()
+                .pages()
                 .map(|p| &p[..p.len() - PADDING_BYTES])
                 .collect(),
-            used: self.table.used.clone(),
-            heads: self.table.heads.clone(),
+            used: self.table.used_all(),
+            heads: self.table.heads(),
         }
     }
 
@@ -164,7 +163,7 @@ impl<C: LeafCodec> Pma<C> {
             leaf_bytes,
             page_shift,
             num_leaves,
-            table: Arc::new(Table { pages, heads, used }),
+            table: Arc::new(Table::new(pages, heads, used, page_shift)),
             len,
             total_used,
             page_copies: AtomicUsize::new(0),

@@ -222,8 +222,9 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed): split at the page of
-/// the batch's middle key, merge that page's share serially and the two sides in parallel.
+/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed): split at the group of
+/// the page table holding the batch's middle key, merge that group's share serially and the
+/// two sides in parallel.
 fn merge_recursive<C: LeafCodec>(
     leaves: LeavesMut<'_>,
     batch: Batch<'_, C>,
@@ -232,10 +233,10 @@ fn merge_recursive<C: LeafCodec>(
     if batch.len() == 0 {
         return MergeOutcome::default();
     }
-    if batch.len() <= grain || leaves.num_pages() <= 1 {
+    if batch.len() <= grain || leaves.num_groups() <= 1 {
         return merge_serial::<C>(leaves, batch);
     }
-    let shift = leaves.shift();
+    let shift = leaves.group_shift();
     let view = leaves.as_ref();
     let p = view.target(batch.key(batch.len() / 2)) >> shift;
     let lo = if p == 0 {
@@ -243,13 +244,13 @@ fn merge_recursive<C: LeafCodec>(
     } else {
         batch.count_below(view.head(p << shift))
     };
-    let hi = if p + 1 < leaves.num_pages() {
+    let hi = if p + 1 < leaves.num_groups() {
         batch.count_below(view.head((p + 1) << shift))
     } else {
         batch.len()
     };
-    let (left, rest) = leaves.split_at_page(p);
-    let (mid, right) = rest.split_at_page(1);
+    let (left, rest) = leaves.split_at_group(p);
+    let (mid, right) = rest.split_at_group(1);
     let ((mut out, right_out), mid_out) = rayon::join(
         || {
             rayon::join(
@@ -358,9 +359,9 @@ fn merge_leaf<C: LeafCodec>(
         None => None, // empty: the head is repaired after the merge
     };
     let global = leaves.first + j;
-    leaves.used[j] = used as u32;
+    leaves.set_used(j, used);
     if let Some(head) = head {
-        leaves.heads[j] = head;
+        leaves.set_head(j, head);
     }
     if let Some(items) = overflow {
         out.overflow.push((global, items));

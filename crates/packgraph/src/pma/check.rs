@@ -12,13 +12,19 @@ impl<C: LeafCodec> Pma<C> {
         let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
         let num_leaves = self.num_leaves();
         let table = &self.table;
-        if table.heads.len() != num_leaves
-            || table.used.len() != num_leaves
-            || table.pages.len() != num_leaves.div_ceil(self.page_leaves())
+        if table.num_leaves() != num_leaves
+            || table.num_pages() != num_leaves.div_ceil(self.page_leaves())
+            || table.group_heads.len() != table.groups.len()
         {
             return broken(0, "page table lengths disagree with the leaf count".into());
         }
-        for (p, page) in table.pages.iter().enumerate() {
+        for (g, group) in table.groups.iter().enumerate() {
+            let first = g << table.group_shift;
+            if group.heads.len() != group.used.len() || table.group_heads[g] != group.heads[0] {
+                return broken(first, format!("group {g}'s first head is stale"));
+            }
+        }
+        for (p, page) in table.pages().enumerate() {
             let leaves = (num_leaves - p * self.page_leaves()).min(self.page_leaves());
             if page.len() != leaves * self.leaf_bytes + PADDING_BYTES {
                 return broken(

@@ -135,7 +135,7 @@ impl<C: LeafCodec> Pma<C> {
     /// The leaf ranges whose bytes may differ between this version and `base`: the leaves
     /// of every page the two do not share. `None` when their leaf counts, leaf sizes or page
     /// sizes differ (a rebuild, growth or shrink came between), so nothing lines up.
-    /// O(pages), reads no leaf.
+    /// O(groups + pages of the groups not shared), reads no leaf.
     pub(crate) fn changed_since(&self, base: &Self) -> Option<Vec<std::ops::Range<usize>>> {
         if self.num_leaves != base.num_leaves
             || self.leaf_bytes != base.leaf_bytes
@@ -146,15 +146,27 @@ impl<C: LeafCodec> Pma<C> {
         if Arc::ptr_eq(&self.table, &base.table) {
             return Some(Vec::new());
         }
+        if self.table.group_shift != base.table.group_shift {
+            return None;
+        }
         let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
-        for (p, (mine, theirs)) in self.table.pages.iter().zip(&base.table.pages).enumerate() {
+        let pages_per_group = 1 << (self.table.group_shift - self.page_shift);
+        let groups = self.table.groups.iter().zip(&base.table.groups);
+        for (g, (mine, theirs)) in groups.enumerate() {
             if Arc::ptr_eq(mine, theirs) {
                 continue;
             }
-            let leaves = p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
-            match ranges.last_mut() {
-                Some(last) if last.end == leaves.start => last.end = leaves.end,
-                _ => ranges.push(leaves),
+            for (i, (mine, theirs)) in mine.pages.iter().zip(&theirs.pages).enumerate() {
+                if Arc::ptr_eq(mine, theirs) {
+                    continue;
+                }
+                let p = g * pages_per_group + i;
+                let leaves =
+                    p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
+                match ranges.last_mut() {
+                    Some(last) if last.end == leaves.start => last.end = leaves.end,
+                    _ => ranges.push(leaves),
+                }
             }
         }
         Some(ranges)

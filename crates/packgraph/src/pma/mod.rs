@@ -17,14 +17,16 @@
 //!   [`PmaConfig::growth_factor`] when the root's bound breaks.
 //!
 //! Versions (Aspen, section 5.2; PART, sections 3.2–3.4): the leaves are grouped into
-//! fixed-size pages ([`PmaConfig::page_bytes`]) held by reference-counted pointers, and a
-//! version is a page table — the page pointers plus the flat per-leaf heads and sizes that
-//! search needs — itself behind a reference count. `Clone` is therefore O(1) and copies no
-//! key data. The first write to a shared table copies it (one pointer and 12 bytes of
-//! metadata per leaf); a write to a page another version holds copies that page first
-//! (counted by [`Pma::page_copies`]) and writes an unshared page in place, so with no other
-//! version alive nothing is copied and updates run as before. Growth and shrink build new
-//! pages and leave old versions untouched.
+//! fixed-size pages ([`PmaConfig::page_bytes`]) held by reference-counted pointers, pages
+//! into groups of about √pages (their page pointers plus the per-leaf heads and sizes that
+//! search needs), and a version is a table of group pointers, itself behind a reference
+//! count (`table.rs`). `Clone` is therefore O(1) and copies no key data. The first write to
+//! a shared table copies its top level (one pointer and one head per group), a write to a
+//! group another version holds copies that group, and a write to a page another version
+//! holds copies that page (counted by [`Pma::page_copies`]); unshared groups and pages are
+//! written in place, so with no other version alive nothing is copied and updates run as
+//! before, and a small update after a snapshot copies O(√pages) words, not the table.
+//! Growth and shrink build new pages and leave old versions untouched.
 //!
 //! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
 //! leaves; a non-empty leaf's `heads` entry is its first key and its `used` count is exactly
@@ -55,6 +57,7 @@ mod raw;
 mod rebalance;
 mod sort;
 mod spread;
+mod table;
 #[cfg(test)]
 mod tests;
 
@@ -175,16 +178,7 @@ fn empty_page(leaves: usize, leaf_bytes: usize) -> Page {
     vec![0u8; leaves * leaf_bytes + PADDING_BYTES].into()
 }
 
-/// A version's page table, with the per-leaf metadata that search and counting need kept
-/// flat (12 bytes a leaf): copied as a whole when a shared table is first written.
-#[derive(Clone, Default)]
-pub(crate) struct Table {
-    pub(crate) pages: Vec<Page>,
-    /// Each leaf's first key; see the module invariants for empty leaves.
-    pub(crate) heads: Vec<u64>,
-    /// Bytes used in each leaf; 0 for an empty leaf.
-    pub(crate) used: Vec<u32>,
-}
+pub(crate) use self::table::Table;
 
 /// Where a [`Pma`]'s bytes go (see [`Pma::memory`]); the parts add up to
 /// [`Pma::size_in_bytes`].
@@ -214,7 +208,8 @@ pub struct PageStats {
 
 impl<C: LeafCodec> Clone for Pma<C> {
     /// A new version sharing every page: O(1), copies no key data. The first write to either
-    /// copies the page table (one pointer per page) and then each page it touches, once.
+    /// copies the top level of the page table (one pointer per group) and then each group
+    /// and page it touches, once.
     fn clone(&self) -> Self {
         Self {
             config: self.config.clone(),
@@ -314,17 +309,15 @@ impl<C: LeafCodec> Pma<C> {
     /// padding, head and size arrays, the page table, itself.
     pub fn size_in_bytes(&self) -> usize {
         // An `Arc<[u8]>` allocation: two reference counts, then the bytes.
-        self.table.pages.iter().map(|p| p.len() + 16).sum::<usize>()
-            + self.table.pages.capacity() * size_of::<Page>()
-            + self.table.heads.capacity() * size_of::<u64>()
-            + self.table.used.capacity() * size_of::<u32>()
+        self.table.pages().map(|p| p.len() + 16).sum::<usize>()
+            + self.table.size_in_bytes()
             + size_of::<Table>()
             + size_of::<Self>()
     }
 
     /// [`Pma::size_in_bytes`] split by what the bytes hold.
     pub fn memory(&self) -> MemorySplit {
-        let pages: usize = self.table.pages.iter().map(|p| p.len() + 16).sum();
+        let pages: usize = self.table.pages().map(|p| p.len() + 16).sum();
         let total = self.size_in_bytes();
         MemorySplit {
             data: self.total_used,
@@ -345,7 +338,7 @@ impl<C: LeafCodec> Pma<C> {
 
     /// Number of pages.
     pub fn num_pages(&self) -> usize {
-        self.table.pages.len()
+        self.num_leaves.div_ceil(self.page_leaves())
     }
 
     /// How this version's pages are shared with other versions, and how many this handle
@@ -353,16 +346,22 @@ impl<C: LeafCodec> Pma<C> {
     pub fn page_stats(&self) -> PageStats {
         PageStats {
             pages: self.num_pages(),
-            // A page held by this table alone has count 1; a table shared with a clone
-            // shares all its pages.
+            // A page held by this table alone has count 1; a table or group shared with a
+            // clone shares all its pages.
             shared: if Arc::strong_count(&self.table) > 1 {
                 self.num_pages()
             } else {
                 self.table
-                    .pages
+                    .groups
                     .iter()
-                    .filter(|p| Arc::strong_count(p) > 1)
-                    .count()
+                    .map(|g| {
+                        if Arc::strong_count(g) > 1 {
+                            g.pages.len()
+                        } else {
+                            g.pages.iter().filter(|p| Arc::strong_count(p) > 1).count()
+                        }
+                    })
+                    .sum()
             },
             copied: self.page_copies.load(Ordering::Relaxed),
             page_bytes: self.page_leaves() * self.leaf_bytes,
@@ -376,7 +375,11 @@ impl<C: LeafCodec> Pma<C> {
 
     /// Whether this version and `other` share their page at `page` (the same memory).
     pub fn shares_page(&self, other: &Self, page: usize) -> bool {
-        match (self.table.pages.get(page), other.table.pages.get(page)) {
+        let (mine, theirs) = (
+            self.table.page(page, self.page_shift),
+            other.table.page(page, other.page_shift),
+        );
+        match (mine, theirs) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -401,7 +404,7 @@ impl<C: LeafCodec> Pma<C> {
     /// `leaf/mod.rs`).
     #[inline(always)]
     fn leaf(&self, j: usize) -> &[u8] {
-        let page = &self.table.pages[j >> self.page_shift];
+        let page = self.table.page_of_leaf(j, self.page_shift);
         &page[(j & self.page_mask()) * self.leaf_bytes..]
     }
 
@@ -412,12 +415,12 @@ impl<C: LeafCodec> Pma<C> {
 
     #[inline(always)]
     fn leaf_used(&self, j: usize) -> usize {
-        self.table.used[j] as usize
+        self.table.used(j) as usize
     }
 
     #[inline(always)]
     fn head(&self, j: usize) -> u64 {
-        self.table.heads[j]
+        self.table.head(j)
     }
 
     /// The leaf a key belongs in: the last whose head is at most `key` (leaf 0 if none),

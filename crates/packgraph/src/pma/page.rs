@@ -1,107 +1,156 @@
-//! Pages of leaves as tasks see them: read-only and mutable views over a run of whole pages
-//! with their leaves' heads and sizes, split at page boundaries to hand disjoint pages to
-//! parallel tasks. Every write to leaf bytes goes through [`LeavesMut`], which copies a page
-//! that another version shares before the first write to it (copy on write, see the
-//! versions paragraph of `mod.rs`) and writes an unshared page in place.
+//! Pages of leaves as tasks see them: read-only and mutable views over a run of whole groups
+//! of the page table (`table.rs`), split at group boundaries to hand disjoint groups to
+//! parallel tasks. Every write to leaf bytes, heads or sizes goes through [`LeavesMut`],
+//! which copies a group or page that another version shares before the first write to it
+//! (copy on write, see the versions paragraph of `mod.rs`) and writes an unshared one in
+//! place.
 
 use rayon::prelude::*;
 
 use super::leaf::LeafCodec;
-use super::raw::cow;
+use super::raw::{cow, unique_mut};
+use super::table::Group;
 use super::{empty_page, Page, Pma, LEAF_GRAIN};
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// A run of whole pages, read-only: leaf indices are local to the run.
+/// The last index in `lo..hi` whose head is at most `key` (`lo` if none), given heads that
+/// never decrease.
+#[inline]
+fn last_at_most(lo: usize, hi: usize, key: u64, head: impl Fn(usize) -> u64) -> usize {
+    let (mut base, mut size) = (lo, hi - lo);
+    if size == 0 || head(lo) > key {
+        return lo;
+    }
+    // Invariant: head(base) <= key, and every index past base + size - 1 is above key.
+    while size > 1 {
+        let half = size / 2;
+        if head(base + half) <= key {
+            base += half;
+            size -= half;
+        } else {
+            size = half;
+        }
+    }
+    base
+}
+
+/// A run of whole groups, read-only: leaf indices are local to the run.
 #[derive(Clone, Copy)]
 pub(super) struct Leaves<'a> {
     pub(super) leaf_bytes: usize,
+    /// log2 of the leaves per page.
     shift: u32,
-    pages: &'a [Page],
-    pub(super) heads: &'a [u64],
-    pub(super) used: &'a [u32],
+    /// log2 of the leaves per group.
+    group_shift: u32,
+    len: usize,
+    groups: &'a [Arc<Group>],
+    group_heads: &'a [u64],
 }
 
 impl<'a> Leaves<'a> {
     pub(super) fn len(&self) -> usize {
-        self.used.len()
+        self.len
+    }
+
+    #[inline(always)]
+    fn group(&self, j: usize) -> (&'a Group, usize) {
+        (
+            &self.groups[j >> self.group_shift],
+            j & ((1 << self.group_shift) - 1),
+        )
     }
 
     /// The leaf `j` and the rest of its page, padding included.
     #[inline(always)]
     pub(super) fn leaf(&self, j: usize) -> &'a [u8] {
-        &self.pages[j >> self.shift][(j & ((1 << self.shift) - 1)) * self.leaf_bytes..]
+        let (group, local) = self.group(j);
+        let within = local & ((1 << self.shift) - 1);
+        &group.pages[local >> self.shift][within * self.leaf_bytes..]
     }
 
     #[inline(always)]
     pub(super) fn used(&self, j: usize) -> usize {
-        self.used[j] as usize
+        let (group, local) = self.group(j);
+        group.used[local] as usize
     }
 
     #[inline(always)]
     pub(super) fn head(&self, j: usize) -> u64 {
-        self.heads[j]
+        let (group, local) = self.group(j);
+        group.heads[local]
     }
 
-    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0).
+    /// Local index of the leaf `key` belongs in (the last with head <= key, else 0): the
+    /// last group whose first head is at most `key` holds it.
     pub(super) fn target(&self, key: u64) -> usize {
-        self.heads
+        let g = self
+            .group_heads
             .partition_point(|&head| head <= key)
-            .saturating_sub(1)
+            .saturating_sub(1);
+        let Some(group) = self.groups.get(g) else {
+            return 0;
+        };
+        let local = group
+            .heads
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1);
+        ((g << self.group_shift) + local).min(self.len.saturating_sub(1))
     }
 
     /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
     /// (1, 2, 4, … leaves) and then searches the window, so the consecutive targets of a
     /// sorted batch cost O(log gap) reads near each other instead of a full binary search.
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
-        let heads = self.heads;
         let (mut lo, mut step) = (from, 1);
         let hi = loop {
             let probe = from + step;
-            if probe >= heads.len() || heads[probe] > key {
-                break probe.min(heads.len());
+            if probe >= self.len || self.head(probe) > key {
+                break probe.min(self.len);
             }
             lo = probe;
             step *= 2;
         };
-        lo + heads[lo..hi]
-            .partition_point(|&head| head <= key)
-            .saturating_sub(1)
+        last_at_most(lo, hi, key, |j| self.head(j))
     }
 }
 
-/// A run of whole pages borrowed mutably, with their leaves' heads and sizes; split (at page
-/// boundaries) to hand disjoint pages to tasks. Leaf bytes are written through
-/// [`LeavesMut::leaf_mut`] and [`LeavesMut::fill_range`], which copy a page that another
-/// version shares before the first write to it (and write in place otherwise).
+/// A run of whole groups borrowed mutably; split (at group boundaries) to hand disjoint
+/// groups to tasks. Leaf bytes, sizes and heads are written through [`LeavesMut::leaf_mut`],
+/// [`LeavesMut::set_used`], [`LeavesMut::set_head`] and [`LeavesMut::fill_range`], which
+/// copy a group or page that another version shares before the first write to it (and
+/// write in place otherwise).
 pub(super) struct LeavesMut<'a> {
     /// Global index of the first leaf.
     pub(super) first: usize,
     pub(super) leaf_bytes: usize,
+    /// log2 of the leaves per page.
     shift: u32,
-    pages: &'a mut [Page],
-    pub(super) heads: &'a mut [u64],
-    pub(super) used: &'a mut [u32],
+    /// log2 of the leaves per group.
+    group_shift: u32,
+    len: usize,
+    groups: &'a mut [Arc<Group>],
+    group_heads: &'a mut [u64],
     copies: &'a AtomicUsize,
-    /// No other version of the array exists, so every page in `pages` has no other `Arc`
-    /// and writes skip the per-page check. Soundness rests on this: the `unsafe` calls of
-    /// [`cow`] pass it on. Set only by [`Pma::leaves_mut`], which establishes it, and copied
-    /// into both halves by [`LeavesMut::split_at_page`] (private to this module, so nothing
-    /// else can set it).
+    /// No other version of the array exists, so every group and page in `groups` has no
+    /// other `Arc` and writes skip the per-page check. Soundness rests on this: the `unsafe`
+    /// calls of [`cow`] and [`unique_mut`] pass it on. Set only by [`Pma::leaves_mut`], which
+    /// establishes it, and copied into both halves by [`LeavesMut::split_at_group`] (private
+    /// to this module, so nothing else can set it).
     private: bool,
 }
 
 impl<'a> LeavesMut<'a> {
     pub(super) fn len(&self) -> usize {
-        self.used.len()
+        self.len
     }
 
-    pub(super) fn num_pages(&self) -> usize {
-        self.pages.len()
+    pub(super) fn num_groups(&self) -> usize {
+        self.groups.len()
     }
 
-    pub(super) fn shift(&self) -> u32 {
-        self.shift
+    pub(super) fn group_shift(&self) -> u32 {
+        self.group_shift
     }
 
     /// The read-only view of the same leaves.
@@ -109,25 +158,26 @@ impl<'a> LeavesMut<'a> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            pages: self.pages,
-            heads: self.heads,
-            used: self.used,
+            group_shift: self.group_shift,
+            len: self.len,
+            groups: self.groups,
+            group_heads: self.group_heads,
         }
     }
 
-    /// Pages `[0, p)` and `[p, num_pages)`.
-    pub(super) fn split_at_page(self, p: usize) -> (Self, Self) {
-        let mid = (p << self.shift).min(self.used.len());
-        let (pages_l, pages_r) = self.pages.split_at_mut(p);
-        let (heads_l, heads_r) = self.heads.split_at_mut(mid);
-        let (used_l, used_r) = self.used.split_at_mut(mid);
+    /// Groups `[0, g)` and `[g, num_groups)`.
+    pub(super) fn split_at_group(self, g: usize) -> (Self, Self) {
+        let mid = (g << self.group_shift).min(self.len);
+        let (groups_l, groups_r) = self.groups.split_at_mut(g);
+        let (heads_l, heads_r) = self.group_heads.split_at_mut(g);
         let left = LeavesMut {
             first: self.first,
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            pages: pages_l,
-            heads: heads_l,
-            used: used_l,
+            group_shift: self.group_shift,
+            len: mid,
+            groups: groups_l,
+            group_heads: heads_l,
             copies: self.copies,
             private: self.private,
         };
@@ -135,48 +185,96 @@ impl<'a> LeavesMut<'a> {
             first: self.first + mid,
             leaf_bytes: self.leaf_bytes,
             shift: self.shift,
-            pages: pages_r,
-            heads: heads_r,
-            used: used_r,
+            group_shift: self.group_shift,
+            len: self.len - mid,
+            groups: groups_r,
+            group_heads: heads_r,
             copies: self.copies,
             private: self.private,
         };
         (left, right)
     }
 
-    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing: its page is copied first
-    /// if another version shares it.
-    pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
-        let (lb, local) = (self.leaf_bytes, j & ((1 << self.shift) - 1));
+    /// The group of local leaf `j`, for writing (copied first if another version shares
+    /// it), and `j`'s index in it.
+    #[inline]
+    fn group_mut(&mut self, j: usize) -> (&mut Group, usize) {
+        let local = j & ((1 << self.group_shift) - 1);
         // SAFETY: `self.private` is true only if `Pma::leaves_mut` saw no other version (see
-        // the field), so then no page of `self.pages`, this one included, has another `Arc`.
-        let page = unsafe { cow(&mut self.pages[j >> self.shift], self.private, self.copies) };
-        &mut page[local * lb..(local + 1) * lb]
+        // the field), so then no group of `self.groups`, this one included, has another `Arc`.
+        let group = unsafe { unique_mut(&mut self.groups[j >> self.group_shift], self.private) };
+        (group, local)
+    }
+
+    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing: its group and page are
+    /// copied first if another version shares them.
+    pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
+        let (lb, shift, private, copies) = (self.leaf_bytes, self.shift, self.private, self.copies);
+        let (group, local) = self.group_mut(j);
+        let within = local & ((1 << shift) - 1);
+        // SAFETY: as in `group_mut`: with `private` true no page of the group has another
+        // `Arc` either (only cloning a version's table shares pages).
+        let page = unsafe { cow(&mut group.pages[local >> shift], private, copies) };
+        &mut page[within * lb..(within + 1) * lb]
+    }
+
+    /// Leaf `j`'s used bytes.
+    #[inline]
+    pub(super) fn used(&self, j: usize) -> usize {
+        self.as_ref().used(j)
+    }
+
+    /// Leaf `j`'s head.
+    #[inline]
+    pub(super) fn head(&self, j: usize) -> u64 {
+        self.as_ref().head(j)
+    }
+
+    /// Sets leaf `j`'s used bytes.
+    pub(super) fn set_used(&mut self, j: usize, used: usize) {
+        let (group, local) = self.group_mut(j);
+        group.used[local] = used as u32;
+    }
+
+    /// Sets leaf `j`'s head (and its group's first head when `j` starts the group).
+    pub(super) fn set_head(&mut self, j: usize, head: u64) {
+        let (group, local) = self.group_mut(j);
+        group.heads[local] = head;
+        if local == 0 {
+            self.group_heads[j >> self.group_shift] = head;
+        }
     }
 
     /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
-    /// right before it, from the head of the leaf after it.
+    /// right before it, from the head of the leaf after it. Writes only heads that change,
+    /// so that a shared group stays shared where nothing moved.
     pub(super) fn repair_heads(&mut self, range: std::ops::Range<usize>) {
-        let mut next = self.heads.get(range.end).copied().unwrap_or(u64::MAX);
+        let mut next = if range.end < self.len {
+            self.head(range.end)
+        } else {
+            u64::MAX
+        };
         for j in range.clone().rev() {
-            if self.used[j] > 0 {
-                next = self.heads[j];
-            } else {
-                self.heads[j] = next;
+            if self.used(j) > 0 {
+                next = self.head(j);
+            } else if self.head(j) != next {
+                self.set_head(j, next);
             }
         }
         for j in (0..range.start).rev() {
-            if self.used[j] > 0 {
+            if self.used(j) > 0 {
                 break;
             }
-            self.heads[j] = next;
+            if self.head(j) != next {
+                self.set_head(j, next);
+            }
         }
     }
 
     /// Calls `f(first_in_range, data, used, heads)` for each page's share of the local leaf
-    /// range `range`, in parallel when the range is long; a shared page is copied first, or
-    /// replaced by a fresh one when the range covers it whole. Returns the sum of `f`'s
-    /// results.
+    /// range `range`, in parallel when the range is long; a shared group is copied first,
+    /// and a shared page copied too, or replaced by a fresh one when the range covers it
+    /// whole. Returns the sum of `f`'s results.
     pub(super) fn fill_range(
         &mut self,
         range: std::ops::Range<usize>,
@@ -185,37 +283,98 @@ impl<'a> LeavesMut<'a> {
         if range.is_empty() {
             return 0;
         }
+        let gs = self.group_shift;
+        let (first_group, last_group) = (range.start >> gs, (range.end - 1) >> gs);
+        let fill = GroupFill {
+            range: range.clone(),
+            shift: self.shift,
+            leaf_bytes: self.leaf_bytes,
+            copies: self.copies,
+            private: self.private,
+        };
+        let private = self.private;
+        let fill_group = |(g, (slot, top)): (usize, (&mut Arc<Group>, &mut u64))| {
+            // SAFETY: as in `group_mut`.
+            let group = unsafe { unique_mut(slot, private) };
+            let written = fill.group(group, g << gs, &f);
+            *top = group.heads[0];
+            written
+        };
+        if first_group == last_group || range.len() <= 2 * LEAF_GRAIN {
+            self.groups[first_group..=last_group]
+                .iter_mut()
+                .zip(&mut self.group_heads[first_group..=last_group])
+                .enumerate()
+                .map(|(i, share)| fill_group((first_group + i, share)))
+                .sum()
+        } else {
+            self.groups[first_group..=last_group]
+                .par_iter_mut()
+                .zip(self.group_heads[first_group..=last_group].par_iter_mut())
+                .enumerate()
+                .map(|(i, share)| fill_group((first_group + i, share)))
+                .sum()
+        }
+    }
+}
+
+/// What [`LeavesMut::fill_range`] hands each group.
+struct GroupFill<'c> {
+    /// The range being filled, in the view's leaf indices.
+    range: std::ops::Range<usize>,
+    shift: u32,
+    leaf_bytes: usize,
+    copies: &'c AtomicUsize,
+    private: bool,
+}
+
+impl GroupFill<'_> {
+    /// Fills the share of `self.range` in `group`, whose first leaf is `group_start`, page
+    /// by page (in parallel when long).
+    fn group(
+        &self,
+        group: &mut Group,
+        group_start: usize,
+        f: &(impl Fn(usize, &mut [u8], &mut [u32], &mut [u64]) -> usize + Sync),
+    ) -> usize {
         let (shift, lb, copies, private) = (self.shift, self.leaf_bytes, self.copies, self.private);
         let page_leaves = 1usize << shift;
-        let first_page = range.start >> shift;
-        let last_page = (range.end - 1) >> shift;
+        let lo = self.range.start.max(group_start) - group_start;
+        let hi = self.range.end.min(group_start + group.used.len()) - group_start;
+        if lo >= hi {
+            return 0;
+        }
+        let first_page = lo >> shift;
+        let last_page = (hi - 1) >> shift;
         let leaf_start = first_page << shift;
-        let leaf_end = ((last_page + 1) << shift).min(self.used.len());
-        let pages = &mut self.pages[first_page..=last_page];
-        let used = &mut self.used[leaf_start..leaf_end];
-        let heads = &mut self.heads[leaf_start..leaf_end];
+        let leaf_end = ((last_page + 1) << shift).min(group.used.len());
+        let pages = &mut group.pages[first_page..=last_page];
+        let used = &mut group.used[leaf_start..leaf_end];
+        let heads = &mut group.heads[leaf_start..leaf_end];
+        let range_start = self.range.start;
         let fill_page = |(i, ((slot, used), heads)): PageShare<'_>| {
             let page_start = leaf_start + i * page_leaves;
             let leaves = used.len();
-            let lo = range.start.max(page_start) - page_start;
-            let hi = range.end.min(page_start + leaves) - page_start;
+            let lo = lo.max(page_start) - page_start;
+            let hi = hi.min(page_start + leaves) - page_start;
             let page = if !private && lo == 0 && hi == leaves && Arc::get_mut(slot).is_none() {
                 copies.fetch_add(1, Ordering::Relaxed);
                 *slot = empty_page(leaves, lb);
                 Arc::get_mut(slot).expect("a new page is unique")
             } else {
-                // SAFETY: `private` is `self.private`, true only if `Pma::leaves_mut` saw no
-                // other version (see the field), so then `slot`'s page has no other `Arc`.
+                // SAFETY: `private` is the view's, true only if `Pma::leaves_mut` saw no
+                // other version (see `LeavesMut::private`), so then `slot`'s page has no
+                // other `Arc`.
                 unsafe { cow(slot, private, copies) }
             };
             f(
-                page_start + lo - range.start,
+                group_start + page_start + lo - range_start,
                 &mut page[lo * lb..hi * lb],
                 &mut used[lo..hi],
                 &mut heads[lo..hi],
             )
         };
-        if range.len() <= 2 * LEAF_GRAIN {
+        if hi - lo <= 2 * LEAF_GRAIN {
             pages
                 .iter_mut()
                 .zip(used.chunks_mut(page_leaves))
@@ -244,21 +403,24 @@ impl<C: LeafCodec> Pma<C> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
             shift: self.page_shift,
-            pages: &self.table.pages,
-            heads: &self.table.heads,
-            used: &self.table.used,
+            group_shift: self.table.group_shift,
+            len: self.num_leaves,
+            groups: &self.table.groups,
+            group_heads: &self.table.group_heads,
         }
     }
 
-    /// All leaves, borrowed mutably (copies the page table first if a clone shares it).
+    /// All leaves, borrowed mutably (copies the top level of the page table first if a
+    /// clone shares it: one pointer and one head per group).
     pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
         // Establishes `LeavesMut::private`. Every version cloned from this build holds
-        // `lineage`, and only cloning a version's table clones page pointers, so a count of
-        // 1 means that no other version, and so no other `Arc` of any of our pages, exists;
-        // `&mut self` means no clone is being made now, so it stays 1 while the view lives.
-        // The acquire fence pairs with the release decrement of each version dropped
-        // meanwhile (on any thread; it drops its table before its lineage), so its reads of
-        // shared pages happen before our writes, as `Arc::get_mut` would ensure.
+        // `lineage`, and only cloning a version's table clones group and page pointers, so
+        // a count of 1 means that no other version, and so no other `Arc` of any of our
+        // groups or pages, exists; `&mut self` means no clone is being made now, so it stays
+        // 1 while the view lives. The acquire fence pairs with the release decrement of each
+        // version dropped meanwhile (on any thread; it drops its table before its lineage),
+        // so its reads of shared pages happen before our writes, as `Arc::get_mut` would
+        // ensure.
         let private = Arc::strong_count(&self.lineage) == 1;
         if private {
             fence(Ordering::Acquire);
@@ -268,9 +430,10 @@ impl<C: LeafCodec> Pma<C> {
             first: 0,
             leaf_bytes: self.leaf_bytes,
             shift: self.page_shift,
-            pages: &mut table.pages,
-            heads: &mut table.heads,
-            used: &mut table.used,
+            group_shift: table.group_shift,
+            len: self.num_leaves,
+            groups: &mut table.groups,
+            group_heads: &mut table.group_heads,
             copies: &self.page_copies,
             private,
         }
@@ -304,11 +467,7 @@ mod tests {
     }
 
     fn page_addresses(pma: &Cpma) -> Vec<*const u8> {
-        pma.table
-            .pages
-            .iter()
-            .map(|p| Arc::as_ptr(p).cast())
-            .collect()
+        pma.table.pages().map(|p| Arc::as_ptr(p).cast()).collect()
     }
 
     /// Writes leaf `j`'s own bytes back through `leaf_mut`.
@@ -327,7 +486,7 @@ mod tests {
 
     /// Checks `pma` against `keys` after writes that bypassed its byte count.
     fn check(pma: &mut Cpma, keys: &[u64]) {
-        pma.total_used = pma.table.used.iter().map(|&u| u as usize).sum();
+        pma.total_used = pma.table.used_all().iter().map(|&u| u as usize).sum();
         pma.check_invariants().unwrap();
         assert!(pma.iter().eq(keys.iter().copied()));
     }

@@ -30,11 +30,11 @@ impl<C: LeafCodec> Pma<C> {
         self.total_used += new_used - used;
         let old_head = self.head(j);
         let mut leaves = self.leaves_mut();
-        leaves.used[j] = new_used as u32;
+        leaves.set_used(j, new_used);
         // Only leaf 0 can receive a key below its head; an empty leaf takes the key as head.
         let head = if used == 0 { key } else { old_head.min(key) };
         if used == 0 || head != old_head {
-            leaves.heads[j] = head;
+            leaves.set_head(j, head);
             leaves.repair_heads(j..j + 1);
         }
         let bounds = self.bounds();
@@ -61,10 +61,10 @@ impl<C: LeafCodec> Pma<C> {
         let new_head = (new_used > 0)
             .then(|| C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key));
         let mut leaves = self.leaves_mut();
-        leaves.used[j] = new_used as u32;
+        leaves.set_used(j, new_used);
         if key == old_head {
             if let Some(head) = new_head {
-                leaves.heads[j] = head;
+                leaves.set_head(j, head);
             }
             leaves.repair_heads(j..j + 1);
         }

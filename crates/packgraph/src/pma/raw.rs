@@ -65,6 +65,25 @@ pub(super) unsafe fn cow<'p>(
     Arc::get_mut(slot).expect("the page was just made unique")
 }
 
+/// The value in `slot`, for writing in place: cloned first (into a fresh `Arc` in `slot`) if
+/// another `Arc` holds it, unless `private` is true, which skips that check. The page
+/// table's groups take this path; a page takes [`cow`], which also counts copies.
+///
+/// # Safety
+/// As [`cow`]: if `private` is true, `slot` must be the only `Arc`, strong or weak, of its
+/// value, and every access through another `Arc` since dropped must happen before this call.
+#[inline]
+pub(super) unsafe fn unique_mut<T: Clone>(slot: &mut Arc<T>, private: bool) -> &mut T {
+    if private {
+        // SAFETY: by the contract, `slot` is the value's only `Arc` and every access through
+        // another one happened before this call; `slot` is borrowed mutably for the returned
+        // lifetime, so nothing else reaches the value meanwhile, exactly as `Arc::get_mut`
+        // would ensure. The pointer comes from the `Arc`'s own allocation.
+        return unsafe { &mut *Arc::as_ptr(slot).cast_mut() };
+    }
+    Arc::make_mut(slot)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

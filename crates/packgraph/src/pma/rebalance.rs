@@ -111,30 +111,30 @@ impl<C: LeafCodec> Pma<C> {
             .sum()
     }
 
-    /// Phase 3: redistributes the regions in parallel: regions that share a page go to
-    /// one task (serially), tasks own disjoint runs of pages.
+    /// Phase 3: redistributes the regions in parallel: regions that share a group of the
+    /// page table go to one task (serially), tasks own disjoint runs of groups.
     fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[Overflow<C::Item>]) {
-        let shift = self.page_shift;
+        let shift = self.table.group_shift;
         let mut tasks: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
         for region in regions {
-            let pages = region.start >> shift..((region.end - 1) >> shift) + 1;
+            let groups = region.start >> shift..((region.end - 1) >> shift) + 1;
             match tasks.last_mut() {
-                Some((last, members)) if pages.start < last.end => {
-                    last.end = last.end.max(pages.end);
+                Some((last, members)) if groups.start < last.end => {
+                    last.end = last.end.max(groups.end);
                     members.push(region.clone());
                 }
-                _ => tasks.push((pages, vec![region.clone()])),
+                _ => tasks.push((groups, vec![region.clone()])),
             }
         }
         let mut parts = Vec::with_capacity(tasks.len());
         let mut rest = self.leaves_mut();
-        let mut at_page = 0;
-        for (pages, members) in tasks {
-            let (_, tail) = rest.split_at_page(pages.start - at_page);
-            let (part, tail) = tail.split_at_page(pages.len());
+        let mut at_group = 0;
+        for (groups, members) in tasks {
+            let (_, tail) = rest.split_at_group(groups.start - at_group);
+            let (part, tail) = tail.split_at_group(groups.len());
             parts.push((part, members));
             rest = tail;
-            at_page = pages.end;
+            at_group = groups.end;
         }
         let delta: isize = parts
             .into_par_iter()

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::config::default_leaf_bytes;
 use super::leaf::LeafCodec;
 use super::page::{Leaves, LeavesMut};
-use super::{empty_page, Pma, PmaConfig, Table, LEAF_GRAIN};
+use super::{Pma, PmaConfig, Table, LEAF_GRAIN};
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -34,23 +34,12 @@ impl<C: LeafCodec> Pma<C> {
             .unwrap_or_else(|| default_leaf_bytes(capacity));
         let num_leaves = capacity.div_ceil(leaf_bytes).max(1);
         let page_shift = config.page_shift(leaf_bytes);
-        let num_pages = num_leaves.div_ceil(1 << page_shift);
-        let pages = (0..num_pages)
-            .map(|p| {
-                let leaves = (num_leaves - (p << page_shift)).min(1 << page_shift);
-                empty_page(leaves, leaf_bytes)
-            })
-            .collect();
         let mut pma = Self {
             config,
             leaf_bytes,
             page_shift,
             num_leaves,
-            table: Arc::new(Table {
-                pages,
-                heads: vec![u64::MAX; num_leaves],
-                used: vec![0; num_leaves],
-            }),
+            table: Arc::new(Table::empty(num_leaves, leaf_bytes, page_shift)),
             len: items.len(),
             total_used: 0,
             page_copies: AtomicUsize::new(0),

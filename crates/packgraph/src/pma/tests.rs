@@ -207,7 +207,7 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     let old = pma.clone();
     let old_keys: Vec<u64> = old.iter().collect();
     let bytes_before: Vec<Vec<u8>> = (0..old.num_pages())
-        .map(|p| old.table.pages[p].to_vec())
+        .map(|p| old.table.page(p, old.page_shift).unwrap().to_vec())
         .collect();
     assert_eq!(pma.page_stats().shared, pma.num_pages());
     assert!(pma.insert(25_001));
@@ -216,6 +216,12 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
         .filter(|&p| !pma.shares_page(&old, p))
         .count();
     assert_eq!(changed, 1);
+    // Of the page table, the point update copied the top level and one group.
+    assert!(pma.table.groups.len() > 4);
+    let groups_copied = (pma.table.groups.iter().zip(&old.table.groups))
+        .filter(|(a, b)| !Arc::ptr_eq(a, b))
+        .count();
+    assert_eq!(groups_copied, 1);
     // Writing the same page again happens in place.
     assert!(pma.insert(25_002));
     assert_eq!(pma.page_copies(), 1);
@@ -226,7 +232,8 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     pma.insert_batch(&(0..200).map(|i| 30_000 + i * 2 + 1).collect::<Vec<_>>());
     assert!(pma.page_copies() < pma.num_pages() / 2);
     for (p, bytes) in bytes_before.iter().enumerate() {
-        assert_eq!(&old.table.pages[p][..], &bytes[..], "page {p} was written");
+        let page = old.table.page(p, old.page_shift).unwrap();
+        assert_eq!(&page[..], &bytes[..], "page {p} was written");
     }
     assert!(old.iter().eq(old_keys.iter().copied()));
     drop(old);
