@@ -303,8 +303,10 @@ fn merge_leaf<C: LeafCodec>(
     batch: Batch<'_, C>,
     out: &mut MergeOutcome<C::Item>,
 ) {
-    let old_used = leaves.as_ref().used(j);
-    let leaf = leaves.leaf_mut(j);
+    let global = leaves.first + j;
+    let mut parts = leaves.leaf_parts_mut(j);
+    let old_used = *parts.used as usize;
+    let leaf = &mut *parts.bytes;
     let mut used = old_used;
     let mut changed = 0;
     let mut rest = batch;
@@ -358,10 +360,9 @@ fn merge_leaf<C: LeafCodec>(
         None if used > 0 => Some(C::lower_bound(leaf, used, 0).map_or(u64::MAX, C::key)),
         None => None, // empty: the head is repaired after the merge
     };
-    let global = leaves.first + j;
-    leaves.set_used(j, used);
+    *parts.used = used as u32;
     if let Some(head) = head {
-        leaves.set_head(j, head);
+        parts.set_head(head);
     }
     if let Some(items) = overflow {
         out.overflow.push((global, items));

@@ -123,6 +123,14 @@ impl<C: LeafCodec> Pma<C> {
         pieces
     }
 
+    /// Whether leaf `j` holds the same items here and in `base` (of the same layout).
+    fn same_leaf(&self, base: &Self, j: usize) -> bool {
+        let used = self.leaf_used(j);
+        used == base.leaf_used(j)
+            && self.head(j) == base.head(j)
+            && self.leaf(j)[..used] == base.leaf(j)[..used]
+    }
+
     /// The smallest and largest key stored in the leaves `leaves`, if any.
     pub(crate) fn key_span(&self, leaves: std::ops::Range<usize>) -> Option<(u64, u64)> {
         let end = leaves.end.min(self.num_leaves());
@@ -132,10 +140,12 @@ impl<C: LeafCodec> Pma<C> {
         Some((self.head(first), max))
     }
 
-    /// The leaf ranges whose bytes may differ between this version and `base`: the leaves
-    /// of every page the two do not share. `None` when their leaf counts, leaf sizes or page
-    /// sizes differ (a rebuild, growth or shrink came between), so nothing lines up.
-    /// O(groups + pages of the groups not shared), reads no leaf.
+    /// The leaf ranges whose contents differ between this version and `base`: in every page
+    /// the two do not share, the leaves whose size, head or used bytes differ (a page is
+    /// copied whole on its first write, so most of a copied page's leaves are unchanged).
+    /// `None` when their leaf counts, leaf sizes or page sizes differ (a rebuild, growth or
+    /// shrink came between), so nothing lines up. O(groups + bytes of the pages not
+    /// shared): compares bytes, decodes nothing.
     pub(crate) fn changed_since(&self, base: &Self) -> Option<Vec<std::ops::Range<usize>>> {
         if self.num_leaves != base.num_leaves
             || self.leaf_bytes != base.leaf_bytes
@@ -163,9 +173,11 @@ impl<C: LeafCodec> Pma<C> {
                 let p = g * pages_per_group + i;
                 let leaves =
                     p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
-                match ranges.last_mut() {
-                    Some(last) if last.end == leaves.start => last.end = leaves.end,
-                    _ => ranges.push(leaves),
+                for j in leaves.filter(|&j| !self.same_leaf(base, j)) {
+                    match ranges.last_mut() {
+                        Some(last) if last.end == j => last.end = j + 1,
+                        _ => ranges.push(j..j + 1),
+                    }
                 }
             }
         }

@@ -14,27 +14,6 @@ use super::{empty_page, Page, Pma, LEAF_GRAIN};
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// The last index in `lo..hi` whose head is at most `key` (`lo` if none), given heads that
-/// never decrease.
-#[inline]
-fn last_at_most(lo: usize, hi: usize, key: u64, head: impl Fn(usize) -> u64) -> usize {
-    let (mut base, mut size) = (lo, hi - lo);
-    if size == 0 || head(lo) > key {
-        return lo;
-    }
-    // Invariant: head(base) <= key, and every index past base + size - 1 is above key.
-    while size > 1 {
-        let half = size / 2;
-        if head(base + half) <= key {
-            base += half;
-            size -= half;
-        } else {
-            size = half;
-        }
-    }
-    base
-}
-
 /// A run of whole groups, read-only: leaf indices are local to the run.
 #[derive(Clone, Copy)]
 pub(super) struct Leaves<'a> {
@@ -99,19 +78,31 @@ impl<'a> Leaves<'a> {
     }
 
     /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
-    /// (1, 2, 4, … leaves) and then searches the window, so the consecutive targets of a
-    /// sorted batch cost O(log gap) reads near each other instead of a full binary search.
+    /// (1, 2, 4, … leaves) over `from`'s group's heads and then searches the window, so the
+    /// consecutive targets of a sorted batch cost O(log gap) reads near each other instead
+    /// of a full binary search; a key past the group takes [`Self::target`].
+    #[inline]
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
+        let g = from >> self.group_shift;
+        if self.group_heads.get(g + 1).is_some_and(|&next| next <= key) {
+            return self.target(key);
+        }
+        let heads = &self.groups[g].heads[..];
+        let base = g << self.group_shift;
+        let from = from - base;
         let (mut lo, mut step) = (from, 1);
         let hi = loop {
             let probe = from + step;
-            if probe >= self.len || self.head(probe) > key {
-                break probe.min(self.len);
+            if probe >= heads.len() || heads[probe] > key {
+                break probe.min(heads.len());
             }
             lo = probe;
             step *= 2;
         };
-        last_at_most(lo, hi, key, |j| self.head(j))
+        base + lo
+            + heads[lo..hi]
+                .partition_point(|&head| head <= key)
+                .saturating_sub(1)
     }
 }
 
@@ -218,10 +209,25 @@ impl<'a> LeavesMut<'a> {
         &mut page[within * lb..(within + 1) * lb]
     }
 
-    /// Leaf `j`'s used bytes.
-    #[inline]
-    pub(super) fn used(&self, j: usize) -> usize {
-        self.as_ref().used(j)
+    /// Leaf `j` for writing, in one lookup: its bytes (exactly `leaf_bytes`; its group and
+    /// page copied first if another version shares them), its used bytes and its head. A
+    /// new head must also go through [`LeafMut::set_head`], which keeps the group's first
+    /// head.
+    pub(super) fn leaf_parts_mut(&mut self, j: usize) -> LeafMut<'_> {
+        let (lb, shift, private, copies) = (self.leaf_bytes, self.shift, self.private, self.copies);
+        let g = j >> self.group_shift;
+        let local = j & ((1 << self.group_shift) - 1);
+        // SAFETY: as in `group_mut`.
+        let group = unsafe { unique_mut(&mut self.groups[g], private) };
+        let within = local & ((1 << shift) - 1);
+        // SAFETY: as in `leaf_mut`.
+        let page = unsafe { cow(&mut group.pages[local >> shift], private, copies) };
+        LeafMut {
+            bytes: &mut page[within * lb..(within + 1) * lb],
+            used: &mut group.used[local],
+            head: &mut group.heads[local],
+            group_head: (local == 0).then_some(&mut self.group_heads[g]),
+        }
     }
 
     /// Leaf `j`'s head.
@@ -246,28 +252,60 @@ impl<'a> LeavesMut<'a> {
     }
 
     /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
-    /// right before it, from the head of the leaf after it. Writes only heads that change,
-    /// so that a shared group stays shared where nothing moved.
+    /// right before it, from the head of the leaf after it. Walks the groups backwards and
+    /// writes (copying a shared group) only those whose heads change, so that a shared group
+    /// stays shared where nothing moved.
     pub(super) fn repair_heads(&mut self, range: std::ops::Range<usize>) {
+        let gs = self.group_shift;
         let mut next = if range.end < self.len {
             self.head(range.end)
         } else {
             u64::MAX
         };
-        for j in range.clone().rev() {
-            if self.used(j) > 0 {
-                next = self.head(j);
-            } else if self.head(j) != next {
-                self.set_head(j, next);
+        // Leaves `start..end` of one group, backwards: an empty leaf takes `next`, a
+        // non-empty one sets it; a non-empty leaf before `range` ends the walk.
+        let walk = |heads: &[u64], used: &[u32], start: usize, end: usize, mut next: u64| {
+            let mut stale = false;
+            for k in (start..end).rev() {
+                let l = k - start;
+                if used[l] > 0 {
+                    if k < range.start {
+                        return (next, true, stale);
+                    }
+                    next = heads[l];
+                } else if heads[l] != next {
+                    stale = true;
+                }
             }
-        }
-        for j in (0..range.start).rev() {
-            if self.used(j) > 0 {
+            (next, false, stale)
+        };
+        let mut end = range.end;
+        while end > 0 {
+            let g = (end - 1) >> gs;
+            let start = g << gs;
+            let group = &self.groups[g];
+            let (after, stop, stale) = walk(&group.heads, &group.used, start, end, next);
+            if stale {
+                // SAFETY: as in `group_mut`.
+                let group = unsafe { unique_mut(&mut self.groups[g], self.private) };
+                for k in (start..end).rev() {
+                    let l = k - start;
+                    if group.used[l] > 0 {
+                        if k < range.start {
+                            break;
+                        }
+                        next = group.heads[l];
+                    } else {
+                        group.heads[l] = next;
+                    }
+                }
+                self.group_heads[g] = group.heads[0];
+            }
+            next = after;
+            if stop {
                 break;
             }
-            if self.head(j) != next {
-                self.set_head(j, next);
-            }
+            end = start;
         }
     }
 
@@ -314,6 +352,25 @@ impl<'a> LeavesMut<'a> {
                 .enumerate()
                 .map(|(i, share)| fill_group((first_group + i, share)))
                 .sum()
+        }
+    }
+}
+
+/// One leaf borrowed for writing ([`LeavesMut::leaf_parts_mut`]).
+pub(super) struct LeafMut<'l> {
+    pub(super) bytes: &'l mut [u8],
+    pub(super) used: &'l mut u32,
+    head: &'l mut u64,
+    /// The group's first head, when the leaf starts its group.
+    group_head: Option<&'l mut u64>,
+}
+
+impl LeafMut<'_> {
+    /// Sets the leaf's head.
+    pub(super) fn set_head(&mut self, head: u64) {
+        *self.head = head;
+        if let Some(first) = self.group_head.as_deref_mut() {
+            *first = head;
         }
     }
 }

@@ -98,6 +98,26 @@ mod tests {
     }
 
     #[test]
+    fn unique_mut_clones_a_shared_value_and_writes_an_unshared_one_in_place() {
+        let mut slot = Arc::new(vec![1u32, 2, 3]);
+        let at = Arc::as_ptr(&slot);
+        // SAFETY: `private` is false: no contract to meet.
+        unsafe { unique_mut(&mut slot, false)[0] = 7 };
+        assert_eq!((Arc::as_ptr(&slot), slot[0]), (at, 7));
+        let other = Arc::clone(&slot);
+        // SAFETY: `private` is false: no contract to meet.
+        unsafe { unique_mut(&mut slot, false)[1] = 8 };
+        assert_eq!((other[1], slot[1]), (2, 8));
+        assert_ne!(Arc::as_ptr(&slot), at);
+        drop(other);
+        let at = Arc::as_ptr(&slot);
+        // SAFETY: `slot` is the only `Arc` of its value (`other` was dropped above, on this
+        // thread).
+        unsafe { unique_mut(&mut slot, true)[2] = 9 };
+        assert_eq!((Arc::as_ptr(&slot), &slot[..]), (at, &[7, 8, 9][..]));
+    }
+
+    #[test]
     fn cow_copies_a_shared_page_and_writes_an_unshared_one_in_place() {
         let copies = AtomicUsize::new(0);
         let mut page: Page = vec![1u8; 64].into();
