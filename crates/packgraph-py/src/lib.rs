@@ -11,6 +11,8 @@ mod algo;
 mod errors;
 mod graph;
 mod ids;
+mod reads;
+mod update;
 
 use pyo3::prelude::*;
 
