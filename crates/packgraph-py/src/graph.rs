@@ -7,6 +7,7 @@
 //! that holds the GIL. A `Snapshot` holds a core [`Snapshot`](packgraph::graph::Snapshot):
 //! `Send + Sync`, unchanged while the graph goes on.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use packgraph::graph::AnyGraph;
@@ -177,7 +178,7 @@ impl Snapshot {
     }
 }
 
-/// The version `obj` (a `Graph` or a `Snapshot`) reads.
+/// The version `obj` (a `Graph`, `Snapshot` or `Store`) reads.
 pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
     let py = obj.py();
     if let Ok(graph) = obj.cast::<Graph>() {
@@ -186,8 +187,11 @@ pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
     if let Ok(snapshot) = obj.cast::<Snapshot>() {
         return snapshot.get().current(py);
     }
+    if let Ok(store) = obj.cast::<crate::store::Store>() {
+        return store.get().current(py);
+    }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "expected a packgraph Graph or Snapshot, not {}",
+        "expected a packgraph Graph, Snapshot or Store, not {}",
         obj.get_type().name()?
     )))
 }
@@ -300,7 +304,8 @@ with_read_methods!(Snapshot, "released" {
     }
 });
 
-/// Reads a graph file in any format the command-line tool reads.
+/// Reads a graph file in any format the command-line tool reads, or the latest durable
+/// state of a data directory.
 #[pyfunction]
 #[pyo3(signature = (path, format = None, directed = None, weighted = None, progress = None))]
 pub(crate) fn read(
@@ -312,6 +317,20 @@ pub(crate) fn read(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Graph> {
     let format = format.map(|name| parse_format(py, name)).transpose()?;
+    let graph = load(py, &path, format, directed, weighted, progress)?;
+    Ok(Graph::of(graph))
+}
+
+/// The graph in file or data directory `path` (see [`read`]), with weights added or
+/// dropped as `weighted` asks; `progress(bytes)` is called while a file loads.
+pub(crate) fn load(
+    py: Python<'_>,
+    path: &Path,
+    format: Option<Format>,
+    directed: Option<bool>,
+    weighted: Option<bool>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<AnyGraph> {
     let failure: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let report = progress.map(|callback| {
         let failure = Arc::clone(&failure);
@@ -331,11 +350,15 @@ pub(crate) fn read(
         directed,
         progress: report,
     };
-    let data = detached(py, || {
-        let data = packgraph::io::load(&path, &options)?;
+    let graph = detached(py, || {
+        let graph = if format.is_none() && packgraph::store::is_store(path) {
+            load_store(path, directed)?
+        } else {
+            packgraph::io::load(path, &options)?.graph
+        };
         match weighted {
-            Some(w) if w != data.graph.is_weighted() => with_weights(data.graph, w),
-            _ => Ok(data.graph),
+            Some(w) if w != graph.is_weighted() => with_weights(graph, w),
+            _ => Ok(graph),
         }
     });
     if let Some(e) = failure
@@ -346,11 +369,31 @@ pub(crate) fn read(
         return Err(e);
     }
     py.check_signals()?;
-    Ok(Graph::of(data?))
+    graph
+}
+
+/// The latest durable state of data directory `dir` (no lock taken), which must be
+/// directed as `directed` says when given.
+fn load_store(dir: &Path, directed: Option<bool>) -> packgraph::Result<AnyGraph> {
+    let graph = packgraph::store::load_any(dir)?;
+    match directed {
+        Some(d) if d != graph.is_directed() => Err(packgraph::Error::invalid_file(
+            dir,
+            format!(
+                "the data directory holds {} graph; a data directory keeps its kind",
+                if graph.is_directed() {
+                    "a directed"
+                } else {
+                    "an undirected"
+                }
+            ),
+        )),
+        _ => Ok(graph),
+    }
 }
 
 /// `graph` rebuilt with weights (1 on every edge) or without them, keeping its ids.
-fn with_weights(graph: AnyGraph, weighted: bool) -> packgraph::Result<AnyGraph> {
+pub(crate) fn with_weights(graph: AnyGraph, weighted: bool) -> packgraph::Result<AnyGraph> {
     let (src, dst, weights) = Version::of(&graph).arcs(true);
     let edges: Vec<(VertexId, VertexId)> = src.into_iter().zip(dst).collect();
     let weights = weighted.then_some(weights);
