@@ -2,7 +2,9 @@
 
 Graphs live in compressed packed memory arrays (in Rust); edges are inserted and deleted
 in batches, each batch a new version; snapshots keep a version unchanged while the graph
-goes on. Per-vertex results are NumPy arrays aligned with ``g.vertices()``.
+goes on. Per-vertex results are NumPy arrays aligned with ``g.vertices()``. A ``Store``
+(``pg.create``, ``pg.open``) keeps a graph in a directory across crashes: each batch is
+durable when its call returns.
 
 >>> import packgraph as pg
 >>> g = pg.Graph.from_edges([0, 1, 2], [1, 2, 0])
@@ -25,9 +27,14 @@ from ._packgraph import (
     Error,
     Graph,
     InputError,
+    LockedError,
     Snapshot,
+    Store,
     VertexNotFoundError,
+    create,
+    open,
     read,
+    verify,
 )
 from .convert import from_networkx, from_scipy, to_networkx, to_scipy
 
@@ -39,28 +46,33 @@ __all__ = [
     "Error",
     "Graph",
     "InputError",
+    "LockedError",
     "Snapshot",
+    "Store",
     "VertexNotFoundError",
     "__version__",
     "betweenness",
     "bfs",
     "cdlp",
     "core_number",
+    "create",
     "from_networkx",
     "from_scipy",
     "khop",
     "lcc",
     "mis",
+    "open",
     "pagerank",
     "read",
     "sssp",
     "to_networkx",
     "to_scipy",
     "triangles",
+    "verify",
     "wcc",
 ]
 
-GraphLike = Union[Graph, Snapshot]
+GraphLike = Union[Graph, Snapshot, Store]
 VertexId = Union[int, str]
 
 

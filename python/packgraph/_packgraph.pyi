@@ -1,7 +1,7 @@
 """Types of the native module ``packgraph._packgraph`` (re-exported by ``packgraph``)."""
 
 import os
-from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -13,9 +13,14 @@ __all__ = [
     "VertexNotFoundError",
     "CorruptionError",
     "ConvergenceError",
+    "LockedError",
     "Graph",
     "Snapshot",
+    "Store",
     "read",
+    "create",
+    "open",
+    "verify",
     "run",
     "pagerank",
     "betweenness_sum",
@@ -44,10 +49,23 @@ class VertexNotFoundError(Error, KeyError):
     """A vertex id that is not in the graph."""
 
 class CorruptionError(Error):
-    """Stored bytes that do not decode (a damaged snapshot file)."""
+    """Stored bytes that do not decode: a damaged snapshot file or data directory.
+
+    Attributes: ``path`` (str or None), the damaged file; ``offset`` (int or None), the
+    byte where the damage was found.
+    """
+
+    path: Optional[str]
+    offset: Optional[int]
 
 class ConvergenceError(Error, RuntimeError):
     """An iterative algorithm did not reach its tolerance within its iteration limit."""
+
+class LockedError(Error, OSError):
+    """A data directory that another writer (a Store in this or another process) has open.
+
+    Attributes: ``filename`` (str), the directory.
+    """
 
 class _Reads:
     @property
@@ -108,6 +126,71 @@ class Graph(_Reads):
         """The current version, unchanged by later batches; O(1)."""
 
 @final
+class Store(_Reads):
+    """A durable graph in a data directory (``create``, ``open``): the read methods of
+    ``Graph``, and writes that survive crashes.
+
+    Each mutating call is one batch: applied (readers see it at once), appended to the
+    write-ahead log as one record, and returned from once that record is durable under
+    the sync policy: ``"batch"`` fsyncs the log before the call returns; ``"group:MS"``
+    waits for a background fsync that runs every MS milliseconds and covers every batch
+    waiting (several threads writing share it); ``"none"`` never fsyncs (a killed process
+    keeps its batches, a power cut may lose them). After a crash, reopening gives the
+    batches of a prefix that holds every returned call. One ``Store`` writes a directory
+    at a time (``LockedError`` otherwise); ``close()`` or the end of a ``with`` block
+    releases it.
+    """
+
+    def insert_edges(
+        self, src: _Ids, dst: _Ids, weights: Optional[npt.ArrayLike] = None
+    ) -> int:
+        """Inserts edges as one durable batch (new ids become vertices); returns how many
+        were new. Raises InputError as ``Graph.insert_edges``, OSError if the log cannot be
+        written (the store then takes no more writes: reopen it)."""
+    def delete_edges(self, src: _Ids, dst: _Ids) -> int:
+        """Deletes edges as one durable batch (absent ones are ignored); returns how many
+        went."""
+    def add_vertices(self, ids: _Ids) -> None:
+        """Adds vertices by id as one durable batch (present ones are kept)."""
+    def commit(self) -> int:
+        """The sequence number of the last batch (counting from 1; 0 before any), returned
+        once that batch is durable under the sync policy."""
+    def sync(self) -> int:
+        """Fsyncs the log now, whatever the policy; returns the last sequence number."""
+    def checkpoint(self) -> Dict[str, int]:
+        """Writes a checkpoint of the latest version (a delta against the last full one
+        when that is smaller) and deletes the log it covers. Returns its statistics:
+        ``seq`` (the last batch it includes), ``delta`` (bool), ``bytes_written``,
+        ``bytes_reused``, ``units_written``, ``units_reused``."""
+    def snapshot(self) -> Snapshot:
+        """The current version, unchanged by later batches; O(1)."""
+    @property
+    def recovery(self) -> Dict[str, float]:
+        """What opening found: ``checkpoint_seq``, ``checkpoint_bytes``,
+        ``records_replayed``, ``log_bytes``, ``torn_bytes`` (a torn last record cut off
+        after a crash), ``checkpoint_seconds``, ``replay_seconds``."""
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the last batch written (durable or not)."""
+    @property
+    def durable_seq(self) -> int:
+        """The last sequence number known to be durable."""
+    @property
+    def path(self) -> str:
+        """The data directory."""
+    @property
+    def sync_policy(self) -> str:
+        """``batch``, ``group:MS`` or ``none``."""
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None:
+        """Syncs the log, closes the store and releases the directory (waiting for calls
+        other threads are making). Later calls raise InputError; closing again does
+        nothing."""
+    def __enter__(self) -> Store: ...
+    def __exit__(self, *_exc: object) -> None: ...
+
+@final
 class Snapshot(_Reads):
     """One immutable graph version; safe to share between threads."""
 
@@ -124,12 +207,44 @@ def read(
     weighted: Optional[bool] = None,
     progress: Optional[Callable[[int], Any]] = None,
 ) -> Graph:
-    """Reads an edge list (optionally gzip), Matrix Market file, Graphalytics dataset or
-    packgraph snapshot; ``format`` detected when None. ``progress(bytes_read)`` is called
-    while loading. Raises InputError (with path and line), CorruptionError, OSError."""
+    """Reads an edge list (optionally gzip), Matrix Market file, Graphalytics dataset,
+    packgraph snapshot, or the latest durable state of a data directory (without its lock,
+    while a ``Store`` may be writing); ``format`` detected when None.
+    ``progress(bytes_read)`` is called while loading. Raises InputError (with path and
+    line), CorruptionError, OSError."""
+
+def create(
+    dir: Union[str, os.PathLike[str]],
+    *,
+    directed: Optional[bool] = None,
+    weighted: Optional[bool] = None,
+    source: Union[Graph, Snapshot, Store, str, os.PathLike[str], None] = None,
+    sync: str = "batch",
+) -> Store:
+    """Creates data directory ``dir`` (made if missing; it must be empty) holding
+    ``source`` (a graph, or a file or data directory to read as ``read`` does) or an empty
+    graph, writes its first checkpoint and opens it. ``directed`` and ``weighted`` default
+    to the source's, and to False without one. ``sync``: ``"batch"``, ``"group:MS"`` (1 to
+    60000) or ``"none"``. Raises InputError (a bad sync policy, a directory that is not
+    empty), OSError."""
+
+def open(dir: Union[str, os.PathLike[str]], *, sync: str = "batch") -> Store:
+    """Opens data directory ``dir``: loads its checkpoint, replays the log after it
+    (cutting a torn last record a crash left) and takes its lock. Raises LockedError (a
+    Store has it open), CorruptionError (naming the damaged file and byte offset),
+    InputError (not a data directory, a bad sync policy, another format version),
+    OSError."""
+
+def verify(dir: Union[str, os.PathLike[str]]) -> Dict[str, int]:
+    """Checks every file of data directory ``dir`` without changing it or taking its lock:
+    each pack's units (checksums, hashes), the checkpoint's arrays, each log record.
+    Returns ``packs``, ``units``, ``records`` (log records after the checkpoint),
+    ``torn_bytes`` (a torn last record, not damage), ``num_vertices``, ``num_arcs``.
+    Raises CorruptionError for damage, InputError (not a data directory, another format
+    version), OSError."""
 
 def run(
-    graph: Union[Graph, Snapshot],
+    graph: Union[Graph, Snapshot, Store],
     name: str,
     source: Optional[_VertexId] = None,
     iterations: Optional[int] = None,
@@ -140,10 +255,10 @@ def run(
     """Runs an algorithm of the registry by name (see ``algorithms()``)."""
 
 def pagerank(
-    graph: Union[Graph, Snapshot], alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6
+    graph: Union[Graph, Snapshot, Store], alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6
 ) -> npt.NDArray[np.float64]: ...
 def betweenness_sum(
-    graph: Union[Graph, Snapshot],
+    graph: Union[Graph, Snapshot, Store],
     sources: Optional[Sequence[_VertexId]] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> npt.NDArray[np.float64]: ...

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
-from ._packgraph import Graph, InputError, Snapshot
+from ._packgraph import Graph, InputError, Snapshot, Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -37,7 +37,7 @@ def from_networkx(G: "nx.Graph", weight: Optional[str] = "weight") -> Graph:
     return g
 
 
-def to_networkx(g: Union[Graph, Snapshot], weight: str = "weight") -> "nx.Graph":
+def to_networkx(g: Union[Graph, Snapshot, Store], weight: str = "weight") -> "nx.Graph":
     """A ``networkx.Graph`` (``DiGraph`` when directed) with the same vertices, in the
     same order, and edges; weights as the ``weight`` attribute of a weighted graph."""
     import networkx as nx
@@ -80,7 +80,7 @@ def from_scipy(
     return g
 
 
-def to_scipy(g: Union[Graph, Snapshot]) -> "scipy.sparse.csr_array":
+def to_scipy(g: Union[Graph, Snapshot, Store]) -> "scipy.sparse.csr_array":
     """The adjacency matrix as a ``scipy.sparse.csr_array`` over positions in
     ``g.vertices()``: entry (i, j) is the edge's weight (1 unweighted); symmetric for an
     undirected graph."""

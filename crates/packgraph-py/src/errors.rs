@@ -4,15 +4,19 @@
 //! * `InputError(Error, ValueError)`: input the caller can fix, with `.path` and `.line`
 //!   (`None` when not from a file); also requests a format cannot serve;
 //! * `VertexNotFoundError(Error, KeyError)`: a vertex id that is not in the graph;
-//! * `CorruptionError(Error)`: stored bytes that do not decode;
-//! * `ConvergenceError(Error, RuntimeError)`: PageRank did not meet its tolerance.
+//! * `CorruptionError(Error)`: stored bytes that do not decode, with `.path` and `.offset`
+//!   (`None` when not known);
+//! * `ConvergenceError(Error, RuntimeError)`: PageRank did not meet its tolerance;
+//! * `LockedError(Error, OSError)`: a data directory another writer has open, with
+//!   `.filename` the directory.
 //!
-//! Operating-system errors become `FileNotFoundError`, `PermissionError` or `OSError` with
-//! the file name. The classes have two bases, which `create_exception!` cannot express, so
+//! Other operating-system errors become `FileNotFoundError`, `PermissionError` or `OSError`
+//! with the file name. The classes have two bases, which `create_exception!` cannot express, so
 //! they are made with `type(name, bases, namespace)` when the module loads.
 
 use std::io::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 
 use pyo3::exceptions::{
     PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyPermissionError, PyRuntimeError,
@@ -21,12 +25,14 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::IntoPyObjectExt;
 
 static ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INPUT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static VERTEX_NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPTION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CONVERGENCE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static LOCKED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Creates class `name` with `bases` and documentation `doc`, adds it to `m`.
 fn make_class(
@@ -80,14 +86,24 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         &CORRUPTION_ERROR,
         "CorruptionError",
         vec![base.clone()],
-        "Stored bytes that do not decode (a damaged snapshot file).",
+        "Stored bytes that do not decode: a damaged snapshot file or data directory.\n\n\
+         Attributes: path (str or None): the damaged file; offset (int or None): the byte \
+         where the damage was found.",
     )?;
     make_class(
         m,
         &CONVERGENCE_ERROR,
         "ConvergenceError",
-        vec![base, py.get_type::<PyRuntimeError>().into_any()],
+        vec![base.clone(), py.get_type::<PyRuntimeError>().into_any()],
         "An iterative algorithm did not reach its tolerance within its iteration limit.",
+    )?;
+    make_class(
+        m,
+        &LOCKED_ERROR,
+        "LockedError",
+        vec![base, py.get_type::<PyOSError>().into_any()],
+        "A data directory that another writer (a Store in this or another process) has \
+         open.\n\nAttributes: filename (str): the directory.",
     )?;
     Ok(())
 }
@@ -100,32 +116,61 @@ fn class<'py>(py: Python<'py>, cell: &PyOnceLock<Py<PyType>>) -> Bound<'py, PyTy
     }
 }
 
-/// An exception of class `cell` with `message`, and `path`/`line` attributes when given.
+/// An exception of class `cell` with `message` and attributes `attributes`.
 fn raise(
     py: Python<'_>,
     cell: &PyOnceLock<Py<PyType>>,
     message: String,
-    location: Option<(Option<String>, Option<u64>)>,
+    attributes: &[(&str, Option<Py<PyAny>>)],
 ) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let value = class(py, cell).call1((message.clone(),))?;
-        if let Some((path, line)) = &location {
-            value.setattr("path", path.clone())?;
-            value.setattr("line", *line)?;
+        for (name, attribute) in attributes {
+            value.setattr(*name, attribute)?;
         }
         Ok(PyErr::from_value(value))
     };
     build().unwrap_or_else(|e| e)
 }
 
+/// The `path` and `line` attributes of an `InputError`.
+fn location(
+    py: Python<'_>,
+    path: Option<&Path>,
+    line: Option<u64>,
+) -> [(&'static str, Option<Py<PyAny>>); 2] {
+    [
+        (
+            "path",
+            path.map(|p| p.display().to_string().into_py_any(py))
+                .and_then(Result::ok),
+        ),
+        ("line", line.map(|l| l.into_py_any(py)).and_then(Result::ok)),
+    ]
+}
+
 /// An `InputError` for a bad argument (no file).
 pub(crate) fn input_error(py: Python<'_>, message: impl Into<String>) -> PyErr {
-    raise(py, &INPUT_ERROR, message.into(), Some((None, None)))
+    raise(py, &INPUT_ERROR, message.into(), &location(py, None, None))
 }
 
 /// A `ConvergenceError`.
 pub(crate) fn convergence_error(py: Python<'_>, message: impl Into<String>) -> PyErr {
-    raise(py, &CONVERGENCE_ERROR, message.into(), None)
+    raise(py, &CONVERGENCE_ERROR, message.into(), &[])
+}
+
+/// A `LockedError` for data directory `dir`: an `OSError` with errno `EWOULDBLOCK` and
+/// the directory as its file name.
+pub(crate) fn locked_error(py: Python<'_>, dir: &Path) -> PyErr {
+    let reason = "the data directory is open for writing elsewhere (a packgraph.Store in \
+                  this or another process holds its LOCK); close that store first, or read \
+                  the latest durable state without the lock with packgraph.read()";
+    let build = || -> PyResult<PyErr> {
+        let errno: i64 = py.import("errno")?.getattr("EWOULDBLOCK")?.extract()?;
+        let args = (errno, reason, dir.display().to_string());
+        Ok(PyErr::from_value(class(py, &LOCKED_ERROR).call1(args)?))
+    };
+    build().unwrap_or_else(|e| e)
 }
 
 /// The exception for a core error.
@@ -137,16 +182,24 @@ pub(crate) fn to_py(py: Python<'_>, error: packgraph::Error) -> PyErr {
             py,
             &INPUT_ERROR,
             message,
-            Some((path.map(|p| p.display().to_string()), line)),
+            &location(py, path.as_deref(), line),
         ),
         E::Unsupported { path, .. } => raise(
             py,
             &INPUT_ERROR,
             message,
-            Some((path.map(|p| p.display().to_string()), None)),
+            &location(py, path.as_deref(), None),
         ),
-        E::VertexNotFound { .. } => raise(py, &VERTEX_NOT_FOUND, message, None),
-        E::Corrupt { .. } => raise(py, &CORRUPTION_ERROR, message, None),
+        E::VertexNotFound { .. } => raise(py, &VERTEX_NOT_FOUND, message, &[]),
+        E::Corrupt { path, offset, .. } => {
+            let [path, _] = location(py, path.as_deref(), None);
+            let offset = ("offset", offset.and_then(|o| o.into_py_any(py).ok()));
+            raise(py, &CORRUPTION_ERROR, message, &[path, offset])
+        }
+        E::Io { path, source } if source.kind() == ErrorKind::WouldBlock => {
+            // The store's writer lock: the error names the lock file inside the directory.
+            locked_error(py, path.parent().unwrap_or(&path))
+        }
         E::Io { path, source } => {
             let errno = source.raw_os_error().unwrap_or(0);
             let args = (errno, source.to_string(), path.display().to_string());
@@ -156,7 +209,7 @@ pub(crate) fn to_py(py: Python<'_>, error: packgraph::Error) -> PyErr {
                 _ => PyOSError::new_err(args),
             }
         }
-        _ => raise(py, &ERROR, message, None),
+        _ => raise(py, &ERROR, message, &[]),
     }
 }
 
@@ -179,7 +232,7 @@ pub(crate) fn detached<T: Send>(
                 py,
                 &ERROR,
                 format!("internal error in packgraph (please report): {what}"),
-                None,
+                &[],
             ))
         }
     }

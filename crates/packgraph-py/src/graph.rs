@@ -7,23 +7,21 @@
 //! that holds the GIL. A `Snapshot` holds a core [`Snapshot`](packgraph::graph::Snapshot):
 //! `Send + Sync`, unchanged while the graph goes on.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use numpy::PyArray1;
 use packgraph::graph::AnyGraph;
-use packgraph::graph::EdgeLeaf;
 use packgraph::graph::{
-    ExternalId, Graph as CoreGraph, GraphRead, IdMap, SharedGraph, Snapshot as CoreSnapshot,
-    Update, VertexId, WeightedGraph, WeightedGraphRead,
+    Graph as CoreGraph, IdMap, SharedGraph, Snapshot as CoreSnapshot, VertexId, WeightedGraph,
+    WeightedGraphRead,
 };
 use packgraph::io::{Dataset, Format, LoadOptions};
 use packgraph::pma::{DeltaLeaf, DeltaMapLeaf};
-use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use crate::errors::{detached, input_error};
-use crate::ids::{find, id_array, id_list, lookup, weight_list, IdList};
+use crate::errors::input_error;
+use crate::ids::IdCache;
+use crate::reads::prelude::*;
+use crate::update::{vertices_update, EdgeBatch, Edit};
 
 /// One version, with or without edge weights.
 #[derive(Clone)]
@@ -36,20 +34,20 @@ pub(crate) enum Version {
 macro_rules! on_version {
     ($version:expr, $g:ident => $body:expr) => {
         match $version {
-            Version::Plain($g) => $body,
-            Version::Weighted($g) => $body,
+            $crate::graph::Version::Plain($g) => $body,
+            $crate::graph::Version::Weighted($g) => $body,
         }
     };
 }
 pub(crate) use on_version;
 
-enum Shared {
+pub(crate) enum Shared {
     Plain(SharedGraph<DeltaLeaf>),
     Weighted(SharedGraph<DeltaMapLeaf>),
 }
 
 impl Shared {
-    fn new(graph: AnyGraph) -> Self {
+    pub(crate) fn new(graph: AnyGraph) -> Self {
         match graph {
             AnyGraph::Unweighted(g) => Self::Plain(SharedGraph::new(g)),
             AnyGraph::Weighted(g) => Self::Weighted(SharedGraph::new(g)),
@@ -66,22 +64,30 @@ impl Shared {
 }
 
 impl Version {
-    fn ids(&self) -> &IdMap {
+    /// The version of `graph` as it is now (O(1)).
+    pub(crate) fn of(graph: &AnyGraph) -> Self {
+        match graph {
+            AnyGraph::Unweighted(g) => Self::Plain(g.snapshot()),
+            AnyGraph::Weighted(g) => Self::Weighted(g.snapshot()),
+        }
+    }
+
+    pub(crate) fn ids(&self) -> &IdMap {
         on_version!(self, g => g.ids())
     }
 
-    fn is_weighted(&self) -> bool {
+    pub(crate) fn is_weighted(&self) -> bool {
         matches!(self, Self::Weighted(_))
     }
 
     /// Every stored arc `(u, v, weight)` in internal ids; with `once`, an undirected
     /// edge only as `u <= v`.
-    fn arcs(&self, once: bool) -> (Vec<VertexId>, Vec<VertexId>, Vec<f64>) {
+    pub(crate) fn arcs(&self, once: bool) -> (Vec<VertexId>, Vec<VertexId>, Vec<f64>) {
         on_version!(self, g => collect_arcs(&**g, once && !g.is_directed()))
     }
 
     /// The version as an owned graph (O(1)), for the writers of `io`.
-    fn to_any(&self) -> AnyGraph {
+    pub(crate) fn to_any(&self) -> AnyGraph {
         match self {
             Self::Plain(g) => AnyGraph::Unweighted(g.to_graph()),
             Self::Weighted(g) => AnyGraph::Weighted(g.to_graph()),
@@ -107,85 +113,13 @@ fn collect_arcs<G: WeightedGraphRead>(
     (src, dst, weights)
 }
 
-/// The update inserting edges `src[i] -> dst[i]` given in external ids (new ids become
-/// vertices first, in order of first appearance), weighted when `weights` is given.
-fn insert_update<C: EdgeLeaf>(
-    graph: &CoreGraph<C>,
-    src: &[ExternalId],
-    dst: &[ExternalId],
-    weights: Option<Vec<f64>>,
-) -> Update {
-    let all: Vec<ExternalId> = src.iter().chain(dst).cloned().collect();
-    let internal = graph.plan_vertices(&all);
-    let mut next = graph.num_vertices() as VertexId;
-    let mut new = Vec::new();
-    for (id, &v) in all.iter().zip(&internal) {
-        if v == next && v as usize >= graph.num_vertices() {
-            new.push(id.clone());
-            next += 1;
-        }
-    }
-    let edges: Vec<(VertexId, VertexId)> = internal[..src.len()]
-        .iter()
-        .copied()
-        .zip(internal[src.len()..].iter().copied())
-        .collect();
-    let mut update = match weights {
-        Some(weights) => Update::from_weighted_edges(edges, weights),
-        None => Update::from_edges(edges),
-    };
-    update.add_vertices(new);
-    update
-}
-
-/// The update deleting the edges among `src[i] -> dst[i]` whose endpoints are vertices.
-fn delete_update<C: EdgeLeaf>(
-    graph: &CoreGraph<C>,
-    src: &[ExternalId],
-    dst: &[ExternalId],
-) -> Update {
-    let ids = graph.ids();
-    let edges: Vec<(VertexId, VertexId)> = src
-        .iter()
-        .zip(dst)
-        .filter_map(|(u, v)| Some((ids.internal_id(u)?, ids.internal_id(v)?)))
-        .collect();
-    let mut update = Update::new();
-    update.delete_edges(&edges);
-    update
-}
-
-/// Source and target id lists of equal length, and the weights if given.
-fn edge_lists(
-    py: Python<'_>,
-    src: &Bound<'_, PyAny>,
-    dst: &Bound<'_, PyAny>,
-    weights: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(IdList, IdList, Option<Vec<f64>>)> {
-    let (src, dst) = (id_list(src, "src")?, id_list(dst, "dst")?);
-    if src.len() != dst.len() {
-        return Err(input_error(
-            py,
-            format!("src has {} ids but dst has {}", src.len(), dst.len()),
-        ));
-    }
-    let weights = weights.map(weight_list).transpose()?;
-    if let Some(w) = &weights {
-        if w.len() != src.len() {
-            return Err(input_error(
-                py,
-                format!("{} weights for {} edges", w.len(), src.len()),
-            ));
-        }
-    }
-    Ok((src, dst, weights))
-}
-
 /// A dynamic graph: vertices named by external ids (ints or strings), edges inserted and
 /// deleted in batches, each batch one new version. See the stubs for the documentation.
 #[pyclass(module = "packgraph", frozen)]
 pub(crate) struct Graph {
     shared: Shared,
+    /// Taken before the writer lock by every batch of edges.
+    ids: Mutex<IdCache>,
 }
 
 /// One immutable version of a graph.
@@ -195,45 +129,39 @@ pub(crate) struct Snapshot {
 }
 
 impl Graph {
+    fn of(graph: AnyGraph) -> Self {
+        Self {
+            shared: Shared::new(graph),
+            ids: Mutex::default(),
+        }
+    }
+
     pub(crate) fn current(&self, py: Python<'_>) -> PyResult<Version> {
         Ok(py.detach(|| self.shared.latest()))
     }
 
-    fn commit(
-        &self,
-        py: Python<'_>,
-        src: Vec<ExternalId>,
-        dst: Vec<ExternalId>,
-        weights: Option<Vec<f64>>,
-        delete: bool,
-    ) -> PyResult<usize> {
+    fn commit(&self, py: Python<'_>, batch: &EdgeBatch, edit: Edit) -> PyResult<usize> {
         detached(py, || {
+            let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+            let ids = &mut *ids;
             let applied = match &self.shared {
-                Shared::Plain(g) => g.commit_with(|graph| {
-                    Ok(if delete {
-                        delete_update(graph, &src, &dst)
-                    } else {
-                        insert_update(graph, &src, &dst, weights)
-                    })
-                }),
-                Shared::Weighted(g) => g.commit_with(|graph| {
-                    Ok(if delete {
-                        delete_update(graph, &src, &dst)
-                    } else {
-                        insert_update(graph, &src, &dst, weights)
-                    })
-                }),
-            }?;
-            Ok(if delete {
-                applied.edges_deleted
-            } else {
-                applied.edges_inserted
-            })
+                Shared::Plain(g) => g.commit_with(|graph| Ok(batch.update(graph, edit, ids))),
+                Shared::Weighted(g) => g.commit_with(|graph| Ok(batch.update(graph, edit, ids))),
+            }
+            .inspect_err(|_| ids.forget())?;
+            Ok(edit.count(&applied))
         })
     }
 }
 
 impl Snapshot {
+    /// A handle on `version`.
+    pub(crate) fn of(version: Version) -> Self {
+        Self {
+            version: Mutex::new(Some(version)),
+        }
+    }
+
     pub(crate) fn current(&self, _py: Python<'_>) -> PyResult<Version> {
         self.version
             .lock()
@@ -250,7 +178,7 @@ impl Snapshot {
     }
 }
 
-/// The version `obj` (a `Graph` or a `Snapshot`) reads.
+/// The version `obj` (a `Graph`, `Snapshot` or `Store`) reads.
 pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
     let py = obj.py();
     if let Ok(graph) = obj.cast::<Graph>() {
@@ -259,175 +187,16 @@ pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
     if let Ok(snapshot) = obj.cast::<Snapshot>() {
         return snapshot.get().current(py);
     }
+    if let Ok(store) = obj.cast::<crate::store::Store>() {
+        return store.get().current(py);
+    }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "expected a packgraph Graph or Snapshot, not {}",
+        "expected a packgraph Graph, Snapshot or Store, not {}",
         obj.get_type().name()?
     )))
 }
 
-/// The read methods, the same on `Graph` and `Snapshot`, plus `$extra` methods.
-macro_rules! with_read_methods {
-    ($class:ident { $($extra:tt)* }) => {
-        #[pymethods]
-        impl $class {
-            $($extra)*
-
-            #[getter]
-            fn num_vertices(&self, py: Python<'_>) -> PyResult<usize> {
-                Ok(on_version!(self.current(py)?, g => g.num_vertices()))
-            }
-
-            #[getter]
-            fn num_edges(&self, py: Python<'_>) -> PyResult<usize> {
-                Ok(on_version!(self.current(py)?, g => g.num_edges()))
-            }
-
-            #[getter]
-            fn directed(&self, py: Python<'_>) -> PyResult<bool> {
-                Ok(on_version!(self.current(py)?, g => g.is_directed()))
-            }
-
-            #[getter]
-            fn weighted(&self, py: Python<'_>) -> PyResult<bool> {
-                Ok(self.current(py)?.is_weighted())
-            }
-
-            #[getter]
-            fn version(&self, py: Python<'_>) -> PyResult<u64> {
-                Ok(on_version!(self.current(py)?, g => g.version()))
-            }
-
-            fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-                self.num_vertices(py)
-            }
-
-            fn __contains__(&self, py: Python<'_>, vertex: &Bound<'_, PyAny>) -> PyResult<bool> {
-                let version = self.current(py)?;
-                Ok(find(version.ids(), vertex).unwrap_or(None).is_some())
-            }
-
-            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-                let version = self.current(py)?;
-                Ok(on_version!(&version, g => format!(
-                    "<packgraph.{} {}{}, {} vertices, {} edges, version {}>",
-                    stringify!($class),
-                    if g.is_directed() { "directed" } else { "undirected" },
-                    if version.is_weighted() { " weighted" } else { "" },
-                    g.num_vertices(),
-                    g.num_edges(),
-                    g.version()
-                )))
-            }
-
-            fn vertices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                let version = self.current(py)?;
-                let all: Vec<VertexId> = (0..version.ids().len() as VertexId).collect();
-                id_array(py, version.ids(), &all)
-            }
-
-            fn degree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
-                let version = self.current(py)?;
-                let degrees = py.detach(|| on_version!(&version, g => {
-                    (0..g.num_vertices() as VertexId)
-                        .map(|v| {
-                            let out = g.out_degree(v);
-                            (if g.is_directed() { out + g.in_degree(v) } else { out }) as i64
-                        })
-                        .collect::<Vec<i64>>()
-                }));
-                Ok(PyArray1::from_vec(py, degrees))
-            }
-
-            fn out_degree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
-                let version = self.current(py)?;
-                let degrees = py.detach(|| on_version!(&version, g => {
-                    (0..g.num_vertices() as VertexId)
-                        .map(|v| g.out_degree(v) as i64)
-                        .collect::<Vec<i64>>()
-                }));
-                Ok(PyArray1::from_vec(py, degrees))
-            }
-
-            fn in_degree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
-                let version = self.current(py)?;
-                let degrees = py.detach(|| on_version!(&version, g => {
-                    (0..g.num_vertices() as VertexId)
-                        .map(|v| g.in_degree(v) as i64)
-                        .collect::<Vec<i64>>()
-                }));
-                Ok(PyArray1::from_vec(py, degrees))
-            }
-
-            fn neighbors<'py>(
-                &self,
-                py: Python<'py>,
-                vertex: &Bound<'py, PyAny>,
-            ) -> PyResult<Bound<'py, PyAny>> {
-                let version = self.current(py)?;
-                let v = lookup(version.ids(), vertex)?;
-                let out = on_version!(&version, g => g.out_neighbors(v));
-                id_array(py, version.ids(), &out)
-            }
-
-            fn has_edge(
-                &self,
-                py: Python<'_>,
-                u: &Bound<'_, PyAny>,
-                v: &Bound<'_, PyAny>,
-            ) -> PyResult<bool> {
-                let version = self.current(py)?;
-                let (Some(u), Some(v)) = (find(version.ids(), u)?, find(version.ids(), v)?) else {
-                    return Ok(false);
-                };
-                Ok(on_version!(&version, g => g.has_edge(u, v)))
-            }
-
-            fn edges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-                let version = self.current(py)?;
-                let (src, dst, weights) = py.detach(|| version.arcs(true));
-                let src = id_array(py, version.ids(), &src)?;
-                let dst = id_array(py, version.ids(), &dst)?;
-                if version.is_weighted() {
-                    PyTuple::new(py, [src, dst, PyArray1::from_vec(py, weights).into_any()])
-                } else {
-                    PyTuple::new(py, [src, dst])
-                }
-            }
-
-            /// Every stored arc as internal positions (both directions of an undirected
-            /// edge) and its weight: what `to_scipy` needs.
-            fn _arcs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-                let version = self.current(py)?;
-                let (src, dst, weights) = py.detach(|| version.arcs(false));
-                let src: Vec<i64> = src.into_iter().map(i64::from).collect();
-                let dst: Vec<i64> = dst.into_iter().map(i64::from).collect();
-                PyTuple::new(
-                    py,
-                    [
-                        PyArray1::from_vec(py, src).into_any(),
-                        PyArray1::from_vec(py, dst).into_any(),
-                        PyArray1::from_vec(py, weights).into_any(),
-                    ],
-                )
-            }
-
-            #[pyo3(signature = (path, format = None))]
-            fn write(&self, py: Python<'_>, path: PathBuf, format: Option<&str>) -> PyResult<()> {
-                let version = self.current(py)?;
-                let format = match format {
-                    Some(name) => parse_format(py, name)?,
-                    None => Format::for_output(&path),
-                };
-                detached(py, || {
-                    let dataset = Dataset { graph: version.to_any(), self_loops: 0 };
-                    packgraph::io::save(&dataset, &path, format)
-                })
-            }
-        }
-    };
-}
-
-fn parse_format(py: Python<'_>, name: &str) -> PyResult<Format> {
+pub(crate) fn parse_format(py: Python<'_>, name: &str) -> PyResult<Format> {
     Format::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
         input_error(
@@ -437,7 +206,7 @@ fn parse_format(py: Python<'_>, name: &str) -> PyResult<Format> {
     })
 }
 
-with_read_methods!(Graph {
+with_read_methods!(Graph, "" {
     #[new]
     #[pyo3(signature = (directed = false, weighted = false))]
     fn new(directed: bool, weighted: bool) -> Self {
@@ -446,7 +215,7 @@ with_read_methods!(Graph {
         } else {
             AnyGraph::Unweighted(CoreGraph::new(directed))
         };
-        Self { shared: Shared::new(graph) }
+        Self::of(graph)
     }
 
     #[staticmethod]
@@ -458,18 +227,16 @@ with_read_methods!(Graph {
         weights: Option<&Bound<'_, PyAny>>,
         directed: bool,
     ) -> PyResult<Self> {
-        let (src, dst, weights) = edge_lists(py, src, dst, weights)?;
-        match (src, dst) {
-            (IdList::Ints(src), IdList::Ints(dst)) => {
+        match EdgeBatch::from_args(py, src, dst, weights)?.into_int_edges() {
+            Ok((edges, weights)) => {
                 let data = detached(py, move || {
-                    let edges: Vec<(u64, u64)> = src.into_iter().zip(dst).collect();
                     Dataset::from_external_edges(&edges, weights, directed)
                 })?;
-                Ok(Self { shared: Shared::new(data.graph) })
+                Ok(Self::of(data.graph))
             }
-            (src, dst) => {
-                let graph = Self::new(directed, weights.is_some());
-                graph.commit(py, src.into_external(), dst.into_external(), weights, false)?;
+            Err(batch) => {
+                let graph = Self::new(directed, batch.is_weighted());
+                graph.commit(py, &batch, Edit::Insert)?;
                 Ok(graph)
             }
         }
@@ -483,8 +250,8 @@ with_read_methods!(Graph {
         dst: &Bound<'_, PyAny>,
         weights: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let (src, dst, weights) = edge_lists(py, src, dst, weights)?;
-        self.commit(py, src.into_external(), dst.into_external(), weights, false)
+        let batch = EdgeBatch::from_args(py, src, dst, weights)?;
+        self.commit(py, &batch, Edit::Insert)
     }
 
     fn delete_edges(
@@ -493,14 +260,12 @@ with_read_methods!(Graph {
         src: &Bound<'_, PyAny>,
         dst: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let (src, dst, _) = edge_lists(py, src, dst, None)?;
-        self.commit(py, src.into_external(), dst.into_external(), None, true)
+        let batch = EdgeBatch::from_args(py, src, dst, None)?;
+        self.commit(py, &batch, Edit::Delete)
     }
 
     fn add_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ids = id_list(ids, "ids")?.into_external();
-        let mut update = Update::new();
-        update.add_vertices(ids);
+        let update = vertices_update(ids)?;
         detached(py, || {
             match &self.shared {
                 Shared::Plain(g) => g.commit(&update),
@@ -511,11 +276,11 @@ with_read_methods!(Graph {
     }
 
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
-        Ok(Snapshot { version: Mutex::new(Some(self.current(py)?)) })
+        Ok(Snapshot::of(self.current(py)?))
     }
 });
 
-with_read_methods!(Snapshot {
+with_read_methods!(Snapshot, "released" {
     #[allow(
         clippy::self_named_constructors,
         reason = "Python's `s.snapshot()`: a snapshot of a snapshot is itself"
@@ -539,7 +304,8 @@ with_read_methods!(Snapshot {
     }
 });
 
-/// Reads a graph file in any format the command-line tool reads.
+/// Reads a graph file in any format the command-line tool reads, or the latest durable
+/// state of a data directory.
 #[pyfunction]
 #[pyo3(signature = (path, format = None, directed = None, weighted = None, progress = None))]
 pub(crate) fn read(
@@ -551,6 +317,20 @@ pub(crate) fn read(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Graph> {
     let format = format.map(|name| parse_format(py, name)).transpose()?;
+    let graph = load(py, &path, format, directed, weighted, progress)?;
+    Ok(Graph::of(graph))
+}
+
+/// The graph in file or data directory `path` (see [`read`]), with weights added or
+/// dropped as `weighted` asks; `progress(bytes)` is called while a file loads.
+pub(crate) fn load(
+    py: Python<'_>,
+    path: &Path,
+    format: Option<Format>,
+    directed: Option<bool>,
+    weighted: Option<bool>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<AnyGraph> {
     let failure: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let report = progress.map(|callback| {
         let failure = Arc::clone(&failure);
@@ -570,11 +350,15 @@ pub(crate) fn read(
         directed,
         progress: report,
     };
-    let data = detached(py, || {
-        let data = packgraph::io::load(&path, &options)?;
+    let graph = detached(py, || {
+        let graph = if format.is_none() && packgraph::store::is_store(path) {
+            load_store(path, directed)?
+        } else {
+            packgraph::io::load(path, &options)?.graph
+        };
         match weighted {
-            Some(w) if w != data.graph.is_weighted() => with_weights(data.graph, w),
-            _ => Ok(data.graph),
+            Some(w) if w != graph.is_weighted() => with_weights(graph, w),
+            _ => Ok(graph),
         }
     });
     if let Some(e) = failure
@@ -585,18 +369,32 @@ pub(crate) fn read(
         return Err(e);
     }
     py.check_signals()?;
-    Ok(Graph {
-        shared: Shared::new(data?),
-    })
+    graph
+}
+
+/// The latest durable state of data directory `dir` (no lock taken), which must be
+/// directed as `directed` says when given.
+fn load_store(dir: &Path, directed: Option<bool>) -> packgraph::Result<AnyGraph> {
+    let graph = packgraph::store::load_any(dir)?;
+    match directed {
+        Some(d) if d != graph.is_directed() => Err(packgraph::Error::invalid_file(
+            dir,
+            format!(
+                "the data directory holds {} graph; a data directory keeps its kind",
+                if graph.is_directed() {
+                    "a directed"
+                } else {
+                    "an undirected"
+                }
+            ),
+        )),
+        _ => Ok(graph),
+    }
 }
 
 /// `graph` rebuilt with weights (1 on every edge) or without them, keeping its ids.
-fn with_weights(graph: AnyGraph, weighted: bool) -> packgraph::Result<AnyGraph> {
-    let version = match &graph {
-        AnyGraph::Unweighted(g) => Version::Plain(g.snapshot()),
-        AnyGraph::Weighted(g) => Version::Weighted(g.snapshot()),
-    };
-    let (src, dst, weights) = version.arcs(true);
+pub(crate) fn with_weights(graph: AnyGraph, weighted: bool) -> packgraph::Result<AnyGraph> {
+    let (src, dst, weights) = Version::of(&graph).arcs(true);
     let edges: Vec<(VertexId, VertexId)> = src.into_iter().zip(dst).collect();
     let weights = weighted.then_some(weights);
     let n = graph.num_vertices();

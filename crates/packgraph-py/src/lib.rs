@@ -4,13 +4,16 @@
 //! Thin by design: arguments are converted, the core is called with the GIL released, and
 //! [`packgraph::Error`] is mapped to the package's exceptions. No algorithm or file parser
 //! lives here; algorithms run through the core's registry ([`packgraph::algo::Algorithm`]),
-//! files through [`packgraph::io`]. A panic in the core is caught and raised as
+//! files through [`packgraph::io`], durable graphs through [`packgraph::store`]. A panic in the core is caught and raised as
 //! `packgraph.Error` rather than reaching Python as a `PanicException`.
 
 mod algo;
 mod errors;
 mod graph;
 mod ids;
+mod reads;
+mod store;
+mod update;
 
 use pyo3::prelude::*;
 
@@ -20,7 +23,11 @@ fn _packgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<graph::Graph>()?;
     m.add_class::<graph::Snapshot>()?;
+    m.add_class::<store::Store>()?;
     m.add_function(wrap_pyfunction!(graph::read, m)?)?;
+    m.add_function(wrap_pyfunction!(store::create, m)?)?;
+    m.add_function(wrap_pyfunction!(store::open, m)?)?;
+    m.add_function(wrap_pyfunction!(store::verify, m)?)?;
     algo::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
