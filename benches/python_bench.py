@@ -27,8 +27,9 @@ What each library's step is, where they differ:
 
 --overhead-scale S also times `packgraph run` (the CLI) against the same algorithms
 called from Python on the same graph (the package's function, and the registry's `run`
-that it wraps), alternating the two --overhead-reps times, best of the runs each, and
-writes OUT-overhead.csv: the Python call's time over the CLI's own algorithm time.
+that it wraps), each a process that loads the graph and makes one call as the CLI does,
+in turn --overhead-reps times, best of the runs each, and writes OUT-overhead.csv: the
+Python call's time over the CLI's own algorithm time.
 """
 
 from __future__ import annotations
@@ -304,39 +305,43 @@ OVERHEAD = {  # CLI algorithm -> the Python call timed against it
 }
 
 
-def overhead_worker(path):
-    """One timing of each Python call of OVERHEAD, and of the registry's own `run`."""
+def overhead_worker(path, name, how):
+    """Loads the graph and times one call of algorithm `name`, as `packgraph run` does: the
+    package's function (`how == "function"`) or the registry's `run` that it wraps."""
     import packgraph as pg
 
     g = pg.read(path)
     source = int(g.vertices()[int(g.degree().argmax())])
-    seconds = {}
-    for name, call in OVERHEAD.items():
-        seconds[name] = timed(lambda call=call: call(pg, g, source))[0]
-        seconds[name + "_run"] = timed(lambda n=name: pg._packgraph.run(g, n, source=source))[0]
+    if how == "function":
+        seconds = timed(lambda: OVERHEAD[name](pg, g, source))[0]
+    else:
+        seconds = timed(lambda: pg._packgraph.run(g, name, source=source))[0]
     print(json.dumps({"source": source, "seconds": seconds}))
 
 
 def overhead(args, env):
-    """Python calls against `packgraph run`, alternating a Python process and the CLI's
-    runs --overhead-reps times (so that a busy spell of the machine hits both); the best
-    of the runs each."""
+    """Python calls against `packgraph run`: for each algorithm a Python process per call
+    (load, one call, as the CLI does) then the CLI, --overhead-reps times in turn (so that
+    a busy spell of the machine hits both); the best of the runs each."""
     path = graph_file(args, args.overhead_scale)
-    python, cli = [], {name: [] for name in OVERHEAD}
+    cli = {name: [] for name in OVERHEAD}
+    python = {(name, how): [] for name in OVERHEAD for how in ["function", "run"]}
     for _ in range(args.overhead_reps):
-        out = (
-            subprocess.run(
-                [sys.executable, __file__, "--overhead-worker", str(path)],
-                check=True,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        python.append(json.loads(out))
         for name in OVERHEAD:
+            for how in ["function", "run"]:
+                out = (
+                    subprocess.run(
+                        [sys.executable, __file__, "--overhead-worker", str(path), name, how],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                        env=env,
+                    )
+                    .stdout.strip()
+                    .splitlines()[-1]
+                )
+                result = json.loads(out)
+                python[name, how].append(result["seconds"])
             run = subprocess.run(
                 [
                     args.cli,
@@ -345,7 +350,7 @@ def overhead(args, env):
                     "--input",
                     str(path),
                     "--source",
-                    str(python[0]["source"]),
+                    str(result["source"]),
                     "--json",
                     "-o",
                     os.devnull,
@@ -359,8 +364,7 @@ def overhead(args, env):
     rows = []
     for name in OVERHEAD:
         best = min(cli[name])
-        py = min(r["seconds"][name] for r in python)
-        registry = min(r["seconds"][name + "_run"] for r in python)
+        py, registry = min(python[name, "function"]), min(python[name, "run"])
         rows.append(
             {
                 "scale": args.overhead_scale,
@@ -455,12 +459,12 @@ def main():
     parser.add_argument("--overhead-reps", type=int, default=3)
     parser.add_argument("--skip-bench", action="store_true", help="only the --overhead-scale part")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
-    parser.add_argument("--overhead-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--overhead-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(*args.worker)
     if args.overhead_worker:
-        return overhead_worker(args.overhead_worker)
+        return overhead_worker(*args.overhead_worker)
     env = {**os.environ, "RAYON_NUM_THREADS": str(threads()), "OMP_NUM_THREADS": str(threads())}
     Path(args.data).mkdir(parents=True, exist_ok=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
