@@ -252,60 +252,24 @@ impl<'a> LeavesMut<'a> {
     }
 
     /// Restores the empty-leaf head rule for the leaves in `range` and the empty leaves
-    /// right before it, from the head of the leaf after it. Walks the groups backwards and
-    /// writes (copying a shared group) only those whose heads change, so that a shared group
-    /// stays shared where nothing moved.
+    /// right before it, from the head of the leaf after it. Writes only heads that change,
+    /// so that a shared group stays shared where nothing moved.
     pub(super) fn repair_heads(&mut self, range: std::ops::Range<usize>) {
-        let gs = self.group_shift;
         let mut next = if range.end < self.len {
             self.head(range.end)
         } else {
             u64::MAX
         };
-        // Leaves `start..end` of one group, backwards: an empty leaf takes `next`, a
-        // non-empty one sets it; a non-empty leaf before `range` ends the walk.
-        let walk = |heads: &[u64], used: &[u32], start: usize, end: usize, mut next: u64| {
-            let mut stale = false;
-            for k in (start..end).rev() {
-                let l = k - start;
-                if used[l] > 0 {
-                    if k < range.start {
-                        return (next, true, stale);
-                    }
-                    next = heads[l];
-                } else if heads[l] != next {
-                    stale = true;
+        for j in (0..range.end).rev() {
+            let view = self.as_ref();
+            if view.used(j) > 0 {
+                if j < range.start {
+                    break;
                 }
+                next = view.head(j);
+            } else if view.head(j) != next {
+                self.set_head(j, next);
             }
-            (next, false, stale)
-        };
-        let mut end = range.end;
-        while end > 0 {
-            let g = (end - 1) >> gs;
-            let start = g << gs;
-            let group = &self.groups[g];
-            let (after, stop, stale) = walk(&group.heads, &group.used, start, end, next);
-            if stale {
-                // SAFETY: as in `group_mut`.
-                let group = unsafe { unique_mut(&mut self.groups[g], self.private) };
-                for k in (start..end).rev() {
-                    let l = k - start;
-                    if group.used[l] > 0 {
-                        if k < range.start {
-                            break;
-                        }
-                        next = group.heads[l];
-                    } else {
-                        group.heads[l] = next;
-                    }
-                }
-                self.group_heads[g] = group.heads[0];
-            }
-            next = after;
-            if stop {
-                break;
-            }
-            end = start;
         }
     }
 
