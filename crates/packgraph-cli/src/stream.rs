@@ -272,6 +272,7 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         pages: stats.pages,
         shared: stats.shared,
         copied: stats.copied,
+        copied_bytes: stats.copied_bytes,
         streamed,
     };
     summary.print(args, threads)
@@ -514,10 +515,16 @@ struct Summary {
     pages: usize,
     shared: usize,
     copied: usize,
+    copied_bytes: usize,
     streamed: f64,
 }
 
 impl Summary {
+    /// Bytes of pages the writer copied because a snapshot shared them, per batch.
+    fn copied_per_batch(&self) -> f64 {
+        self.copied_bytes as f64 / self.batches.max(1) as f64
+    }
+
     fn print(&self, args: &StreamArgs, threads: usize) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         if args.json {
@@ -530,6 +537,7 @@ impl Summary {
                 ("query_isolated", self.query_isolated, "s"),
                 ("versions", self.versions as f64, "versions"),
                 ("size", self.bytes_per_arc, "bytes/edge"),
+                ("bytes_copied", self.copied_per_batch(), "bytes/batch"),
             ] {
                 let record = Record {
                     bench: "stream",
@@ -584,8 +592,17 @@ impl Summary {
             (
                 "memory",
                 format!(
-                    "{:.2} bytes/edge ({} arcs); pages: {} in the latest version, {} shared with snapshots, {} copied on write in all",
-                    self.bytes_per_arc, self.arcs, self.pages, self.shared, self.copied
+                    "{:.2} bytes/edge ({} arcs); pages: {} in the latest version, {} shared with snapshots",
+                    self.bytes_per_arc, self.arcs, self.pages, self.shared
+                ),
+            ),
+            (
+                "copy on write",
+                format!(
+                    "{} pages, {:.1} MB in all, {:.1} KB per batch",
+                    self.copied,
+                    self.copied_bytes as f64 / 1e6,
+                    self.copied_per_batch() / 1e3
                 ),
             ),
         ];

@@ -52,7 +52,8 @@ fn stream_reports_every_figure_as_json_lines() {
             "query_concurrent",
             "query_isolated",
             "versions",
-            "size"
+            "size",
+            "bytes_copied"
         ]
     );
     assert!(out
@@ -63,6 +64,8 @@ fn stream_reports_every_figure_as_json_lines() {
     assert!(value(&out, "update_latency_p99") >= value(&out, "update_latency_p50"));
     assert!(value(&out, "query_concurrent") > 0.0 && value(&out, "query_isolated") > 0.0);
     assert!(value(&out, "size") > 0.5 && value(&out, "size") < 100.0);
+    // Readers hold snapshots while the writer runs, so it copies pages.
+    assert!(value(&out, "bytes_copied") >= 0.0);
 }
 
 #[test]
@@ -96,6 +99,7 @@ fn stream_prints_a_table_and_reads_a_file() {
         "query latency",
         "versions",
         "memory",
+        "copy on write",
     ] {
         assert!(table.contains(row), "no {row} row in:\n{table}");
     }
@@ -184,6 +188,20 @@ fn bench_snapshot_compares_the_three_modes() {
     };
     assert_eq!(copied("none"), 0.0);
     assert!(copied("fresh") > copied("held"));
+    // Under a fresh snapshot, a batch copies at least the bytes of the leaves it changes.
+    let fresh = |op: &str, batch: u64| {
+        out.iter()
+            .find(|r| r["structure"] == "fresh" && r["op"] == op && r["param"] == batch)
+            .unwrap_or_else(|| panic!("no {op} row for {batch}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    for batch in [100, 1000] {
+        let (copied, changed) = (fresh("bytes_copied", batch), fresh("bytes_changed", batch));
+        assert!(changed > 0.0 && copied >= changed, "{copied} < {changed}");
+        assert!(fresh("bytes_table", batch) <= copied);
+        assert!((fresh("copy_ratio", batch) - copied / changed).abs() < 1e-6 * copied);
+    }
     for op in ["snapshot", "update_alone", "update_after_snapshot"] {
         assert!(out
             .iter()

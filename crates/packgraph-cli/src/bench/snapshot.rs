@@ -15,7 +15,7 @@ use std::time::Instant;
 use clap::Args;
 use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate;
-use packgraph::pma::{Cpma, PmaConfig};
+use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
 use super::pma::{fresh_keys, random_keys, run_batches};
 use super::{parse_count, parse_count_list, CountList, Record, Reporter};
@@ -115,6 +115,9 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
                 keys: Some(set.num_pages() as u64),
                 dataset: None,
             })?;
+            if mode == "fresh" {
+                copy_volume_rows(&reporter, &start, &config, &keys, batch, threads)?;
+            }
             reporter.advance();
         }
     }
@@ -164,6 +167,65 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         reporter.advance();
     }
     reporter.finish();
+    Ok(())
+}
+
+/// Batches replayed, untimed, to measure what a batch under a fresh snapshot copies.
+const VOLUME_BATCHES: usize = 20;
+
+/// Replays the first batches of `keys` with a snapshot taken before each, outside any timing,
+/// and reports the bytes the batch left unshared (pages and table) against the bytes of the
+/// leaves it changed.
+fn copy_volume_rows(
+    reporter: &Reporter,
+    start: &[u64],
+    config: &PmaConfig,
+    keys: &[u64],
+    batch: usize,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let mut set = Cpma::from_sorted_with_config(start, config.clone())?;
+    let mut total = CopyVolume::default();
+    let mut batches = 0;
+    for chunk in keys.chunks(batch).take(VOLUME_BATCHES) {
+        let held = set.clone();
+        set.insert_batch(chunk);
+        // A batch that grew or rebuilt the array copied everything; it is not comparable.
+        if let Some(v) = set.copy_volume(&held) {
+            total.page_bytes += v.page_bytes;
+            total.table_bytes += v.table_bytes;
+            total.leaves_changed += v.leaves_changed;
+            total.leaf_bytes_changed += v.leaf_bytes_changed;
+            batches += 1;
+        }
+    }
+    let per_batch = |bytes: usize| bytes as f64 / batches.max(1) as f64;
+    for (op, value, unit) in [
+        (
+            "bytes_copied",
+            per_batch(total.page_bytes + total.table_bytes),
+            "bytes/batch",
+        ),
+        ("bytes_table", per_batch(total.table_bytes), "bytes/batch"),
+        (
+            "bytes_changed",
+            per_batch(total.leaf_bytes_changed),
+            "bytes/batch",
+        ),
+        ("copy_ratio", total.ratio(), "ratio"),
+    ] {
+        reporter.emit(Record {
+            bench: "snapshot",
+            structure: "fresh",
+            op,
+            param: batch as u64,
+            threads,
+            value,
+            unit,
+            keys: Some(batches as u64),
+            dataset: None,
+        })?;
+    }
     Ok(())
 }
 

@@ -114,6 +114,8 @@ pub struct VersionStats {
     pub shared: usize,
     /// Pages the writer copied since it was created because a version shared them.
     pub copied: usize,
+    /// Bytes of those pages.
+    pub copied_bytes: usize,
 }
 
 impl VersionStats {
@@ -121,6 +123,7 @@ impl VersionStats {
         self.pages += stats.pages;
         self.shared += stats.shared;
         self.copied += stats.copied;
+        self.copied_bytes += stats.copied * stats.page_bytes;
     }
 }
 

@@ -140,6 +140,53 @@ impl<C: LeafCodec> Pma<C> {
         Some((self.head(first), max))
     }
 
+    /// What this version holds apart from `base` (an earlier version of the same array):
+    /// the bytes of the pages and table groups the two do not share, against the bytes of
+    /// the leaves whose contents differ, the least any copy-on-write scheme could copy.
+    /// `None` when the two are not laid out alike (a rebuild, growth or shrink came
+    /// between). O(groups + bytes of the pages not shared).
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::pma::Cpma;
+    ///
+    /// let mut set = Cpma::from_sorted(&(0..100_000u64).map(|k| 3 * k).collect::<Vec<_>>()).unwrap();
+    /// let held = set.clone();
+    /// set.insert(1);
+    /// let volume = set.copy_volume(&held).unwrap();
+    /// assert_eq!(volume.leaves_changed, 1);
+    /// assert!(volume.page_bytes >= volume.leaf_bytes_changed);
+    /// ```
+    pub fn copy_volume(&self, base: &Self) -> Option<CopyVolume> {
+        let changed = self.changed_since(base)?;
+        let mut volume = CopyVolume {
+            leaves_changed: changed.iter().map(|r| r.len()).sum(),
+            ..CopyVolume::default()
+        };
+        volume.leaf_bytes_changed = volume.leaves_changed * self.leaf_bytes;
+        if Arc::ptr_eq(&self.table, &base.table) {
+            return Some(volume);
+        }
+        volume.table_bytes = self.table.groups.len()
+            * (std::mem::size_of::<Arc<super::table::Group>>() + std::mem::size_of::<u64>());
+        for (mine, theirs) in self.table.groups.iter().zip(&base.table.groups) {
+            if Arc::ptr_eq(mine, theirs) {
+                continue;
+            }
+            volume.table_bytes += mine.pages.len() * std::mem::size_of::<super::Page>()
+                + mine.heads.len() * std::mem::size_of::<u64>()
+                + mine.used.len() * std::mem::size_of::<u32>();
+            volume.page_bytes += mine
+                .pages
+                .iter()
+                .zip(&theirs.pages)
+                .filter(|(a, b)| !Arc::ptr_eq(a, b))
+                .map(|(a, _)| a.len())
+                .sum::<usize>();
+        }
+        Some(volume)
+    }
+
     /// The leaf ranges whose contents differ between this version and `base`: in every page
     /// the two do not share, the leaves whose size, head or used bytes differ (a page is
     /// copied whole on its first write, so most of a copied page's leaves are unchanged).
@@ -182,6 +229,32 @@ impl<C: LeafCodec> Pma<C> {
             }
         }
         Some(ranges)
+    }
+}
+
+/// Bytes one version holds apart from an earlier one ([`Pma::copy_volume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CopyVolume {
+    /// Bytes of leaf pages the later version does not share with the earlier one.
+    pub page_bytes: usize,
+    /// Bytes of page-table groups and top level it does not share.
+    pub table_bytes: usize,
+    /// Leaves whose size, head or bytes differ.
+    pub leaves_changed: usize,
+    /// Their bytes (`leaves_changed` times the leaf size).
+    pub leaf_bytes_changed: usize,
+}
+
+impl CopyVolume {
+    /// Bytes not shared (pages and table) over the bytes of the changed leaves; 1 when
+    /// nothing changed and nothing was copied, infinite when bytes were copied for no change.
+    pub fn ratio(&self) -> f64 {
+        let copied = (self.page_bytes + self.table_bytes) as f64;
+        match (copied, self.leaf_bytes_changed) {
+            (c, 0) if c == 0.0 => 1.0,
+            (_, 0) => f64::INFINITY,
+            (c, changed) => c / changed as f64,
+        }
     }
 }
 

@@ -222,6 +222,17 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
         .filter(|(a, b)| !Arc::ptr_eq(a, b))
         .count();
     assert_eq!(groups_copied, 1);
+    // The copy volume counts that page and group against the one leaf that changed.
+    let volume = pma.copy_volume(&old).unwrap();
+    let page_bytes = pma.page_stats().page_bytes;
+    assert_eq!(volume.leaves_changed, 1);
+    assert_eq!(volume.leaf_bytes_changed, pma.leaf_bytes);
+    // (a page's allocation carries a few bytes of padding past its leaves)
+    assert!((page_bytes..page_bytes + 64).contains(&volume.page_bytes));
+    let group = &pma.table.groups[0];
+    assert!(volume.table_bytes >= group.used.len() * 12 + group.pages.len() * 16);
+    assert!(volume.ratio() >= (page_bytes / pma.leaf_bytes) as f64);
+    assert_eq!(pma.copy_volume(&pma.clone()).unwrap().ratio(), 1.0);
     // Writing the same page again happens in place.
     assert!(pma.insert(25_002));
     assert_eq!(pma.page_copies(), 1);
