@@ -249,11 +249,11 @@ impl CopyVolume {
     /// Bytes not shared (pages and table) over the bytes of the changed leaves; 1 when
     /// nothing changed and nothing was copied, infinite when bytes were copied for no change.
     pub fn ratio(&self) -> f64 {
-        let copied = (self.page_bytes + self.table_bytes) as f64;
+        let copied = self.page_bytes + self.table_bytes;
         match (copied, self.leaf_bytes_changed) {
-            (c, 0) if c == 0.0 => 1.0,
+            (0, 0) => 1.0,
             (_, 0) => f64::INFINITY,
-            (c, changed) => c / changed as f64,
+            (c, changed) => c as f64 / changed as f64,
         }
     }
 }
