@@ -170,6 +170,48 @@ const TINY_GRAPH: [&str; 8] = [
 ];
 
 #[test]
+fn bench_graph_measures_input_files_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ring.txt");
+    let ring: String = (0..200)
+        .map(|i| format!("{i} {}\n", (i + 1) % 200))
+        .collect();
+    std::fs::write(&file, ring).unwrap();
+    let mut args: Vec<&str> = TINY_GRAPH.to_vec();
+    let inputs = file.to_str().unwrap();
+    args.extend(["--inputs", inputs]);
+    let records = json_records(&args);
+    for structure in ["packgraph", "csr"] {
+        for op in ["build", "bfs", "pagerank", "wcc", "bc", "size", "decode"] {
+            assert!(
+                records.iter().any(|r| r["dataset"] == "ring.txt"
+                    && r["structure"] == structure
+                    && r["op"] == op),
+                "no ring.txt/{structure}/{op}"
+            );
+        }
+    }
+    let size = records
+        .iter()
+        .find(|r| r["dataset"] == "ring.txt" && r["structure"] == "csr" && r["op"] == "size")
+        .unwrap();
+    assert_eq!(size["keys"], 400, "200 undirected edges are 400 arcs");
+}
+
+#[test]
+fn bench_graph_with_an_unreadable_input_fails_before_measuring() {
+    let output = packgraph()
+        .args(TINY_GRAPH)
+        .args(["--inputs", "/nonexistent/g.txt", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/nonexistent/g.txt"), "{stderr}");
+    assert!(output.stdout.is_empty(), "measured before failing");
+}
+
+#[test]
 fn bench_graph_with_a_missing_gap_directory_fails_before_measuring() {
     let output = packgraph()
         .args(TINY_GRAPH)

@@ -8,19 +8,22 @@
 //! of one full scan on one thread (`decode`, ns per arc). On the
 //! Kronecker graph: batch inserts of R-MAT edges (a = 0.5, b = c = 0.1, sampled over the
 //! whole id range, none already present) at each batch size, then the same deletes, which
-//! restore the graph. An undirected edge counts as two updates.
+//! restore the graph. An undirected edge counts as two updates. Graph files given with
+//! `--inputs` (a real graph, a road network) get the same rows except updates and GAP.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, wcc};
-use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId};
+use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId};
 use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator};
 
 use super::gap::Gap;
 use super::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
+use crate::input::{self, ReadArgs};
 use crate::UsageError;
+use anyhow::Context;
 
 /// Options of `packgraph bench graph`.
 #[derive(Args, Debug, Clone)]
@@ -50,6 +53,11 @@ pub(crate) struct GraphArgs {
     /// (`bfs`, `cc`, `pr`, `bc`) on GAP's own graphs of the same size; rows "gap".
     #[arg(long, value_name = "DIR")]
     gap: Option<PathBuf>,
+    /// Also measure these graph files (comma-separated; any format `run` reads, taken as
+    /// undirected): the same rows as the generated graphs, named by file, without updates
+    /// or GAP.
+    #[arg(long, value_delimiter = ',', value_name = "FILES")]
+    inputs: Vec<PathBuf>,
 }
 
 fn seconds(
@@ -145,12 +153,20 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         )
         .into());
     }
+    // A file that cannot be read fails the run before anything is measured.
+    if let Some((path, e)) = args
+        .inputs
+        .iter()
+        .find_map(|p| std::fs::File::open(p).err().map(|e| (p, e)))
+    {
+        return Err(UsageError(format!("--inputs: cannot read {}: {e}", path.display())).into());
+    }
     let gap = args
         .gap
         .as_deref()
         .map(|dir| Gap::open(dir, args.scale, args.edge_factor, args.sources))
         .transpose()?;
-    let reporter = Reporter::new(args.json, 2);
+    let reporter = Reporter::new(args.json, 2 + args.inputs.len() as u64);
     let n = 1usize << args.scale;
     let m = args.edge_factor << args.scale;
     eprintln!(
@@ -165,97 +181,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         } else {
             erdos_renyi(n, m, args.seed)
         };
-        let (graph, time) = timed(|| Graph::from_edges(n, &edges, false));
-        let mut graph = graph?;
-        seconds(
-            &reporter,
-            dataset,
-            "packgraph",
-            "build",
-            param,
-            threads,
-            time,
-        )?;
-        let (csr, time) = timed(|| CsrGraph::from_edges(n, &edges, false));
-        seconds(&reporter, dataset, "csr", "build", param, threads, time)?;
-        drop(edges);
-        let (_, time) = timed(|| graph.build_index());
-        seconds(
-            &reporter,
-            dataset,
-            "packgraph",
-            "index",
-            param,
-            threads,
-            time,
-        )?;
-        eprintln!(
-            "{dataset}: {} vertices, {} arcs",
-            graph.num_vertices(),
-            graph.num_arcs()
-        );
-        let sources = pick_sources(&csr, args.sources, args.seed, 7);
-        reporter.step(format!("{dataset}: algorithms"));
-        run_algorithms(
-            &reporter,
-            dataset,
-            "packgraph",
-            &graph,
-            &sources,
-            param,
-            threads,
-        )?;
-        run_algorithms(&reporter, dataset, "csr", &csr, &sources, param, threads)?;
+        let (mut graph, csr) = measure_dataset(&reporter, args, dataset, param, n, edges, threads)?;
         if let Some(gap) = &gap {
             gap.run_algorithms(&reporter, dataset, threads)?;
-        }
-        for (structure, bytes) in [
-            ("packgraph", graph.size_in_bytes()),
-            ("csr", csr.size_in_bytes()),
-        ] {
-            reporter.emit(Record {
-                bench: "graph",
-                structure,
-                op: "size",
-                param,
-                threads,
-                value: bytes as f64 / graph.num_arcs().max(1) as f64,
-                unit: "bytes/edge",
-                keys: Some(graph.num_arcs() as u64),
-                dataset: Some(dataset),
-            })?;
-        }
-        let memory = graph.memory();
-        for (op, bytes) in [
-            ("size-data", memory.data),
-            ("size-slack", memory.slack),
-            ("size-table", memory.table),
-            ("size-index", memory.index),
-        ] {
-            reporter.emit(Record {
-                bench: "graph",
-                structure: "packgraph",
-                op,
-                param,
-                threads,
-                value: bytes as f64 / graph.num_arcs().max(1) as f64,
-                unit: "bytes/edge",
-                keys: Some(graph.num_arcs() as u64),
-                dataset: Some(dataset),
-            })?;
-        }
-        for (structure, ns) in [("packgraph", decode_ns(&graph)), ("csr", decode_ns(&csr))] {
-            reporter.emit(Record {
-                bench: "graph",
-                structure,
-                op: "decode",
-                param,
-                threads: 1,
-                value: ns,
-                unit: "ns/arc",
-                keys: Some(graph.num_arcs() as u64),
-                dataset: Some(dataset),
-            })?;
         }
         if dataset == "kronecker" {
             reporter.step("kronecker: edge batches".into());
@@ -263,8 +191,155 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         }
         reporter.advance();
     }
+    for path in &args.inputs {
+        reporter.step(format!("{}: reading", path.display()));
+        let (n, edges) = read_edges(path)?;
+        // Rows name the file by its stem; the names live as long as the run.
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        let name: &'static str = Box::leak(name.into_boxed_str());
+        measure_dataset(&reporter, args, name, 0, n, edges, threads)?;
+        reporter.advance();
+    }
     reporter.finish();
     Ok(())
+}
+
+/// Builds the dynamic graph and the CSR of `edges` (undirected, over `0..n`), and reports
+/// for both the build, the algorithms, bytes per arc (with the dynamic graph's split) and
+/// the decoding cost. Returns the two graphs.
+fn measure_dataset(
+    reporter: &Reporter,
+    args: &GraphArgs,
+    dataset: &'static str,
+    param: u64,
+    n: usize,
+    edges: Vec<(VertexId, VertexId)>,
+    threads: usize,
+) -> anyhow::Result<(Graph, CsrGraph)> {
+    let (graph, time) = timed(|| Graph::from_edges(n, &edges, false));
+    let graph = graph?;
+    seconds(
+        reporter,
+        dataset,
+        "packgraph",
+        "build",
+        param,
+        threads,
+        time,
+    )?;
+    let (csr, time) = timed(|| CsrGraph::from_edges(n, &edges, false));
+    seconds(reporter, dataset, "csr", "build", param, threads, time)?;
+    drop(edges);
+    let (_, time) = timed(|| graph.build_index());
+    seconds(
+        reporter,
+        dataset,
+        "packgraph",
+        "index",
+        param,
+        threads,
+        time,
+    )?;
+    eprintln!(
+        "{dataset}: {} vertices, {} arcs",
+        graph.num_vertices(),
+        graph.num_arcs()
+    );
+    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    reporter.step(format!("{dataset}: algorithms"));
+    run_algorithms(
+        reporter,
+        dataset,
+        "packgraph",
+        &graph,
+        &sources,
+        param,
+        threads,
+    )?;
+    run_algorithms(reporter, dataset, "csr", &csr, &sources, param, threads)?;
+    for (structure, bytes) in [
+        ("packgraph", graph.size_in_bytes()),
+        ("csr", csr.size_in_bytes()),
+    ] {
+        reporter.emit(Record {
+            bench: "graph",
+            structure,
+            op: "size",
+            param,
+            threads,
+            value: bytes as f64 / graph.num_arcs().max(1) as f64,
+            unit: "bytes/edge",
+            keys: Some(graph.num_arcs() as u64),
+            dataset: Some(dataset),
+        })?;
+    }
+    let memory = graph.memory();
+    for (op, bytes) in [
+        ("size-data", memory.data),
+        ("size-slack", memory.slack),
+        ("size-table", memory.table),
+        ("size-index", memory.index),
+    ] {
+        reporter.emit(Record {
+            bench: "graph",
+            structure: "packgraph",
+            op,
+            param,
+            threads,
+            value: bytes as f64 / graph.num_arcs().max(1) as f64,
+            unit: "bytes/edge",
+            keys: Some(graph.num_arcs() as u64),
+            dataset: Some(dataset),
+        })?;
+    }
+    for (structure, ns) in [("packgraph", decode_ns(&graph)), ("csr", decode_ns(&csr))] {
+        reporter.emit(Record {
+            bench: "graph",
+            structure,
+            op: "decode",
+            param,
+            threads: 1,
+            value: ns,
+            unit: "ns/arc",
+            keys: Some(graph.num_arcs() as u64),
+            dataset: Some(dataset),
+        })?;
+    }
+    Ok((graph, csr))
+}
+
+/// A graph file's edges over dense ids (each undirected edge once, weights dropped), read
+/// as `packgraph run --undirected` reads it.
+fn read_edges(path: &std::path::Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
+    let options = ReadArgs {
+        format: None,
+        directed: false,
+        undirected: true,
+    };
+    let (dataset, _) =
+        input::read(path, &options).with_context(|| format!("reading {}", path.display()))?;
+    let graph = &dataset.graph;
+    let n = graph.num_vertices();
+    let mut edges = Vec::with_capacity(graph.num_edges());
+    match graph {
+        AnyGraph::Unweighted(g) => collect_edges(g, &mut edges),
+        AnyGraph::Weighted(g) => collect_edges(g, &mut edges),
+    }
+    Ok((n, edges))
+}
+
+fn collect_edges<G: GraphRead>(graph: &G, edges: &mut Vec<(VertexId, VertexId)>) {
+    for v in 0..graph.num_vertices() as VertexId {
+        graph.for_each_out_neighbor(v, |u| {
+            if v < u {
+                edges.push((v, u));
+            }
+            true
+        });
+    }
 }
 
 /// R-MAT edges not in the graph, without self-loops or repeats (as unordered pairs).
