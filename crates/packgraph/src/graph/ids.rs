@@ -514,11 +514,26 @@ impl IdMap {
     pub(crate) fn from_endpoints(
         edges: &[(u64, u64)],
     ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
-        if edges.is_empty() {
+        Self::from_endpoint_chunks(&[edges])
+    }
+
+    /// [`IdMap::from_endpoints`] of the edges of `chunks` taken in order, without first
+    /// concatenating them (a parser's per-block outputs).
+    pub(crate) fn from_endpoint_chunks(
+        chunks: &[&[(u64, u64)]],
+    ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
+        // Pieces of a bounded size, in order, so that one long chunk still runs in parallel.
+        let pieces: Vec<&[(u64, u64)]> = chunks
+            .iter()
+            .flat_map(|c| c.chunks(ENDPOINT_PIECE))
+            .collect();
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        if total == 0 {
             return Ok((Self::identity(0), Vec::new()));
         }
-        let (min, max) = edges
+        let (min, max) = pieces
             .par_iter()
+            .flat_map_iter(|p| p.iter())
             .fold(
                 || (u64::MAX, 0u64),
                 |(lo, hi), &(u, v)| (lo.min(u).min(v), hi.max(u).max(v)),
@@ -526,52 +541,51 @@ impl IdMap {
             .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
         let span = max - min;
         // Dense enough for a bitmap of at most one byte per edge.
-        if span < MAX_VERTICES as u64 && span / 8 <= edges.len() as u64 + 64 {
-            Self::by_bitmap(edges, min, span as usize + 1)
+        if span < MAX_VERTICES as u64 && span / 8 <= total as u64 + 64 {
+            Self::by_bitmap(&pieces, total, min, span as usize + 1)
         } else {
-            Self::by_sorting(edges)
+            Self::by_sorting(&pieces, total)
         }
     }
 
     fn by_bitmap(
-        edges: &[(u64, u64)],
+        pieces: &[&[(u64, u64)]],
+        total: usize,
         min: u64,
         span: usize,
     ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
         let words = span.div_ceil(64);
-        // One bitmap per thread (at most one byte per edge each), OR-ed together.
-        let per_thread = edges.len().div_ceil(rayon::current_num_threads()).max(1);
-        let bits = edges
-            .par_chunks(per_thread)
-            .map(|chunk| {
-                let mut bits = vec![0u64; words];
-                for &(u, v) in chunk {
-                    for x in [u - min, v - min] {
-                        bits[(x >> 6) as usize] |= 1 << (x & 63);
+        // One bitmap per rayon split (at most one byte per edge each), OR-ed together.
+        let bits = pieces
+            .par_iter()
+            .fold(
+                || vec![0u64; words],
+                |mut bits, piece| {
+                    for &(u, v) in piece.iter() {
+                        for x in [u - min, v - min] {
+                            bits[(x >> 6) as usize] |= 1 << (x & 63);
+                        }
                     }
-                }
-                bits
-            })
+                    bits
+                },
+            )
             .reduce_with(|mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x |= y);
                 a
             })
             .unwrap_or_default();
         let mut ranks = Vec::with_capacity(words);
-        let mut total = 0u32;
+        let mut count = 0u32;
         for &word in &bits {
-            ranks.push(total);
-            total += word.count_ones();
+            ranks.push(count);
+            count += word.count_ones();
         }
-        let n = total as usize;
+        let n = count as usize;
         if n > MAX_VERTICES {
             return Err(IdMapError::TooMany(n));
         }
         if n == span {
-            let remapped = edges
-                .par_iter()
-                .map(|&(u, v)| ((u - min) as VertexId, (v - min) as VertexId))
-                .collect();
+            let remapped = remap(pieces, total, |x| (x - min) as VertexId);
             return Ok((Self::range(min, n), remapped));
         }
         let rank = |x: u64| {
@@ -579,7 +593,7 @@ impl IdMap {
             let (w, b) = ((x >> 6) as usize, x & 63);
             ranks[w] + (bits[w] & ((1u64 << b) - 1)).count_ones()
         };
-        let remapped = edges.par_iter().map(|&(u, v)| (rank(u), rank(v))).collect();
+        let remapped = remap(pieces, total, rank);
         let ids: Vec<u64> = bits
             .iter()
             .enumerate()
@@ -592,8 +606,14 @@ impl IdMap {
         Ok((Self::from_increasing(&ids), remapped))
     }
 
-    fn by_sorting(edges: &[(u64, u64)]) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
-        let mut ids: Vec<u64> = edges.par_iter().flat_map_iter(|&(u, v)| [u, v]).collect();
+    fn by_sorting(
+        pieces: &[&[(u64, u64)]],
+        total: usize,
+    ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
+        let mut ids: Vec<u64> = pieces
+            .par_iter()
+            .flat_map_iter(|p| p.iter().flat_map(|&(u, v)| [u, v]))
+            .collect();
         ids.par_sort_unstable();
         ids.dedup();
         if ids.len() > MAX_VERTICES {
@@ -603,9 +623,38 @@ impl IdMap {
             ids.binary_search(&x)
                 .expect("every endpoint is among the ids") as VertexId
         };
-        let remapped = edges.par_iter().map(|&(u, v)| (rank(u), rank(v))).collect();
+        let remapped = remap(pieces, total, rank);
         Ok((Self::from_increasing(&ids), remapped))
     }
+}
+
+/// Edges per parallel piece when mapping endpoints.
+const ENDPOINT_PIECE: usize = 1 << 16;
+
+/// The edges of `pieces` (`total` in all), in order, with both endpoints mapped by `f`; each
+/// piece is written on its own thread into its share of the output.
+fn remap(
+    pieces: &[&[(u64, u64)]],
+    total: usize,
+    f: impl Fn(u64) -> VertexId + Sync,
+) -> Vec<(VertexId, VertexId)> {
+    let mut out = vec![(0, 0); total];
+    let mut shares = Vec::with_capacity(pieces.len());
+    let mut rest = out.as_mut_slice();
+    for piece in pieces {
+        let (share, tail) = rest.split_at_mut(piece.len());
+        shares.push(share);
+        rest = tail;
+    }
+    shares
+        .into_par_iter()
+        .zip(pieces.par_iter())
+        .for_each(|(share, piece)| {
+            for (slot, &(u, v)) in share.iter_mut().zip(piece.iter()) {
+                *slot = (f(u), f(v));
+            }
+        });
+    out
 }
 
 #[cfg(test)]
@@ -676,6 +725,22 @@ mod tests {
         ) {
             let edges: Vec<_> = edges.iter().map(|&(u, v)| (u + shift, v * v * v + shift)).collect();
             check(&edges);
+        }
+
+        #[test]
+        fn chunked_endpoints_map_as_the_concatenation(
+            edges in prop::collection::vec((0u64..300, 0u64..300), 0..200),
+            cuts in prop::collection::vec(0usize..200, 0..6),
+            shift in prop_oneof![Just(0u64), Just(1u64 << 50)],
+        ) {
+            let edges: Vec<_> = edges.iter().map(|&(u, v)| (u + shift, v * v + shift)).collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(edges.len())).collect();
+            cuts.push(0);
+            cuts.push(edges.len());
+            cuts.sort_unstable();
+            let chunks: Vec<&[(u64, u64)]> = cuts.windows(2).map(|w| &edges[w[0]..w[1]]).collect();
+            let chunked = IdMap::from_endpoint_chunks(&chunks).unwrap();
+            prop_assert_eq!(chunked, IdMap::from_endpoints(&edges).unwrap());
         }
     }
 

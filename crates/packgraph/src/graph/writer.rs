@@ -173,7 +173,7 @@ impl<C: EdgeLeaf> Graph<C> {
             |i| edges[i],
             |_, u, v| edge_key(u, v),
         );
-        self.change_arcs(out, reversed, |set, keys| set.remove_batch(keys))
+        self.change_arcs(out, reversed, |set, keys| set.remove_batch(&keys))
     }
 
     /// Adds the arcs of the update's inserts; returns the edges that were absent.
@@ -197,27 +197,27 @@ impl<C: EdgeLeaf> Graph<C> {
                 C::arc(edge_key(u, v), weight)
             },
         );
-        self.change_arcs(out, reversed, |set, items| set.insert_batch(items))
+        self.change_arcs(out, reversed, |set, items| set.insert_batch_owned(items))
     }
 
     /// Applies a batch's arcs to both arrays (in parallel when large) with `op`, which
     /// returns how many arcs it added or removed; returns the edges changed.
-    fn change_arcs<T: Sync>(
+    fn change_arcs<T: Send>(
         &mut self,
         out: Vec<T>,
         reversed: Vec<T>,
-        op: impl Fn(&mut Pma<C>, &[T]) -> usize + Sync,
+        op: impl Fn(&mut Pma<C>, Vec<T>) -> usize + Sync,
     ) -> usize {
         let arcs = if out.len() + reversed.len() < SERIAL_ARCS {
-            let arcs = op(&mut self.out, &out);
+            let arcs = op(&mut self.out, out);
             if let Some(set) = self.incoming.as_mut() {
-                op(set, &reversed);
+                op(set, reversed);
             }
             arcs
         } else {
             rayon::join(
-                || op(&mut self.out, &out),
-                || self.incoming.as_mut().map(|set| op(set, &reversed)),
+                || op(&mut self.out, out),
+                || self.incoming.as_mut().map(|set| op(set, reversed)),
             )
             .0
         };

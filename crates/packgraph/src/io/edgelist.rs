@@ -44,13 +44,11 @@ pub(crate) fn same_columns<I>(
 /// Edges in file order, with their weights if the file has a weight column.
 pub(crate) type Parsed<I> = (Vec<(I, I)>, Option<Vec<f64>>);
 
-/// Concatenates chunks, checking that they agree on columns.
-pub(crate) fn concat<I: Copy + Send + Sync>(
-    path: &Path,
-    chunks: Vec<(u64, EdgeChunk<I>)>,
-) -> Result<Parsed<I>, Error> {
+/// The column count the chunks agree on (0 if none has a line), or the first chunk that
+/// disagrees.
+fn columns<I>(path: &Path, chunks: &[(u64, EdgeChunk<I>)]) -> Result<usize, Error> {
     let mut columns = 0;
-    for (line, chunk) in &chunks {
+    for (line, chunk) in chunks {
         if chunk.columns == 0 {
             continue;
         }
@@ -65,14 +63,31 @@ pub(crate) fn concat<I: Copy + Send + Sync>(
             });
         }
     }
+    Ok(columns)
+}
+
+/// The chunks' weights in order, if they have a weight column.
+fn weights<I>(chunks: &[(u64, EdgeChunk<I>)], columns: usize) -> Option<Vec<f64>> {
+    (columns == 3).then(|| {
+        chunks
+            .iter()
+            .flat_map(|(_, c)| c.weights.iter().copied())
+            .collect()
+    })
+}
+
+/// Concatenates chunks, checking that they agree on columns.
+pub(crate) fn concat<I: Copy + Send + Sync>(
+    path: &Path,
+    chunks: Vec<(u64, EdgeChunk<I>)>,
+) -> Result<Parsed<I>, Error> {
+    let columns = columns(path, &chunks)?;
     let total: usize = chunks.iter().map(|(_, c)| c.edges.len()).sum();
     let mut edges = Vec::with_capacity(total);
-    let mut weights = Vec::with_capacity(if columns == 3 { total } else { 0 });
-    for (_, chunk) in chunks {
+    for (_, chunk) in &chunks {
         edges.extend_from_slice(&chunk.edges);
-        weights.extend_from_slice(&chunk.weights);
     }
-    Ok((edges, (columns == 3).then_some(weights)))
+    Ok((edges, weights(&chunks, columns)))
 }
 
 /// Parses a line `u v [w]` with external ids.
@@ -112,14 +127,21 @@ pub(crate) fn read(
 ) -> Result<Dataset, Error> {
     let mut input = text::open(path)?;
     let chunks = text::parse_lines(path, &mut input, 1, progress, parse_line)?;
-    let (edges, weights) = concat(path, chunks)?;
-    if edges.is_empty() {
+    let columns = columns(path, &chunks)?;
+    let weights = weights(&chunks, columns);
+    if chunks.iter().all(|(_, c)| c.edges.is_empty()) {
         return Err(Error::invalid_file(
             path,
             "contains no edges (an edge list needs lines `u v` or `u v weight`)",
         ));
     }
-    let (ids, edges) = IdMap::from_endpoints(&edges).map_err(|e| match e {
+    // The ids are mapped straight from the parser's chunks, which are freed before the
+    // graph is built (the external-id edges are the largest buffer of a load).
+    let pieces: Vec<&[(u64, u64)]> = chunks.iter().map(|(_, c)| &c.edges[..]).collect();
+    let mapped = IdMap::from_endpoint_chunks(&pieces);
+    drop(pieces);
+    drop(chunks);
+    let (ids, edges) = mapped.map_err(|e| match e {
         IdMapError::TooMany(n) => Error::invalid_file(
             path,
             format!("{n} distinct vertices: more than the 2^32-1 supported"),

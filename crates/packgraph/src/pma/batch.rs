@@ -143,20 +143,26 @@ pub(super) fn sorted_unique(keys: &[u64]) -> Vec<u64> {
 /// `items` sorted by key, keeping the last of items with equal keys.
 pub(super) fn sorted_unique_items<C: LeafCodec>(items: &[C::Item]) -> Vec<C::Item> {
     let mut out = items.to_vec();
-    if !out.is_sorted_by_key(|&item| C::key(item)) {
-        C::sort_items(&mut out);
+    sort_unique_items::<C>(&mut out);
+    out
+}
+
+/// Sorts `items` by key in place, keeping the last of items with equal keys (the sorts are
+/// stable).
+fn sort_unique_items<C: LeafCodec>(items: &mut Vec<C::Item>) {
+    if !items.is_sorted_by_key(|&item| C::key(item)) {
+        C::sort_items(items);
     }
     let mut kept = 0;
-    for i in 0..out.len() {
-        if kept > 0 && C::key(out[kept - 1]) == C::key(out[i]) {
-            out[kept - 1] = out[i];
+    for i in 0..items.len() {
+        if kept > 0 && C::key(items[kept - 1]) == C::key(items[i]) {
+            items[kept - 1] = items[i];
         } else {
-            out[kept] = out[i];
+            items[kept] = items[i];
             kept += 1;
         }
     }
-    out.truncate(kept);
-    out
+    items.truncate(kept);
 }
 
 impl<C: LeafCodec> Pma<C> {
@@ -175,6 +181,16 @@ impl<C: LeafCodec> Pma<C> {
         }
         let sorted = sorted_unique_items::<C>(items);
         self.apply_batch(Batch::Insert(&sorted))
+    }
+
+    /// [`Pma::insert_batch`] of a batch the caller gives up: it is sorted in place, so a
+    /// large unsorted batch costs no copy (a graph's first load is one such batch).
+    pub fn insert_batch_owned(&mut self, mut items: Vec<C::Item>) -> usize {
+        if items.len() < self.config.point_batch_max {
+            return self.insert_batch(&items);
+        }
+        sort_unique_items::<C>(&mut items);
+        self.apply_batch(Batch::Insert(&items))
     }
 
     /// Removes every key of `keys` (any order, duplicates and absent keys allowed); returns
