@@ -145,6 +145,16 @@ fn bench_graph_reports_both_structures_and_updates() {
             }
         }
     }
+    for structure in ["packgraph", "csr"] {
+        for op in ["sssp", "size-weighted"] {
+            assert!(
+                records.iter().any(|r| r["dataset"] == "kronecker"
+                    && r["structure"] == structure
+                    && r["op"] == op),
+                "no kronecker/{structure}/{op}"
+            );
+        }
+    }
     let inserts = records
         .iter()
         .find(|r| r["op"] == "insert_edges")

@@ -8,16 +8,17 @@
 //! of one full scan on one thread (`decode`, ns per arc). On the
 //! Kronecker graph: batch inserts of R-MAT edges (a = 0.5, b = c = 0.1, sampled over the
 //! whole id range, none already present) at each batch size, then the same deletes, which
-//! restore the graph. An undirected edge counts as two updates. Graph files given with
+//! restore the graph. An undirected edge counts as two updates. Then SSSP on the Kronecker
+//! graph with uniform random weights, weighted dynamic graph against weighted CSR. Graph files given with
 //! `--inputs` (a real graph, a road network) get the same rows except updates and GAP.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use packgraph::algo::{betweenness, bfs, pagerank, wcc};
-use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId};
-use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator};
+use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
+use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
 
 use super::gap::Gap;
 use super::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
@@ -188,6 +189,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         if dataset == "kronecker" {
             reporter.step("kronecker: edge batches".into());
             measure_updates(&reporter, args, &mut graph, &csr, threads)?;
+            drop((graph, csr));
+            reporter.step("kronecker: weighted".into());
+            measure_sssp(&reporter, args, param, n, threads)?;
         }
         reporter.advance();
     }
@@ -205,6 +209,76 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
     }
     reporter.finish();
     Ok(())
+}
+
+/// SSSP on the Kronecker graph with uniform random weights in (0, 1] (as in the HBA paper's
+/// experiments), on the weighted dynamic graph and the weighted CSR; rows `sssp` and the
+/// weighted graphs' `size-weighted`.
+fn measure_sssp(
+    reporter: &Reporter,
+    args: &GraphArgs,
+    param: u64,
+    n: usize,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let mut rng = SplitMix64::new(args.seed, 0x55_5350);
+    let edges: Vec<(VertexId, VertexId, f64)> = kronecker(args.scale, args.edge_factor, args.seed)
+        .into_iter()
+        .map(|(u, v)| (u, v, 1.0 - rng.next_f64()))
+        .collect();
+    let graph = WeightedGraph::from_weighted_edges(n, &edges, false)?;
+    let csr = CsrGraph::from_weighted_edges(n, &edges, false);
+    drop(edges);
+    graph.build_index();
+    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    for (structure, time) in [
+        (
+            "packgraph",
+            median_time(&sources, |s| sssp(&graph, s).map(drop))?,
+        ),
+        ("csr", median_time(&sources, |s| sssp(&csr, s).map(drop))?),
+    ] {
+        seconds(
+            reporter,
+            "kronecker",
+            structure,
+            "sssp",
+            param,
+            threads,
+            time,
+        )?;
+    }
+    for (structure, bytes) in [
+        ("packgraph", graph.size_in_bytes()),
+        ("csr", csr.size_in_bytes()),
+    ] {
+        reporter.emit(Record {
+            bench: "graph",
+            structure,
+            op: "size-weighted",
+            param,
+            threads,
+            value: bytes as f64 / graph.num_arcs().max(1) as f64,
+            unit: "bytes/edge",
+            keys: Some(graph.num_arcs() as u64),
+            dataset: Some("kronecker"),
+        })?;
+    }
+    Ok(())
+}
+
+/// The median time of `run` over `sources`.
+fn median_time(
+    sources: &[VertexId],
+    mut run: impl FnMut(VertexId) -> packgraph::Result<()>,
+) -> anyhow::Result<Duration> {
+    let mut times = Vec::with_capacity(sources.len());
+    for &source in sources {
+        let (result, time) = timed(|| run(source));
+        result?;
+        times.push(time);
+    }
+    Ok(median(times))
 }
 
 /// Builds the dynamic graph and the CSR of `edges` (undirected, over `0..n`), and reports
