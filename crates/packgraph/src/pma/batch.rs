@@ -227,6 +227,14 @@ impl<C: LeafCodec> Pma<C> {
 
     /// Linear rebuild: merge (or subtract) the whole sorted `batch` and rebuild the array.
     fn rebuild_with(&mut self, batch: Batch<'_, C>) -> usize {
+        // Into an empty array, a batch without repeated keys is the new contents as it is:
+        // built from directly, without a merged copy (a graph's first load).
+        if let (0, Batch::Insert(items)) = (self.len, batch) {
+            if items.par_windows(2).all(|w| C::key(w[0]) < C::key(w[1])) {
+                self.rebuild(items);
+                return items.len();
+            }
+        }
         let old = self.gather_all(&[]);
         let new = match batch {
             Batch::Insert(items) => union::<C>(&old, items),

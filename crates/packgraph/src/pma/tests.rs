@@ -416,6 +416,21 @@ fn growth_then_deleting_everything_shrinks_back() {
 }
 
 #[test]
+fn a_first_batch_builds_directly_and_one_with_repeats_is_merged() {
+    // Strictly increasing: the array is built from the batch itself.
+    let mut pma = Cpma::new();
+    let keys: Vec<u64> = (0..50_000).map(|i| i * 3 + 1).collect();
+    assert_eq!(pma.insert_batch(&keys), keys.len());
+    check_against(&pma, &keys.iter().copied().collect());
+    // Sorted but with repeats (not sorted again by the batch path): merged, each key once.
+    let mut pma = Cpma::new();
+    let repeated: Vec<u64> = (0..50_000u64).flat_map(|i| [i * 2, i * 2]).collect();
+    assert_eq!(pma.insert_batch(&repeated), 50_000);
+    check_against(&pma, &repeated.iter().copied().collect());
+    pma.check_invariants().unwrap();
+}
+
+#[test]
 fn batch_larger_than_the_set_rebuilds() {
     let mut pma = Cpma::from_sorted(&[5, 10]).unwrap();
     let big: Vec<u64> = (0..200_000).map(|i| i * 7).collect();
