@@ -118,21 +118,8 @@ fn run_algorithms<G: GraphRead>(
     param: u64,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let mut bfs_times = Vec::new();
-    for &source in sources {
-        let (tree, time) = timed(|| bfs(graph, source));
-        tree?;
-        bfs_times.push(time);
-    }
-    seconds(
-        reporter,
-        dataset,
-        structure,
-        "bfs",
-        param,
-        threads,
-        median(bfs_times),
-    )?;
+    let time = median_time(sources, |s| bfs(graph, s).map(drop))?;
+    seconds(reporter, dataset, structure, "bfs", param, threads, time)?;
     let (_, time) = timed(|| pagerank(graph, 0.85, 10));
     seconds(
         reporter, dataset, structure, "pagerank", param, threads, time,
