@@ -64,8 +64,9 @@ fn stream_reports_every_figure_as_json_lines() {
     assert!(value(&out, "update_latency_p99") >= value(&out, "update_latency_p50"));
     assert!(value(&out, "query_concurrent") > 0.0 && value(&out, "query_isolated") > 0.0);
     assert!(value(&out, "size") > 0.5 && value(&out, "size") < 100.0);
-    // Readers hold snapshots while the writer runs, so it copies pages.
-    assert!(value(&out, "bytes_copied") >= 0.0);
+    // Reported even when no page was copied (then 0), and never NaN.
+    let copied = value(&out, "bytes_copied");
+    assert!(copied >= 0.0 && copied.is_finite());
 }
 
 #[test]
