@@ -83,6 +83,47 @@ fn seconds(
     })
 }
 
+/// A row of `value` in `unit` per arc of a graph of `arcs` arcs (sizes, decoding cost).
+struct PerArc {
+    dataset: &'static str,
+    param: u64,
+    arcs: usize,
+}
+
+impl PerArc {
+    fn emit(
+        &self,
+        reporter: &Reporter,
+        structure: &'static str,
+        op: &'static str,
+        (threads, value, unit): (usize, f64, &'static str),
+    ) -> anyhow::Result<()> {
+        reporter.emit(Record {
+            bench: "graph",
+            structure,
+            op,
+            param: self.param,
+            threads,
+            value,
+            unit,
+            keys: Some(self.arcs as u64),
+            dataset: Some(self.dataset),
+        })
+    }
+
+    fn bytes(
+        &self,
+        reporter: &Reporter,
+        structure: &'static str,
+        op: &'static str,
+        threads: usize,
+        bytes: usize,
+    ) -> anyhow::Result<()> {
+        let value = bytes as f64 / self.arcs.max(1) as f64;
+        self.emit(reporter, structure, op, (threads, value, "bytes/edge"))
+    }
+}
+
 /// Nanoseconds per arc of a full scan of every vertex's out-arcs on the calling thread
 /// (the decoding cost alone; best of three).
 fn decode_ns<G: GraphRead>(graph: &G) -> f64 {
@@ -235,22 +276,25 @@ fn measure_sssp(
             time,
         )?;
     }
-    for (structure, bytes) in [
-        ("packgraph", graph.size_in_bytes()),
-        ("csr", csr.size_in_bytes()),
-    ] {
-        reporter.emit(Record {
-            bench: "graph",
-            structure,
-            op: "size-weighted",
-            param,
-            threads,
-            value: bytes as f64 / graph.num_arcs().max(1) as f64,
-            unit: "bytes/edge",
-            keys: Some(graph.num_arcs() as u64),
-            dataset: Some("kronecker"),
-        })?;
-    }
+    let rows = PerArc {
+        dataset: "kronecker",
+        param,
+        arcs: graph.num_arcs(),
+    };
+    rows.bytes(
+        reporter,
+        "packgraph",
+        "size-weighted",
+        threads,
+        graph.size_in_bytes(),
+    )?;
+    rows.bytes(
+        reporter,
+        "csr",
+        "size-weighted",
+        threads,
+        csr.size_in_bytes(),
+    )?;
     Ok(())
 }
 
@@ -321,22 +365,19 @@ fn measure_dataset(
         threads,
     )?;
     run_algorithms(reporter, dataset, "csr", &csr, &sources, param, threads)?;
-    for (structure, bytes) in [
-        ("packgraph", graph.size_in_bytes()),
-        ("csr", csr.size_in_bytes()),
-    ] {
-        reporter.emit(Record {
-            bench: "graph",
-            structure,
-            op: "size",
-            param,
-            threads,
-            value: bytes as f64 / graph.num_arcs().max(1) as f64,
-            unit: "bytes/edge",
-            keys: Some(graph.num_arcs() as u64),
-            dataset: Some(dataset),
-        })?;
-    }
+    let rows = PerArc {
+        dataset,
+        param,
+        arcs: graph.num_arcs(),
+    };
+    rows.bytes(
+        reporter,
+        "packgraph",
+        "size",
+        threads,
+        graph.size_in_bytes(),
+    )?;
+    rows.bytes(reporter, "csr", "size", threads, csr.size_in_bytes())?;
     let memory = graph.memory();
     for (op, bytes) in [
         ("size-data", memory.data),
@@ -344,30 +385,10 @@ fn measure_dataset(
         ("size-table", memory.table),
         ("size-index", memory.index),
     ] {
-        reporter.emit(Record {
-            bench: "graph",
-            structure: "packgraph",
-            op,
-            param,
-            threads,
-            value: bytes as f64 / graph.num_arcs().max(1) as f64,
-            unit: "bytes/edge",
-            keys: Some(graph.num_arcs() as u64),
-            dataset: Some(dataset),
-        })?;
+        rows.bytes(reporter, "packgraph", op, threads, bytes)?;
     }
     for (structure, ns) in [("packgraph", decode_ns(&graph)), ("csr", decode_ns(&csr))] {
-        reporter.emit(Record {
-            bench: "graph",
-            structure,
-            op: "decode",
-            param,
-            threads: 1,
-            value: ns,
-            unit: "ns/arc",
-            keys: Some(graph.num_arcs() as u64),
-            dataset: Some(dataset),
-        })?;
+        rows.emit(reporter, structure, "decode", (1, ns, "ns/arc"))?;
     }
     Ok((graph, csr))
 }
