@@ -254,6 +254,18 @@ def graph_file(args, scale):
     return path
 
 
+def run_worker(arguments, env):
+    """Runs this script with `arguments` in a new Python process; its last line, as JSON."""
+    out = subprocess.run(
+        [sys.executable, __file__, *arguments],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def bench(args, env):
     rows = []
     for scale in args.scales:
@@ -267,18 +279,7 @@ def bench(args, env):
                 continue
             results = []
             for _ in range(args.runs):
-                out = (
-                    subprocess.run(
-                        [sys.executable, __file__, "--worker", library, str(path)],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                        env=env,
-                    )
-                    .stdout.strip()
-                    .splitlines()[-1]
-                )
-                results.append(json.loads(out))
+                results.append(run_worker(["--worker", library, str(path)], env))
             times = {step: min(r["times"][step] for r in results) for step in STEPS}
             rss = max(r["peak_rss_mb"] for r in results)
             row = {"scale": scale, "library": library, **times, "peak_rss_mb": rss}
@@ -329,18 +330,7 @@ def overhead(args, env):
     for _ in range(args.overhead_reps):
         for name in OVERHEAD:
             for how in ["function", "run"]:
-                out = (
-                    subprocess.run(
-                        [sys.executable, __file__, "--overhead-worker", str(path), name, how],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                        env=env,
-                    )
-                    .stdout.strip()
-                    .splitlines()[-1]
-                )
-                result = json.loads(out)
+                result = run_worker(["--overhead-worker", str(path), name, how], env)
                 python[name, how].append(result["seconds"])
             run = subprocess.run(
                 [

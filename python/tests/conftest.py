@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import networkx as nx
+import numpy as np
+import packgraph as pg
 from hypothesis import strategies as st
 
 
@@ -37,3 +41,28 @@ def without_self_loops(G):
 def by_id(g, values):
     """A per-vertex array as a dict keyed by external id."""
     return dict(zip(g.vertices().tolist(), values.tolist()))
+
+
+def assert_snapshot_isolated(target, batches: int, width: int) -> None:
+    """Holds a snapshot of ``target`` (a Graph or Store holding the path 0 → 1 → … → 1000)
+    while another thread inserts ``batches`` batches of ``width`` edges into it, and checks
+    on the snapshot, the whole time, that nothing it shows changes."""
+    with target.snapshot() as snap:
+        before = pg.bfs(snap, 0)
+        done = threading.Event()
+
+        def writer():
+            for i in range(batches):
+                start = i * width
+                target.insert_edges(
+                    np.arange(start, start + width), np.arange(5000, 5000 + width)
+                )
+            done.set()
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        while not done.is_set():
+            assert snap.num_edges == 1000
+            assert np.array_equal(pg.bfs(snap, 0), before)
+        thread.join()
+        assert snap.num_edges == 1000

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import packgraph as pg
+from conftest import assert_snapshot_isolated
 
 
 def edge_set(g):
@@ -80,22 +81,8 @@ def test_create_from_a_file_a_data_directory_and_with_weights(tmp_path):
 def test_snapshot_is_isolated_while_another_thread_writes(tmp_path):
     with pg.create(tmp_path / "g", sync="none") as s:
         s.insert_edges(np.arange(1000), np.arange(1, 1001))
-        with s.snapshot() as snap:
-            before = pg.bfs(snap, 0)
-            done = threading.Event()
-
-            def writer():
-                for i in range(30):
-                    s.insert_edges(np.arange(i * 30, i * 30 + 30), np.arange(5000, 5030))
-                done.set()
-
-            thread = threading.Thread(target=writer)
-            thread.start()
-            while not done.is_set():
-                assert snap.num_edges == 1000
-                assert np.array_equal(pg.bfs(snap, 0), before)
-            thread.join()
-            assert snap.num_edges == 1000 and s.num_edges == 1900
+        assert_snapshot_isolated(s, batches=30, width=30)
+        assert s.num_edges == 1900
 
 
 def test_threads_share_group_commits(tmp_path):
