@@ -52,6 +52,7 @@ mod error;
 pub mod graph;
 pub mod io;
 pub mod layout;
+mod par;
 pub mod part;
 pub mod pma;
 pub mod store;

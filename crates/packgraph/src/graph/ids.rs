@@ -542,15 +542,14 @@ impl IdMap {
         let span = max - min;
         // Dense enough for a bitmap of at most one byte per edge.
         if span < MAX_VERTICES as u64 && span / 8 <= total as u64 + 64 {
-            Self::by_bitmap(&pieces, total, min, span as usize + 1)
+            Self::by_bitmap(&pieces, min, span as usize + 1)
         } else {
-            Self::by_sorting(&pieces, total)
+            Self::by_sorting(&pieces)
         }
     }
 
     fn by_bitmap(
         pieces: &[&[(u64, u64)]],
-        total: usize,
         min: u64,
         span: usize,
     ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
@@ -585,7 +584,7 @@ impl IdMap {
             return Err(IdMapError::TooMany(n));
         }
         if n == span {
-            let remapped = remap(pieces, total, |x| (x - min) as VertexId);
+            let remapped = remap(pieces, |x| (x - min) as VertexId);
             return Ok((Self::range(min, n), remapped));
         }
         let rank = |x: u64| {
@@ -593,7 +592,7 @@ impl IdMap {
             let (w, b) = ((x >> 6) as usize, x & 63);
             ranks[w] + (bits[w] & ((1u64 << b) - 1)).count_ones()
         };
-        let remapped = remap(pieces, total, rank);
+        let remapped = remap(pieces, rank);
         let ids: Vec<u64> = bits
             .iter()
             .enumerate()
@@ -608,7 +607,6 @@ impl IdMap {
 
     fn by_sorting(
         pieces: &[&[(u64, u64)]],
-        total: usize,
     ) -> Result<(Self, Vec<(VertexId, VertexId)>), IdMapError> {
         let mut ids: Vec<u64> = pieces
             .par_iter()
@@ -623,7 +621,7 @@ impl IdMap {
             ids.binary_search(&x)
                 .expect("every endpoint is among the ids") as VertexId
         };
-        let remapped = remap(pieces, total, rank);
+        let remapped = remap(pieces, rank);
         Ok((Self::from_increasing(&ids), remapped))
     }
 }
@@ -631,30 +629,13 @@ impl IdMap {
 /// Edges per parallel piece when mapping endpoints.
 const ENDPOINT_PIECE: usize = 1 << 16;
 
-/// The edges of `pieces` (`total` in all), in order, with both endpoints mapped by `f`; each
-/// piece is written on its own thread into its share of the output.
+/// The edges of `pieces`, in order, with both endpoints mapped by `f`; each piece is
+/// written on its own task into its share of the output.
 fn remap(
     pieces: &[&[(u64, u64)]],
-    total: usize,
     f: impl Fn(u64) -> VertexId + Sync,
 ) -> Vec<(VertexId, VertexId)> {
-    let mut out = vec![(0, 0); total];
-    let mut shares = Vec::with_capacity(pieces.len());
-    let mut rest = out.as_mut_slice();
-    for piece in pieces {
-        let (share, tail) = rest.split_at_mut(piece.len());
-        shares.push(share);
-        rest = tail;
-    }
-    shares
-        .into_par_iter()
-        .zip(pieces.par_iter())
-        .for_each(|(share, piece)| {
-            for (slot, &(u, v)) in share.iter_mut().zip(piece.iter()) {
-                *slot = (f(u), f(v));
-            }
-        });
-    out
+    crate::par::map_concat(pieces, |&(u, v)| (f(u), f(v)))
 }
 
 #[cfg(test)]

@@ -236,18 +236,6 @@ pub(super) fn gather<C: LeafCodec>(
 
 /// Concatenates `parts` with a parallel copy.
 pub(super) fn concat_parallel<T: Copy + Default + Send + Sync>(parts: &[Vec<T>]) -> Vec<T> {
-    let total: usize = parts.iter().map(Vec::len).sum();
-    let mut out = vec![T::default(); total];
-    let mut slices = Vec::with_capacity(parts.len());
-    let mut rest = out.as_mut_slice();
-    for part in parts {
-        let (head, tail) = rest.split_at_mut(part.len());
-        slices.push(head);
-        rest = tail;
-    }
-    slices
-        .into_par_iter()
-        .zip(parts.par_iter())
-        .for_each(|(dst, src)| dst.copy_from_slice(src));
-    out
+    let slices: Vec<&[T]> = parts.iter().map(Vec::as_slice).collect();
+    crate::par::map_concat(&slices, |&x| x)
 }
