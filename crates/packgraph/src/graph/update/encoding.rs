@@ -244,7 +244,13 @@ impl Reader<'_> {
         let count = self.varint()?;
         let left = (self.bytes.len() - self.pos) as u64;
         match usize::try_from(count) {
-            Ok(count) if count as u64 * min_bytes as u64 <= left => Ok(count),
+            Ok(count)
+                if (count as u64)
+                    .checked_mul(min_bytes as u64)
+                    .is_some_and(|bytes| bytes <= left) =>
+            {
+                Ok(count)
+            }
             _ => Err(self.error(at, format!("count {count} runs past the end"))),
         }
     }
@@ -409,6 +415,12 @@ mod tests {
         assert!(error.to_string().contains("version 2"), "{error}");
         let huge_count = [1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f];
         assert!(Update::decode(&huge_count)
+            .unwrap_err()
+            .to_string()
+            .contains("runs past the end"));
+        // A count near 2^64: its bytes overflow u64, still an error (not a wrapped product).
+        let overflowing = [1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert!(Update::decode(&overflowing)
             .unwrap_err()
             .to_string()
             .contains("runs past the end"));
