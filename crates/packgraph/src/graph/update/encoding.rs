@@ -419,7 +419,9 @@ mod tests {
             .to_string()
             .contains("runs past the end"));
         // A count near 2^64: its bytes overflow u64, still an error (not a wrapped product).
-        let overflowing = [1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        let overflowing = [
+            1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ];
         assert!(Update::decode(&overflowing)
             .unwrap_err()
             .to_string()
