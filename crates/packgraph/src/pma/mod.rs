@@ -71,6 +71,7 @@ pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, RunPiece};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
+pub use self::sort::sort_keys;
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;

@@ -16,8 +16,16 @@ const PARALLEL_SORT_MIN: usize = 1 << 14;
 /// the buckets on all threads.
 const PARALLEL_RADIX_MIN: usize = 1 << 21;
 
-/// Sorts `keys` ascending.
-pub(super) fn sort_keys(keys: &mut Vec<u64>) {
+/// Sorts `keys` ascending: an LSD radix sort (eight-bit digits, digits every key shares
+/// skipped) from 2^15 keys, split by the top digit across threads from 2^21, a comparison
+/// sort below. The PMA sorts its batches with it; the distributed graph builder sorts arcs.
+///
+/// ```
+/// let mut keys = vec![5u64, 1 << 40, 3, 3];
+/// packgraph::pma::sort_keys(&mut keys);
+/// assert_eq!(keys, [3, 3, 5, 1 << 40]);
+/// ```
+pub fn sort_keys(keys: &mut Vec<u64>) {
     if keys.len() >= PARALLEL_RADIX_MIN && rayon::current_num_threads() > 1 {
         parallel_radix_sort(keys);
     } else if keys.len() >= RADIX_MIN {
