@@ -18,13 +18,27 @@ pub struct Cursor {
     pub(crate) prev: u64,
 }
 
-/// A maximal run of keys sharing `key >> shift` inside one leaf.
+/// Where a run of keys starts, in 12 bytes, for a holder that knows the high 32 bits of the
+/// run's first key (the flat index's vertex): the low half of the first key, and the leaf
+/// and byte offset just past its entry, from which decoding continues with that key as the
+/// predecessor. Read with [`Pma::for_count_from_short`]; valid until the next update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ShortCursor {
+    leaf: u32,
+    /// Byte offset just past the first key's entry.
+    next: u32,
+    first_low: u32,
+}
+
+/// A maximal run of keys sharing `key >> shift` inside one leaf./// A maximal run of keys sharing `key >> shift` inside one leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunPiece {
     /// `key >> shift` of the run's keys.
     pub group: u64,
     /// Where the run starts.
     pub start: Cursor,
+    /// The run's first key.
+    pub first: u64,
     /// Keys in the run (in this leaf).
     pub len: u32,
 }
@@ -51,6 +65,49 @@ impl<C: LeafCodec> Pma<C> {
                 return;
             }
         }
+    }
+
+    /// The short cursor of a run whose first key is `first`, starting at `start`.
+    pub fn short_cursor(&self, start: Cursor, first: u64) -> ShortCursor {
+        let leaf = start.leaf as usize;
+        let next = if leaf < self.num_leaves() {
+            C::entry_end(self.leaf(leaf), start.offset as usize)
+        } else {
+            0
+        };
+        ShortCursor {
+            leaf: start.leaf,
+            next: next as u32,
+            first_low: first as u32,
+        }
+    }
+
+    /// [`Pma::for_count_from`] from a [`ShortCursor`] whose first key's high half is `high`:
+    /// the first item is the known key (no decoding), and the scan continues past its entry
+    /// with that key as the predecessor.
+    #[inline]
+    pub fn for_count_from_short(
+        &self,
+        short: ShortCursor,
+        high: u32,
+        count: usize,
+        mut f: impl FnMut(C::Item) -> bool,
+    ) -> bool {
+        if count == 0 || short.leaf as usize >= self.num_leaves() {
+            return true;
+        }
+        let first = u64::from(high) << 32 | u64::from(short.first_low);
+        let leaf = short.leaf as usize;
+        let item = C::item_ending_at(|| self.leaf(leaf), short.next as usize, first);
+        if !f(item) {
+            return false;
+        }
+        let rest = Cursor {
+            leaf: short.leaf,
+            offset: short.next,
+            prev: first,
+        };
+        self.for_count_from(rest, count - 1, f)
     }
 
     /// Calls `f` on the `count` items from `cursor` on (fewer if the array ends first), in
@@ -114,6 +171,7 @@ impl<C: LeafCodec> Pma<C> {
                             offset: offset as u32,
                             prev,
                         },
+                        first: key,
                         len: 1,
                     }),
                 }

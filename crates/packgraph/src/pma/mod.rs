@@ -68,7 +68,7 @@ use std::sync::Arc;
 
 pub use self::arrays::{PmaParts, PmaPartsRef};
 pub use self::config::PmaConfig;
-pub use self::cursor::{CopyVolume, Cursor, RunPiece};
+pub use self::cursor::{CopyVolume, Cursor, RunPiece, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
 pub use self::sort::sort_keys;

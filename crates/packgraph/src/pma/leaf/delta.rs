@@ -96,6 +96,20 @@ impl LeafCodec for DeltaLeaf {
         (visited + scan.decoded, scan.stopped)
     }
 
+    #[inline]
+    fn entry_end(leaf: &[u8], offset: usize) -> usize {
+        if offset < HEAD_BYTES {
+            HEAD_BYTES
+        } else {
+            offset + delta_at(leaf, offset).1
+        }
+    }
+
+    #[inline(always)]
+    fn item_ending_at<'a>(_leaf: impl FnOnce() -> &'a [u8], _end: usize, key: u64) -> u64 {
+        key
+    }
+
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
         if used == 0 {
             return;

@@ -156,6 +156,22 @@ impl LeafCodec for DeltaMapLeaf {
         Self::scan(leaf, used, offset, prev, count, |_, _, item| f(item))
     }
 
+    #[inline]
+    fn entry_end(leaf: &[u8], offset: usize) -> usize {
+        if offset < Self::HEAD {
+            Self::HEAD
+        } else {
+            let (_, code_len) =
+                varint::decode_padded(leaf, offset).expect("CPMA leaves hold valid byte codes");
+            offset + code_len + VALUE_BYTES
+        }
+    }
+
+    #[inline]
+    fn item_ending_at<'a>(leaf: impl FnOnce() -> &'a [u8], end: usize, key: u64) -> (u64, u64) {
+        (key, read_value(leaf(), end - VALUE_BYTES))
+    }
+
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
         if used == 0 {
             return;

@@ -102,6 +102,13 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         f: &mut impl FnMut(Self::Item) -> bool,
     ) -> (usize, bool);
 
+    /// The byte after the entry at `offset` (the head's end for an offset inside the head).
+    fn entry_end(leaf: &[u8], offset: usize) -> usize;
+
+    /// The item whose entry ends at byte `end` and whose key is `key` (known to the caller):
+    /// the key itself for sets; maps read the value, the only call of `leaf`.
+    fn item_ending_at<'a>(leaf: impl FnOnce() -> &'a [u8], end: usize, key: u64) -> Self::Item;
+
     /// Calls `f(key, offset, prev)` on every entry: the key, the byte offset of its entry and
     /// the key before it in the leaf (0 for the head).
     fn for_each_entry(leaf: &[u8], used: usize, f: impl FnMut(u64, usize, u64));

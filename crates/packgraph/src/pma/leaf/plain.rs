@@ -102,6 +102,15 @@ impl LeafCodec for PlainLeaf {
         (visited, false)
     }
 
+    fn entry_end(_leaf: &[u8], offset: usize) -> usize {
+        offset + HEAD_BYTES
+    }
+
+    #[inline(always)]
+    fn item_ending_at<'a>(_leaf: impl FnOnce() -> &'a [u8], _end: usize, key: u64) -> u64 {
+        key
+    }
+
     fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
         let mut prev = 0;
         for (i, chunk) in leaf[..used].chunks_exact(8).enumerate() {
