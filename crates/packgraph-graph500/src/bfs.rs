@@ -4,7 +4,8 @@
 //! each discovered vertex, with a parent, to its owner:
 //! * [`top_down`] (small frontiers): the owners' sorted frontier ids are gathered along the
 //!   grid column as frontier messages (`packgraph::codec::frontier`: gaps bit-packed in
-//!   blocks of 128 when compression is on), and every arc out of them is scanned;
+//!   blocks of 128, or Elias–Fano, when compression is on), and every arc out of them is
+//!   scanned;
 //! * [`bottom_up`] (large frontiers): the frontier is gathered as a bitmap along the column,
 //!   the visited set as a bitmap along the row, and each unvisited vertex scans its arcs until
 //!   it meets a frontier vertex.

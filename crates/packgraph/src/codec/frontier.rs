@@ -1,23 +1,38 @@
 //! Frontier messages: a strictly increasing list of vertex ids (`u32` or `u64`) as the bytes
 //! one process sends another in a distributed breadth-first search.
 //!
-//! Sorted frontier ids have small gaps, so a list is stored as its first id and the gaps
-//! minus one, bit-packed in blocks of [`BLOCK_LEN`] with one bit width per block (binary
-//! packing of differences, the scheme of S4-BP128-D1 in Lemire and Boytsov, "Decoding billions
-//! of integers per second through vectorization", 2015, written here as scalar code). Lists
-//! shorter than [`RAW_THRESHOLD`], and lists whose packed form would not be smaller, go raw.
+//! Sorted frontier ids have small gaps, so a list is stored in the smaller of two compressed
+//! forms, or raw:
+//! * its first id and the gaps minus one, bit-packed in blocks of [`BLOCK_LEN`] with one bit
+//!   width per block (binary packing of differences, the scheme of S4-BP128-D1 in Lemire and
+//!   Boytsov, "Decoding billions of integers per second through vectorization", 2015, written
+//!   here as scalar code);
+//! * its first id and the rest as an Elias–Fano sequence (Elias 1974, Fano 1971): each value
+//!   split into `l` low bits, stored packed, and a high part, stored in unary in a bitmap.
+//!   It takes at most `2 + ⌈log2(u / n)⌉` bits per id for `n` ids spread over `u`, within
+//!   about half a bit of the entropy of a random subset, where bit-packing pays for each
+//!   block's largest gap.
+//!
+//! Lists shorter than [`RAW_THRESHOLD`], and lists whose compressed forms would not be
+//! smaller, go raw.
 //!
 //! Wire format, version [`FRONTIER_FORMAT_VERSION`] (byte diagram in
-//! `docs/formats/frontier.md`):
+//! `docs/formats/frontier.md`; version 1, without Elias–Fano, is still read):
 //!
 //! ```text
-//! byte 0      version (1)
-//! byte 1      flags: bit 0 = ids are 64-bit, bit 1 = packed; other bits zero
+//! byte 0      version (2)
+//! byte 1      flags: bit 0 = ids are 64-bit, bit 1 = packed, bit 2 = Elias–Fano (not with
+//!             bit 1); other bits zero
 //! varint      count of ids
 //! raw:        count ids, little-endian, 4 or 8 bytes each
 //! packed:     varint first id, then ⌈(count-1)/128⌉ blocks of the gaps id[i]-id[i-1]-1:
 //!             1 byte bit width b (0..=32 or 0..=64), then ⌈len·b/8⌉ bytes of `len` values,
 //!             least significant bit first (len = 128 but in the last block)
+//! Elias–Fano: varint first id, 1 byte l (low bits, 0..=63), varint top; with m = count-1
+//!             and y[i] = id[i+1]-id[0]-1 (strictly increasing), ⌈m·l/8⌉ bytes of the low
+//!             l bits of each y[i] packed as above, then ⌈(m+top+1)/8⌉ bytes of a bitmap
+//!             (least significant bit first) with bit (y[i] >> l) + i set for each i, no
+//!             other bit set, and top = y[m-1] >> l
 //! ```
 //!
 //! [`decode`] takes untrusted bytes: it checks the version, flags, bit widths, lengths and
@@ -29,7 +44,7 @@ use super::varint;
 use super::CodecError;
 
 /// The version byte this module writes and reads.
-pub const FRONTIER_FORMAT_VERSION: u8 = 1;
+pub const FRONTIER_FORMAT_VERSION: u8 = 2;
 
 /// Gaps per bit-packed block.
 pub const BLOCK_LEN: usize = 128;
@@ -40,6 +55,7 @@ pub const RAW_THRESHOLD: usize = 64;
 
 const FLAG_WIDE: u8 = 1;
 const FLAG_PACKED: u8 = 2;
+const FLAG_ELIAS_FANO: u8 = 4;
 const HEADER_BYTES: usize = 2;
 
 /// How [`encode`] may store a list.
@@ -47,8 +63,8 @@ const HEADER_BYTES: usize = 2;
 pub enum Packing {
     /// Always raw ids (no codec work beyond a copy).
     Raw,
-    /// Bit-packed gaps when the list has at least [`RAW_THRESHOLD`] ids and packing is
-    /// smaller, raw otherwise.
+    /// The smaller of bit-packed gaps and Elias–Fano when the list has at least
+    /// [`RAW_THRESHOLD`] ids and that is smaller than raw, raw otherwise.
     Packed,
 }
 
@@ -58,7 +74,7 @@ pub enum Packing {
 pub enum FrontierError {
     /// The version byte is not one this build reads.
     #[error(
-        "frontier message version {found} is not readable (supported {FRONTIER_FORMAT_VERSION})"
+        "frontier message version {found} is not readable (supported 1 to {FRONTIER_FORMAT_VERSION})"
     )]
     Version {
         /// The version byte found.
@@ -236,20 +252,33 @@ pub fn encode<I: FrontierId>(
 ) -> Result<(), FrontierError> {
     let widths = block_widths(ids)?;
     let raw_len = ids.len() * (I::BITS as usize / 8);
-    let packed = packing == Packing::Packed && ids.len() >= RAW_THRESHOLD && {
+    let form = if packing == Packing::Packed && ids.len() >= RAW_THRESHOLD {
         let gaps = ids.len() - 1;
-        let body: usize = widths
+        let first = varint::encoded_len(ids[0].to_u64());
+        let packed: usize = widths
             .iter()
             .enumerate()
             .map(|(b, &w)| 1 + packed_len(BLOCK_LEN.min(gaps - b * BLOCK_LEN), u32::from(w)))
             .sum();
-        body + varint::encoded_len(ids[0].to_u64()) < raw_len
+        let fano = EliasFano::plan(ids);
+        let (flag, body) = if fano.body_len() < packed {
+            (FLAG_ELIAS_FANO, fano.body_len())
+        } else {
+            (FLAG_PACKED, packed)
+        };
+        if first + body < raw_len {
+            flag
+        } else {
+            0
+        }
+    } else {
+        0
     };
     let wide = if I::BITS == 64 { FLAG_WIDE } else { 0 };
     out.push(FRONTIER_FORMAT_VERSION);
-    out.push(wide | if packed { FLAG_PACKED } else { 0 });
+    out.push(wide | form);
     varint::encode_to_vec(ids.len() as u64, out);
-    if !packed {
+    if form == 0 {
         out.reserve(raw_len);
         for id in ids {
             out.extend_from_slice(&id.to_u64().to_le_bytes()[..I::BITS as usize / 8]);
@@ -257,6 +286,10 @@ pub fn encode<I: FrontierId>(
         return Ok(());
     }
     varint::encode_to_vec(ids[0].to_u64(), out);
+    if form == FLAG_ELIAS_FANO {
+        EliasFano::plan(ids).write(ids, out);
+        return Ok(());
+    }
     for (b, &width) in widths.iter().enumerate() {
         let pairs = &ids[b * BLOCK_LEN..(ids.len()).min((b + 1) * BLOCK_LEN + 1)];
         out.push(width);
@@ -264,6 +297,85 @@ pub fn encode<I: FrontierId>(
         pack_block(gaps, u32::from(width), pairs.len() - 1, out);
     }
     Ok(())
+}
+
+/// The Elias–Fano form of the ids after the first: `m` values `y[i] = id[i+1] - id[0] - 1`,
+/// strictly increasing, split into `low` low bits and a high part below `top + 1`.
+#[derive(Debug, Clone, Copy)]
+struct EliasFano {
+    m: usize,
+    low: u32,
+    top: u64,
+}
+
+impl EliasFano {
+    /// The split for `ids` (strictly increasing, at least one id): the smallest of
+    /// `low = ⌊log2(u / m)⌋` for values below `u` (the textbook choice, which keeps the
+    /// bitmap under `2m + 1` bits) and its two neighbours.
+    fn plan<I: FrontierId>(ids: &[I]) -> Self {
+        let textbook = Self::textbook(ids);
+        let mut best = textbook;
+        if textbook.m == 0 {
+            return best;
+        }
+        let last_value = ids[textbook.m].to_u64() - ids[0].to_u64() - 1;
+        for low in [textbook.low.saturating_sub(1), textbook.low + 1] {
+            if low < 64 {
+                let other = Self {
+                    low,
+                    top: last_value >> low,
+                    ..textbook
+                };
+                if other.body_len() < best.body_len() {
+                    best = other;
+                }
+            }
+        }
+        best
+    }
+
+    fn textbook<I: FrontierId>(ids: &[I]) -> Self {
+        let m = ids.len() - 1;
+        if m == 0 {
+            return Self { m, low: 0, top: 0 };
+        }
+        let last = ids[m].to_u64() - ids[0].to_u64() - 1;
+        let per = (last / m as u64).max(1);
+        let low = 63 - per.leading_zeros();
+        Self {
+            m,
+            low,
+            top: last >> low,
+        }
+    }
+
+    /// Bytes of the bitmap: one set bit per value and one clear bit per high step.
+    fn high_len(&self) -> Option<usize> {
+        let bits = (self.m as u64).checked_add(self.top)?.checked_add(1)?;
+        usize::try_from(bits.div_ceil(8)).ok()
+    }
+
+    /// Bytes after the first id: `low`, `top`, the low bits and the bitmap.
+    fn body_len(&self) -> usize {
+        1 + varint::encoded_len(self.top)
+            + packed_len(self.m, self.low)
+            + self.high_len().unwrap_or(usize::MAX / 2)
+    }
+
+    fn write<I: FrontierId>(&self, ids: &[I], out: &mut Vec<u8>) {
+        out.push(self.low as u8);
+        varint::encode_to_vec(self.top, out);
+        let base = ids[0].to_u64() + 1;
+        let values = || ids[1..].iter().map(move |id| id.to_u64() - base);
+        let mask = (1u64 << self.low) - 1;
+        pack_block(values().map(|y| y & mask), self.low, self.m, out);
+        let start = out.len();
+        out.resize(start + self.high_len().expect("planned from real ids"), 0);
+        for (i, y) in values().enumerate() {
+            let bit = (y >> self.low) as usize + i;
+            out[start + bit / 8] |= 1 << (bit % 8);
+        }
+    }
 }
 
 /// Bytes of the message [`encode`] would write for `ids` raw: what the list costs uncompressed.
@@ -312,14 +424,14 @@ pub fn decode<I: FrontierId>(bytes: &[u8], out: &mut Vec<I>) -> Result<(), Front
         [v, f, ..] => (v, f),
         _ => return Err(FrontierError::Truncated { offset: len, len }),
     };
-    if version != FRONTIER_FORMAT_VERSION {
+    if !(1..=FRONTIER_FORMAT_VERSION).contains(&version) {
         return Err(FrontierError::Version { found: version });
     }
-    check_flags::<I>(flags)?;
+    check_flags::<I>(version, flags)?;
     let (count, used) = varint::decode(bytes, HEADER_BYTES)?;
     let mut pos = HEADER_BYTES + used;
     let id_bytes = I::BITS as usize / 8;
-    if flags & FLAG_PACKED == 0 {
+    if flags & (FLAG_PACKED | FLAG_ELIAS_FANO) == 0 {
         let body = &bytes[pos..];
         if count > (body.len() / id_bytes) as u64 {
             return Err(FrontierError::Count {
@@ -351,6 +463,10 @@ pub fn decode<I: FrontierId>(bytes: &[u8], out: &mut Vec<I>) -> Result<(), Front
         index: 0,
         bits: I::BITS,
     })?;
+    if flags & FLAG_ELIAS_FANO != 0 {
+        out.push(prev);
+        return decode_elias_fano(bytes, pos, count as usize - 1, first, out);
+    }
     out.reserve(count as usize);
     out.push(prev);
     let mut left = count as usize - 1;
@@ -362,9 +478,16 @@ pub fn decode<I: FrontierId>(bytes: &[u8], out: &mut Vec<I>) -> Result<(), Front
     check_end(pos, len)
 }
 
-fn check_flags<I: FrontierId>(flags: u8) -> Result<(), FrontierError> {
-    let reason = if flags & !(FLAG_WIDE | FLAG_PACKED) != 0 {
+fn check_flags<I: FrontierId>(version: u8, flags: u8) -> Result<(), FrontierError> {
+    let known = if version == 1 {
+        FLAG_WIDE | FLAG_PACKED
+    } else {
+        FLAG_WIDE | FLAG_PACKED | FLAG_ELIAS_FANO
+    };
+    let reason = if flags & !known != 0 {
         "unknown bits set"
+    } else if flags & FLAG_PACKED != 0 && flags & FLAG_ELIAS_FANO != 0 {
+        "both packed and Elias-Fano"
     } else if (flags & FLAG_WIDE != 0) != (I::BITS == 64) {
         "ids of another width than expected"
     } else {
@@ -385,6 +508,99 @@ fn check_end(pos: usize, len: usize) -> Result<(), FrontierError> {
             extra: len - pos,
         })
     }
+}
+
+/// Decodes the Elias–Fano body at `pos` of `m` ids after `first` (already in `out`) and
+/// checks that the message ends with it.
+fn decode_elias_fano<I: FrontierId>(
+    bytes: &[u8],
+    mut pos: usize,
+    m: usize,
+    first: u64,
+    out: &mut Vec<I>,
+) -> Result<(), FrontierError> {
+    let len = bytes.len();
+    let low = *bytes
+        .get(pos)
+        .ok_or(FrontierError::Truncated { offset: pos, len })?;
+    if u32::from(low) >= I::BITS {
+        return Err(FrontierError::BitWidth {
+            offset: pos,
+            width: low,
+            max: I::BITS - 1,
+        });
+    }
+    let (top, used) = varint::decode(bytes, pos + 1)?;
+    pos += 1 + used;
+    let plan = EliasFano {
+        m,
+        low: u32::from(low),
+        top,
+    };
+    let lows_end = pos + packed_len(m, plan.low);
+    let end = plan
+        .high_len()
+        .and_then(|high| lows_end.checked_add(high))
+        .filter(|&end| end <= len)
+        .ok_or(FrontierError::Truncated {
+            offset: lows_end,
+            len,
+        })?;
+    let (lows, high) = (&bytes[pos..lows_end], &bytes[lows_end..end]);
+    let overflow = |index| FrontierError::Overflow {
+        index,
+        bits: I::BITS,
+    };
+    // The bitmap holds m + top + 1 bits, so m is bounded by the bytes present.
+    out.reserve(m);
+    let mut set_bits = high.iter().enumerate().flat_map(|(b, &byte)| {
+        (0..8)
+            .filter(move |k| byte >> k & 1 != 0)
+            .map(move |k| b * 8 + k)
+    });
+    let mut previous: Option<u64> = None;
+    let mut result = Ok(());
+    unpack_block(lows, plan.low, m, |low_bits| {
+        if result.is_err() {
+            return;
+        }
+        let i = out.len() - 1;
+        let Some(bit) = set_bits.next() else {
+            result = Err(FrontierError::Count {
+                count: m as u64 + 1,
+                offset: HEADER_BYTES,
+                len,
+            });
+            return;
+        };
+        let high_part = (bit - i) as u64;
+        let y = high_part
+            .checked_shl(plan.low)
+            .filter(|v| v >> plan.low == high_part)
+            .map(|v| v | low_bits);
+        let id = y
+            .and_then(|y| first.checked_add(y)?.checked_add(1))
+            .and_then(I::from_u64);
+        match (id, y) {
+            (Some(id), Some(y)) if previous.is_none_or(|p| y > p) => {
+                previous = Some(y);
+                out.push(id);
+            }
+            (Some(_), Some(_)) => result = Err(FrontierError::NotIncreasing { index: i + 1 }),
+            _ => result = Err(overflow(i + 1)),
+        }
+    });
+    result?;
+    // Canonical: no set bit past the m-th, and the last high part is `top`.
+    let last_high = previous.map_or(0, |y| y >> plan.low);
+    if set_bits.next().is_some() || (m > 0 && last_high != top) || (m == 0 && top != 0) {
+        return Err(FrontierError::Count {
+            count: m as u64 + 1,
+            offset: HEADER_BYTES,
+            len,
+        });
+    }
+    check_end(end, len)
 }
 
 /// Decodes one block of `block` gaps at `pos`, appending ids after `prev`; returns the
@@ -513,6 +729,81 @@ mod tests {
         assert_eq!(back, [0, u64::MAX]);
     }
 
+    /// A sorted random subset of `0..universe` with about `count` ids.
+    fn sparse_ids(universe: u32, count: usize, seed: u64) -> Vec<u32> {
+        let mut state = seed | 1;
+        let ids = (0..count)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % u64::from(universe)) as u32
+            })
+            .collect();
+        sorted(ids)
+    }
+
+    #[test]
+    fn sparse_random_lists_take_elias_fano_near_the_entropy() {
+        for (universe, count) in [(1 << 19, 300), (1 << 19, 5_000), (1 << 24, 2_000)] {
+            let ids = sparse_ids(universe, count, u64::from(universe) ^ count as u64);
+            let bytes = round_trip(&ids, Packing::Packed);
+            assert_eq!(bytes[1], FLAG_ELIAS_FANO, "{universe} {count}");
+            // At most 2 + ⌈log2(u / n)⌉ bits per id, plus the header.
+            let n = ids.len() as f64;
+            let bound = n * (2.0 + (f64::from(universe) / n).log2().ceil()) / 8.0 + 16.0;
+            assert!((bytes.len() as f64) <= bound, "{} > {bound}", bytes.len());
+            // Never larger than the bit-packed form.
+            let widths = block_widths(&ids).unwrap();
+            let gaps = ids.len() - 1;
+            let packed: usize = widths
+                .iter()
+                .enumerate()
+                .map(|(b, &w)| 1 + packed_len(BLOCK_LEN.min(gaps - b * BLOCK_LEN), u32::from(w)))
+                .sum();
+            assert!(bytes.len() <= packed + 8);
+        }
+    }
+
+    #[test]
+    fn corrupt_elias_fano_bodies_give_clear_errors() {
+        let ids = sparse_ids(1 << 19, 400, 9);
+        let mut bytes = Vec::new();
+        encode(&ids, Packing::Packed, &mut bytes).unwrap();
+        assert_eq!(bytes[1], FLAG_ELIAS_FANO);
+        let mut back = Vec::<u32>::new();
+        // Every truncation is an error.
+        for end in 0..bytes.len() {
+            assert!(decode(&bytes[..end], &mut back).is_err(), "cut at {end}");
+        }
+        // A trailing byte, an extra set bit in the bitmap's padding, a too-wide low part.
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(matches!(
+            decode(&longer, &mut back),
+            Err(FrontierError::Trailing { .. })
+        ));
+        let mut extra = bytes.clone();
+        *extra.last_mut().unwrap() |= 0x80;
+        assert!(decode(&extra, &mut back).is_err());
+        let low_at =
+            2 + varint::encoded_len(ids.len() as u64) + varint::encoded_len(u64::from(ids[0]));
+        let mut wide = bytes.clone();
+        wide[low_at] = 32;
+        assert!(matches!(
+            decode(&wide, &mut back),
+            Err(FrontierError::BitWidth { width: 32, .. })
+        ));
+        // A huge `top` cannot make the decoder allocate or read past the message.
+        let mut huge = bytes[..low_at + 1].to_vec();
+        varint::encode_to_vec(u64::MAX - 3, &mut huge);
+        huge.extend_from_slice(&[0xff; 16]);
+        assert!(matches!(
+            decode(&huge, &mut back),
+            Err(FrontierError::Truncated { .. })
+        ));
+    }
+
     #[test]
     fn unsorted_input_is_refused_and_nothing_is_written() {
         let mut bytes = vec![9];
@@ -527,13 +818,30 @@ mod tests {
         let e = |bytes: &[u8], back: &mut Vec<u32>| decode(bytes, back).unwrap_err();
         assert!(matches!(e(&[], &mut back), FrontierError::Truncated { .. }));
         assert!(matches!(
-            e(&[2, 0, 0], &mut back),
-            FrontierError::Version { found: 2 }
+            e(&[3, 0, 0], &mut back),
+            FrontierError::Version { found: 3 }
         ));
+        assert!(matches!(
+            e(&[0, 0, 0], &mut back),
+            FrontierError::Version { found: 0 }
+        ));
+        // Elias–Fano is not a version 1 form, and never packed as well.
         assert!(matches!(
             e(&[1, 4, 0], &mut back),
             FrontierError::Flags { .. }
         ));
+        assert!(matches!(
+            e(&[2, 6, 0], &mut back),
+            FrontierError::Flags { .. }
+        ));
+        assert!(matches!(
+            e(&[2, 8, 0], &mut back),
+            FrontierError::Flags { .. }
+        ));
+        // Version 1 messages still read.
+        back.clear();
+        decode::<u32>(&[1, 0, 1, 7, 0, 0, 0], &mut back).unwrap();
+        assert_eq!(back, [7]);
         assert!(matches!(
             e(&[1, 1, 0], &mut back),
             FrontierError::Flags { .. }
@@ -594,6 +902,28 @@ mod tests {
         }
 
         #[test]
+        fn elias_fano_round_trips_any_list(ids in ids_u32(), wide in ids_u64()) {
+            // Forced Elias–Fano, whatever size it comes to.
+            fn forced<I: FrontierId + std::fmt::Debug>(ids: &[I]) -> Vec<I> {
+                let mut msg = vec![FRONTIER_FORMAT_VERSION, FLAG_ELIAS_FANO | if I::BITS == 64 { FLAG_WIDE } else { 0 }];
+                varint::encode_to_vec(ids.len() as u64, &mut msg);
+                varint::encode_to_vec(ids[0].to_u64(), &mut msg);
+                EliasFano::plan(ids).write(ids, &mut msg);
+                let mut back = Vec::new();
+                decode::<I>(&msg, &mut back).unwrap();
+                back
+            }
+            let ids = sorted(ids);
+            if !ids.is_empty() {
+                prop_assert_eq!(forced(&ids), ids);
+            }
+            let wide = sorted(wide);
+            if !wide.is_empty() {
+                prop_assert_eq!(forced(&wide), wide);
+            }
+        }
+
+        #[test]
         fn u64_lists_round_trip(ids in ids_u64()) {
             let packed = round_trip(&ids, Packing::Packed);
             let raw = round_trip(&ids, Packing::Raw);
@@ -638,7 +968,7 @@ mod tests {
             let mut wide = Vec::new();
             let _ = decode::<u64>(&bytes, &mut wide);
             // Same, with a valid header so that the body is what gets tested.
-            for flags in 0..4u8 {
+            for flags in 0..8u8 {
                 let mut msg = vec![FRONTIER_FORMAT_VERSION, flags];
                 msg.extend_from_slice(&bytes);
                 let _ = decode::<u32>(&msg, &mut narrow);

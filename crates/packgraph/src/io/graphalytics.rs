@@ -88,6 +88,22 @@ fn directed_property(files: &Files) -> Result<Option<bool>, Error> {
     Ok(None)
 }
 
+/// Whether `graph.NAME.edge-properties.names` in the properties file lists `weight`: how a
+/// dataset without edges says it is weighted (otherwise the edge lines' columns say).
+fn weighted_property(files: &Files) -> Result<bool, Error> {
+    let text = match std::fs::read_to_string(&files.properties) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io(&files.properties, e)),
+    };
+    let key = format!("graph.{}.edge-properties.names", files.name());
+    Ok(text.lines().any(|line| {
+        line.split_once('=').is_some_and(|(k, names)| {
+            k.trim() == key && names.split(',').any(|name| name.trim() == "weight")
+        })
+    }))
+}
+
 /// Reads a dataset. Directedness: `directed` if given, else the properties file, else
 /// undirected.
 pub(crate) fn read(
@@ -130,7 +146,10 @@ pub(crate) fn read(
         Ok(())
     });
     let chunks = text::parse_lines(path, &mut input, 1, progress, parse)?;
-    let (edges, weights) = concat(path, chunks)?;
+    let (edges, mut weights) = concat(path, chunks)?;
+    if edges.is_empty() && weights.is_none() && weighted_property(files)? {
+        weights = Some(Vec::new());
+    }
     super::build(path, ids, edges, weights, directed)
 }
 

@@ -309,6 +309,10 @@ pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<()> {
         ));
     }
     match format {
+        Format::EdgeList if dataset.graph.num_edges() == 0 => Err(Error::unsupported_file(
+            path,
+            "an edge list cannot hold a graph without edges (it would read back as an empty file); write Graphalytics or a snapshot (.pgb)",
+        )),
         Format::EdgeList => write_file(path, |out| edgelist::write(dataset, out)),
         Format::Graphalytics => {
             let text = path.to_string_lossy();
