@@ -365,7 +365,8 @@ impl EliasFano {
     fn write<I: FrontierId>(&self, ids: &[I], out: &mut Vec<u8>) {
         out.push(self.low as u8);
         varint::encode_to_vec(self.top, out);
-        let base = ids[0].to_u64() + 1;
+        // With one id there are no values, and the first id may be the largest.
+        let base = ids[0].to_u64().wrapping_add(1);
         let values = || ids[1..].iter().map(move |id| id.to_u64() - base);
         let mask = (1u64 << self.low) - 1;
         pack_block(values().map(|y| y & mask), self.low, self.m, out);
