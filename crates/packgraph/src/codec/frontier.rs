@@ -252,27 +252,23 @@ pub fn encode<I: FrontierId>(
 ) -> Result<(), FrontierError> {
     let widths = block_widths(ids)?;
     let raw_len = ids.len() * (I::BITS as usize / 8);
-    let form = if packing == Packing::Packed && ids.len() >= RAW_THRESHOLD {
-        let gaps = ids.len() - 1;
-        let first = varint::encoded_len(ids[0].to_u64());
-        let packed: usize = widths
-            .iter()
-            .enumerate()
-            .map(|(b, &w)| 1 + packed_len(BLOCK_LEN.min(gaps - b * BLOCK_LEN), u32::from(w)))
-            .sum();
-        let fano = EliasFano::plan(ids);
-        let (flag, body) = if fano.body_len() < packed {
-            (FLAG_ELIAS_FANO, fano.body_len())
-        } else {
-            (FLAG_PACKED, packed)
-        };
-        if first + body < raw_len {
-            flag
-        } else {
-            0
+    let fano =
+        (packing == Packing::Packed && ids.len() >= RAW_THRESHOLD).then(|| EliasFano::plan(ids));
+    let form = match fano {
+        Some(fano) => {
+            let packed = packed_body_len(&widths, ids.len() - 1);
+            let (flag, body) = if fano.body_len() < packed {
+                (FLAG_ELIAS_FANO, fano.body_len())
+            } else {
+                (FLAG_PACKED, packed)
+            };
+            if varint::encoded_len(ids[0].to_u64()) + body < raw_len {
+                flag
+            } else {
+                0
+            }
         }
-    } else {
-        0
+        None => 0,
     };
     let wide = if I::BITS == 64 { FLAG_WIDE } else { 0 };
     out.push(FRONTIER_FORMAT_VERSION);
@@ -286,8 +282,8 @@ pub fn encode<I: FrontierId>(
         return Ok(());
     }
     varint::encode_to_vec(ids[0].to_u64(), out);
-    if form == FLAG_ELIAS_FANO {
-        EliasFano::plan(ids).write(ids, out);
+    if let (FLAG_ELIAS_FANO, Some(fano)) = (form, fano) {
+        fano.write(ids, out);
         return Ok(());
     }
     for (b, &width) in widths.iter().enumerate() {
@@ -297,6 +293,15 @@ pub fn encode<I: FrontierId>(
         pack_block(gaps, u32::from(width), pairs.len() - 1, out);
     }
     Ok(())
+}
+
+/// Bytes of the bit-packed blocks of `gaps` gaps with block widths `widths`.
+fn packed_body_len(widths: &[u8], gaps: usize) -> usize {
+    widths
+        .iter()
+        .enumerate()
+        .map(|(b, &w)| 1 + packed_len(BLOCK_LEN.min(gaps - b * BLOCK_LEN), u32::from(w)))
+        .sum()
 }
 
 /// The Elias–Fano form of the ids after the first: `m` values `y[i] = id[i+1] - id[0] - 1`,
@@ -755,13 +760,7 @@ mod tests {
             let bound = n * (2.0 + (f64::from(universe) / n).log2().ceil()) / 8.0 + 16.0;
             assert!((bytes.len() as f64) <= bound, "{} > {bound}", bytes.len());
             // Never larger than the bit-packed form.
-            let widths = block_widths(&ids).unwrap();
-            let gaps = ids.len() - 1;
-            let packed: usize = widths
-                .iter()
-                .enumerate()
-                .map(|(b, &w)| 1 + packed_len(BLOCK_LEN.min(gaps - b * BLOCK_LEN), u32::from(w)))
-                .sum();
+            let packed = packed_body_len(&block_widths(&ids).unwrap(), ids.len() - 1);
             assert!(bytes.len() <= packed + 8);
         }
     }
