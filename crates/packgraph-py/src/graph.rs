@@ -16,7 +16,7 @@ use packgraph::graph::{
     WeightedGraphRead,
 };
 use packgraph::io::{Dataset, Format, LoadOptions};
-use packgraph::pma::{DeltaLeaf, DeltaMapLeaf};
+use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
 
 use crate::errors::input_error;
 use crate::ids::IdCache;
@@ -26,7 +26,7 @@ use crate::update::{vertices_update, EdgeBatch, Edit};
 /// One version, with or without edge weights.
 #[derive(Clone)]
 pub(crate) enum Version {
-    Plain(CoreSnapshot<DeltaLeaf>),
+    Plain(CoreSnapshot<GroupLeaf>),
     Weighted(CoreSnapshot<DeltaMapLeaf>),
 }
 
@@ -42,7 +42,7 @@ macro_rules! on_version {
 pub(crate) use on_version;
 
 pub(crate) enum Shared {
-    Plain(SharedGraph<DeltaLeaf>),
+    Plain(SharedGraph<GroupLeaf>),
     Weighted(SharedGraph<DeltaMapLeaf>),
 }
 

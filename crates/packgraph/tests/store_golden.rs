@@ -1,4 +1,5 @@
-//! Data directories of format version 1, committed under `tests/golden/store-v1`, must keep
+//! Data directories of format version 1, committed under `tests/golden/store-v1` (weighted)
+//! and `tests/golden/store-v1-unweighted`, must keep
 //! reading back as the graph they were written from: a later change of the log, pack or
 //! manifest format cannot silently break old data.
 //!
@@ -7,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use packgraph::graph::{ExternalId, Graph, GraphRead, PropertyValue, Update, WeightedGraph};
-use packgraph::pma::DeltaMapLeaf;
+use packgraph::graph::{ExternalId, Graph, GraphRead, IdMap, PropertyValue, Update, WeightedGraph};
+use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
 use packgraph::store::{self, Store, StoreOptions};
 
 fn golden() -> PathBuf {
@@ -107,4 +108,89 @@ fn golden_v1_reads_back() {
     let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
     assert_same(&store.snapshot(), &want);
     assert_eq!(store.recovery().records_replayed, 1);
+}
+
+/// An unweighted, directed version 1 directory (byte-coded pages, written by the build
+/// before group-varint leaves): 3,048 edges from a file, a batch and a delta checkpoint,
+/// then one batch only in the log, with ids up to 4,000,000,049 so that the pages hold wide
+/// jumps. `store-v1-unweighted.expected.el` lists its edges in external ids, sorted.
+fn golden_unweighted() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/store-v1-unweighted")
+}
+
+fn expected_unweighted() -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/store-v1-unweighted.expected.el"),
+    )
+    .unwrap();
+    text.lines()
+        .map(|line| {
+            let mut it = line.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect()
+}
+
+fn external_edges(g: &impl GraphRead, ids: &IdMap) -> Vec<(u64, u64)> {
+    let mut edges = Vec::new();
+    for u in 0..g.num_vertices() as u32 {
+        g.for_each_out_neighbor(u, |v| {
+            edges.push((ids.external(u), ids.external(v)));
+            true
+        });
+    }
+    edges.sort_unstable();
+    edges
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn golden_v1_unweighted_reads_back_and_upgrades() {
+    let want = expected_unweighted();
+    let got: Graph = store::load_graph(&golden_unweighted()).unwrap();
+    assert_eq!(got.num_vertices(), 3550);
+    assert_eq!(external_edges(&got, got.ids()), want);
+    let report = store::verify(&golden_unweighted()).unwrap();
+    assert_eq!((report.records, report.torn_bytes), (1, 0));
+
+    // Opened for writing, it takes new edges; a full checkpoint rewrites its pages in the
+    // current format, and the directory then reads back the same.
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("g");
+    copy_dir(&golden_unweighted(), &copy);
+    let store = Store::<GroupLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    assert_eq!(store.recovery().records_replayed, 1);
+    assert_eq!(
+        {
+            let snap = store.snapshot();
+            external_edges(&snap, snap.ids())
+        },
+        want
+    );
+    let mut more = Update::new();
+    more.insert_edges(&[(0, 1)]);
+    store.commit(&more).unwrap();
+    store.checkpoint_full().unwrap();
+    let after = {
+        let snap = store.snapshot();
+        external_edges(&snap, snap.ids())
+    };
+    assert_eq!(after.len(), want.len() + 1);
+    drop(store);
+    let reread: Graph = store::load_graph(&copy).unwrap();
+    assert_eq!(external_edges(&reread, reread.ids()), after);
+    let report = store::verify(&copy).unwrap();
+    assert_eq!(report.torn_bytes, 0);
+    let manifest = std::fs::read(copy.join("MANIFEST")).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(manifest[8..12].try_into().unwrap()),
+        store::STORE_FORMAT_VERSION
+    );
 }

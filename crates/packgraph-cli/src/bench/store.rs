@@ -610,7 +610,7 @@ fn measure_checkpoints(
     }
     drop(store);
     let (store, open_time) =
-        timed(|| Store::<packgraph::pma::DeltaLeaf>::open(&store_dir, options(SyncPolicy::Batch)));
+        timed(|| Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::Batch)));
     let recovery = store?.recovery();
     for (op, value, unit, keys) in [
         (
@@ -670,7 +670,7 @@ fn measure_replay(
     let appended = appended?;
     drop(store);
     let (store, open_time) =
-        timed(|| Store::<packgraph::pma::DeltaLeaf>::open(&store_dir, options(SyncPolicy::None)));
+        timed(|| Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::None)));
     let recovery = store?.recovery();
     anyhow::ensure!(
         recovery.records_replayed == appended,

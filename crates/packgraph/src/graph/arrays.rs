@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use super::{Graph, IdMap, Properties};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
+use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
 impl<C: LeafCodec> Graph<C> {
@@ -66,7 +66,7 @@ impl<C: LeafCodec> Graph<C> {
     }
 }
 
-impl Graph<DeltaLeaf> {
+impl Graph<GroupLeaf> {
     /// Rebuilds a graph from its edge arrays (see [`Graph::parts`]), validating them fully.
     ///
     /// # Errors

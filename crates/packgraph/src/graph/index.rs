@@ -149,7 +149,7 @@ impl RunIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pma::{DeltaLeaf, DeltaMapLeaf, PlainLeaf};
+    use crate::pma::{DeltaMapLeaf, GroupLeaf, PlainLeaf};
     use proptest::prelude::*;
 
     /// Every vertex's run read through the index, as `(vertex, target)` pairs.
@@ -183,7 +183,7 @@ mod tests {
         ];
         let keys = keys_of(&arcs);
         assert_eq!(
-            runs(&Pma::<DeltaLeaf>::from_sorted(&keys).unwrap(), 6),
+            runs(&Pma::<GroupLeaf>::from_sorted(&keys).unwrap(), 6),
             arcs
         );
         assert_eq!(
@@ -213,7 +213,7 @@ mod tests {
         ) {
             let arcs: Vec<(u64, u64)> = set.iter().map(|&(u, v)| (u, u64::from(v))).collect();
             let keys = keys_of(&arcs);
-            prop_assert_eq!(runs(&Pma::<DeltaLeaf>::from_sorted(&keys).unwrap(), 40), arcs.clone());
+            prop_assert_eq!(runs(&Pma::<GroupLeaf>::from_sorted(&keys).unwrap(), 40), arcs.clone());
             prop_assert_eq!(runs(&Pma::<PlainLeaf>::from_sorted(&keys).unwrap(), 40), arcs);
         }
     }

@@ -41,7 +41,7 @@ mod writer;
 
 use std::sync::{Arc, OnceLock};
 
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, LeafCodec, Pma};
+use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma};
 
 pub use self::any::AnyGraph;
 pub use self::csr::CsrGraph;
@@ -69,7 +69,7 @@ pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};
 /// ```
 pub type WeightedGraph = Graph<DeltaMapLeaf>;
 
-/// The leaf codecs a graph's edge arrays can use: [`DeltaLeaf`] (keys only) and
+/// The leaf codecs a graph's edge arrays can use: [`GroupLeaf`] (keys only) and
 /// [`DeltaMapLeaf`] (keys with `f64` weight bits). Sealed.
 pub trait EdgeLeaf: LeafCodec + sealed::Sealed {
     /// Whether the arrays store a weight per edge.
@@ -86,11 +86,11 @@ pub trait EdgeLeaf: LeafCodec + sealed::Sealed {
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for crate::pma::DeltaLeaf {}
+    impl Sealed for crate::pma::GroupLeaf {}
     impl Sealed for crate::pma::DeltaMapLeaf {}
 }
 
-impl EdgeLeaf for DeltaLeaf {
+impl EdgeLeaf for GroupLeaf {
     const WEIGHTED: bool = false;
 
     #[inline]
@@ -146,7 +146,7 @@ struct FlatIndex {
 
 /// A dynamic graph stored in compressed packed memory arrays; the single writer.
 ///
-/// `C` is the edge array's leaf layout: [`DeltaLeaf`] for plain edges (the default) or
+/// `C` is the edge array's leaf layout: [`GroupLeaf`] for plain edges (the default) or
 /// [`DeltaMapLeaf`] for weighted edges ([`WeightedGraph`]).
 ///
 /// # Examples
@@ -161,7 +161,7 @@ struct FlatIndex {
 /// assert_eq!(g.out_degree(1), 1);
 /// ```
 #[derive(Debug)]
-pub struct Graph<C: LeafCodec = DeltaLeaf> {
+pub struct Graph<C: LeafCodec = GroupLeaf> {
     directed: bool,
     num_vertices: usize,
     out: Pma<C>,
@@ -175,7 +175,7 @@ pub struct Graph<C: LeafCodec = DeltaLeaf> {
     properties: Properties,
 }
 
-impl Graph<DeltaLeaf> {
+impl Graph<GroupLeaf> {
     /// An empty graph.
     pub fn new(directed: bool) -> Self {
         Self::empty(directed)

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
-use crate::pma::{DeltaLeaf, LeafCodec, PageStats, Pma};
+use crate::pma::{GroupLeaf, LeafCodec, PageStats, Pma};
 use crate::Result;
 
 /// An immutable version of a [`Graph`]: `Send + Sync + Clone`, readable with every algorithm,
@@ -42,7 +42,7 @@ use crate::Result;
 /// let tree = algo::bfs(&before, 0).unwrap();
 /// assert_eq!(tree.depths[2], 2);
 /// ```
-pub struct Snapshot<C: LeafCodec = DeltaLeaf> {
+pub struct Snapshot<C: LeafCodec = GroupLeaf> {
     graph: Arc<Graph<C>>,
 }
 
@@ -254,7 +254,7 @@ impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
 /// });
 /// assert_eq!(shared.snapshot().num_arcs(), 4);
 /// ```
-pub struct SharedGraph<C: LeafCodec = DeltaLeaf> {
+pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     writer: Mutex<Graph<C>>,
     latest: ArcSwap<Graph<C>>,
     /// The newest version whose flat index is built: the base the next version's index is

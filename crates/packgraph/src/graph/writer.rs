@@ -12,7 +12,7 @@ use super::{
     edge_key, Applied, EdgeLeaf, ExternalId, Graph, IdMap, PropertyChange, PropertyValue, Update,
     VertexId, MAX_VERTICES,
 };
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, Pma};
+use crate::pma::{DeltaMapLeaf, GroupLeaf, Pma};
 use crate::{Error, Result};
 
 /// Arcs below which both arrays are updated on the calling thread: a rayon call costs
@@ -365,7 +365,7 @@ impl<C: EdgeLeaf> Graph<C> {
     }
 }
 
-impl Graph<DeltaLeaf> {
+impl Graph<GroupLeaf> {
     /// A graph on at least `num_vertices` vertices (grown to cover every endpoint) with
     /// `edges`.
     ///

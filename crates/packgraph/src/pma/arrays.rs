@@ -73,6 +73,19 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
+    /// The arrays as an owned copy (the form [`Pma::from_parts`] takes).
+    pub fn into_parts(self) -> PmaParts {
+        let parts = self.parts();
+        PmaParts {
+            config: parts.config.clone(),
+            leaf_bytes: parts.leaf_bytes,
+            len: parts.len,
+            data: parts.data.concat(),
+            used: parts.used,
+            heads: parts.heads,
+        }
+    }
+
     /// Rebuilds a PMA from its arrays after checking, on all threads, every invariant
     /// `check_invariants` checks, plus `item_ok` on every item. Never panics on bad input.
     ///
@@ -200,18 +213,15 @@ fn check_leaf<C: LeafCodec>(
         first: 0,
         last: 0,
     };
-    let mut size = 0usize;
+    let mut items = Vec::with_capacity(used);
     let mut problem = None;
     C::for_each_while(bytes, used, |item| {
         let key = C::key(item);
         if summary.count == 0 {
             summary.first = key;
-            size = C::HEAD;
         } else if key <= summary.last {
             problem = Some(format!("key {key} after {}", summary.last));
             return false;
-        } else {
-            size += C::entry_bytes(summary.last, item);
         }
         if !item_ok(item) {
             problem = Some(format!("item {item:?} is not valid here"));
@@ -219,7 +229,8 @@ fn check_leaf<C: LeafCodec>(
         }
         summary.last = key;
         summary.count += 1;
-        size <= used
+        items.push(item);
+        true
     });
     if let Some(problem) = problem {
         return Err(problem);
@@ -227,6 +238,7 @@ fn check_leaf<C: LeafCodec>(
     if summary.count == 0 || summary.first != head {
         return Err(format!("head {head} != first key {}", summary.first));
     }
+    let size = C::encoded_len(&items);
     if size != used {
         return Err(format!("uses {used} bytes but its keys encode in {size}"));
     }

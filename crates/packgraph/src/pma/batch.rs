@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::leaf::{LeafCodec, LeafInsert};
+use super::leaf::{LeafCodec, LeafInsert, LeafRemove};
 use super::page::LeavesMut;
 use super::spread::{concat_parallel, Overflow};
 use super::{raw, sort, Pma};
@@ -346,11 +346,14 @@ fn merge_leaf<C: LeafCodec>(
                         break;
                     }
                 },
-                Batch::Remove(keys) => {
-                    if let Some(now) = C::remove(leaf, used, keys[at]) {
-                        (used, changed) = (now, changed + 1);
+                Batch::Remove(keys) => match C::remove(leaf, used, keys[at]) {
+                    LeafRemove::Absent => {}
+                    LeafRemove::Removed(now) => (used, changed) = (now, changed + 1),
+                    LeafRemove::Full => {
+                        rest = batch.slice(at..batch.len());
+                        break;
                     }
-                }
+                },
             }
         }
     }

@@ -92,7 +92,7 @@ impl PmaConfig {
             return bad(
                 "upper_density_root",
                 self.upper_density_root,
-                "must be in (0, 1 - slack / leaf_bytes], slack being 20 bytes for sets and 30 for maps",
+                "must be in (0, 1 - slack / leaf_bytes], slack being 20 bytes for byte-coded sets, 25 for group varint and 30 for maps",
             );
         }
         let rebuilt = self.upper_density_root / self.growth_factor;

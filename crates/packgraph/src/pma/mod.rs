@@ -70,7 +70,9 @@ pub use self::arrays::{PmaParts, PmaPartsRef};
 pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, RunPiece, ShortCursor};
 pub use self::iter::Range;
-pub use self::leaf::{DeltaLeaf, DeltaMapLeaf, LeafCodec, LeafInsert, PlainLeaf};
+pub use self::leaf::{
+    DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf,
+};
 pub use self::sort::sort_keys;
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.

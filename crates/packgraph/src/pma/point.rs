@@ -2,7 +2,7 @@
 //! search the heads, update one leaf in place, and rebalance only if that leaf breaks its
 //! density bound.
 
-use super::leaf::{LeafCodec, LeafInsert};
+use super::leaf::{LeafCodec, LeafInsert, LeafRemove};
 use super::Pma;
 
 impl<C: LeafCodec> Pma<C> {
@@ -52,14 +52,24 @@ impl<C: LeafCodec> Pma<C> {
         if C::lower_bound(self.leaf(j), used, key).is_none_or(|item| C::key(item) != key) {
             return false;
         }
-        let Some(new_used) = C::remove(self.leaves_mut().leaf_mut(j), used, key) else {
-            return false;
+        let (new_used, overflow) = match C::remove(self.leaves_mut().leaf_mut(j), used, key) {
+            LeafRemove::Absent => return false,
+            LeafRemove::Removed(now) => (now, Vec::new()),
+            LeafRemove::Full => {
+                let mut items = Vec::with_capacity(used / 2 + 1);
+                C::decode_into(self.leaf(j), used, &mut items);
+                items.retain(|&item| C::key(item) != key);
+                (C::encoded_len(&items), vec![(j, items)])
+            }
         };
         self.len -= 1;
         self.total_used -= used - new_used;
         let old_head = self.head(j);
-        let new_head = (new_used > 0)
-            .then(|| C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key));
+        let new_head = match overflow.first() {
+            Some((_, items)) => Some(C::key(items[0])),
+            None => (new_used > 0)
+                .then(|| C::lower_bound(self.leaf(j), new_used, 0).map_or(u64::MAX, C::key)),
+        };
         let mut leaves = self.leaves_mut();
         leaves.set_used(j, new_used);
         if key == old_head {
@@ -68,7 +78,9 @@ impl<C: LeafCodec> Pma<C> {
             }
             leaves.repair_heads(j..j + 1);
         }
-        if self.bounds().violated(0, new_used, self.leaf_bytes, false) {
+        if !overflow.is_empty() {
+            self.rebalance(vec![j], overflow, true);
+        } else if self.bounds().violated(0, new_used, self.leaf_bytes, false) {
             self.rebalance(vec![j], Vec::new(), false);
         }
         true

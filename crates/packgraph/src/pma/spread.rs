@@ -28,7 +28,7 @@ impl<C: LeafCodec> Pma<C> {
     pub(super) fn build(config: PmaConfig, items: &[C::Item]) -> Self {
         let sized = SizedKeys::<C>::new(items);
         let density = config.build_density();
-        let capacity = (sized.total as f64 / density).ceil() as usize;
+        let capacity = (sized.total.div_ceil(4) as f64 / density).ceil() as usize;
         let leaf_bytes = config
             .leaf_bytes
             .unwrap_or_else(|| default_leaf_bytes(capacity));
@@ -66,21 +66,23 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-/// Items with block sums of their encoded sizes, ready to be cut into leaves by bytes.
+/// Items with block sums of their encoded costs (quarter bytes), ready to be cut into
+/// leaves by size.
 pub(super) struct SizedKeys<'a, C: LeafCodec> {
     keys: &'a [C::Item],
-    /// `block_prefix[b]` = bytes of keys before index `b * SIZE_BLOCK`; last = total.
+    /// `block_prefix[b]` = cost of keys before index `b * SIZE_BLOCK`; last = total.
     block_prefix: Vec<u64>,
     pub(super) total: u64,
 }
 
-/// Bytes item `i` takes when it follows item `i - 1` (a head's for the first).
+/// What item `i` costs when it follows item `i - 1` (a head's for the first), in quarter
+/// bytes ([`LeafCodec::entry_cost`]).
 #[inline(always)]
 fn key_size<C: LeafCodec>(keys: &[C::Item], i: usize) -> u64 {
     if i == 0 {
-        C::HEAD as u64
+        4 * C::HEAD as u64
     } else {
-        C::entry_bytes(C::key(keys[i - 1]), keys[i]) as u64
+        C::entry_cost(C::key(keys[i - 1]), keys[i])
     }
 }
 

@@ -273,6 +273,18 @@ proptest! {
     }
 
     #[test]
+    fn group_pma_matches_btreeset(
+        ops in vec(op(), 1..40),
+        divisor in prop::sample::select(vec![1usize, 10, 1000]),
+        page_bytes in prop::sample::select(vec![128usize, 256, 4096]),
+    ) {
+        for pool in pools() {
+            let config = PmaConfig { page_bytes, leaf_bytes: Some(128), ..small_config(divisor) };
+            pool.install(|| run_ops::<GroupLeaf>(config, &ops));
+        }
+    }
+
+    #[test]
     fn versions_keep_their_contents(
         steps in vec((op(), 0u8..4), 1..40),
         page_bytes in prop::sample::select(vec![64usize, 128, 512]),
@@ -293,6 +305,7 @@ proptest! {
     #[test]
     fn default_config_matches_btreeset(ops in vec(op(), 1..20)) {
         pools()[1].install(|| run_ops::<DeltaLeaf>(PmaConfig::default(), &ops));
+        pools()[1].install(|| run_ops::<GroupLeaf>(PmaConfig::default(), &ops));
     }
 
     #[test]
@@ -362,6 +375,36 @@ fn dense_batch_into_one_leaf_overflows_and_redistributes() {
             oracle.extend(&reversed);
             check_against(&pma, &oracle);
         });
+    }
+}
+
+#[test]
+fn group_removals_that_lengthen_leaves_overflow_and_redistribute() {
+    // Each middle key's removal merges a 5-byte and a 1-byte difference into an escaped
+    // 13-byte one, so full leaves overflow on removal (point and batch paths).
+    let escape = (1u64 << 40) - 1;
+    let triples = |i: u64| [i << 41, (i << 41) + escape - 1, (i << 41) + escape];
+    let keys: Vec<u64> = (0..300).flat_map(triples).collect();
+    let middles: Vec<u64> = (0..300).map(|i| triples(i)[1]).collect();
+    let config = PmaConfig {
+        leaf_bytes: Some(128),
+        ..small_config(1000)
+    };
+    for batch in [false, true] {
+        let mut pma = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config.clone()).unwrap();
+        let mut oracle: BTreeSet<u64> = keys.iter().copied().collect();
+        if batch {
+            pma.remove_batch(&middles);
+        } else {
+            for &key in &middles {
+                assert!(pma.remove(key));
+            }
+        }
+        for key in &middles {
+            oracle.remove(key);
+        }
+        pma.check_invariants().unwrap();
+        assert!(pma.iter().eq(oracle.iter().copied()));
     }
 }
 

@@ -9,8 +9,17 @@ use std::path::Path;
 
 use crate::{Error, Result};
 
-/// The format version of packs and manifests this build writes and reads.
-pub const STORE_FORMAT_VERSION: u32 = 1;
+/// The format version of packs and manifests this build writes. Version 2 added group-varint
+/// pages ([`UnitKind::GroupPage`]) for unweighted graphs.
+pub const STORE_FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build reads: version 1 data directories are read (their
+/// unweighted pages re-encoded on load) and their next full checkpoint writes version 2.
+pub const STORE_OLDEST_READABLE: u32 = 1;
+
+/// Whether this build reads format `version`.
+fn readable(version: u32) -> bool {
+    (STORE_OLDEST_READABLE..=STORE_FORMAT_VERSION).contains(&version)
+}
 const PACK_MAGIC: &[u8; 8] = b"PGRAPHPK";
 const PACK_END: &[u8; 8] = b"PGPKEND\0";
 const MANIFEST_MAGIC: &[u8; 8] = b"PGRAPHMF";
@@ -36,7 +45,8 @@ pub(super) fn parse_pack_name(name: &str) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub(super) enum UnitKind {
-    /// One page of an edge array: its leaves' sizes, heads and used bytes.
+    /// One page of an edge array: its leaves' sizes, heads and used bytes, the leaves in
+    /// byte codes (weighted graphs; unweighted graphs of format version 1).
     Page = 1,
     /// The base of a checkpoint: both arrays' shapes and the references to their pages.
     Base = 2,
@@ -46,6 +56,9 @@ pub(super) enum UnitKind {
     Properties = 4,
     /// The net change of the edges and vertices since the base (an encoded update).
     Delta = 5,
+    /// One page of an unweighted edge array, laid out like [`UnitKind::Page`] with the
+    /// leaves in group varint (format version 2).
+    GroupPage = 6,
 }
 
 impl UnitKind {
@@ -56,6 +69,7 @@ impl UnitKind {
             3 => Self::Ids,
             4 => Self::Properties,
             5 => Self::Delta,
+            6 => Self::GroupPage,
             _ => return None,
         })
     }
@@ -229,11 +243,12 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
         return Err(corrupt_at(path, 0, "not a packgraph pack (bad magic)"));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
-    if version != STORE_FORMAT_VERSION {
+    if !readable(version) {
         return Err(Error::Unsupported {
             path: Some(path.to_path_buf()),
             reason: format!(
-                "pack format version {version}; this build reads version {STORE_FORMAT_VERSION}"
+                "pack format version {version}; this build reads versions \
+                 {STORE_OLDEST_READABLE} to {STORE_FORMAT_VERSION}"
             ),
         });
     }
@@ -299,13 +314,26 @@ pub(super) fn read_unit_checked<'a>(
     unit: &UnitRef,
     kind: UnitKind,
 ) -> Result<&'a [u8]> {
+    read_unit_of(path, bytes, unit, &[kind]).map(|(_, payload)| payload)
+}
+
+/// [`read_unit_checked`] for a unit of any of `kinds`; returns its kind and payload.
+pub(super) fn read_unit_of<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    unit: &UnitRef,
+    kinds: &[UnitKind],
+) -> Result<(UnitKind, &'a [u8])> {
     let end = bytes.len().saturating_sub(PACK_TRAILER);
-    let (found, stored) = unit_header(path, bytes, unit.pack, unit.offset, end)?;
-    if found != kind || stored.len != unit.len || stored.hash != unit.hash {
+    let (kind, stored) = unit_header(path, bytes, unit.pack, unit.offset, end)?;
+    if !kinds.contains(&kind) || stored.len != unit.len || stored.hash != unit.hash {
         return Err(corrupt_at(
             path,
             unit.offset,
-            format!("the manifest names a {kind:?} unit here that the pack does not hold"),
+            format!(
+                "the manifest names a {:?} unit here that the pack does not hold",
+                kinds[0]
+            ),
         ));
     }
     let start = unit.offset as usize;
@@ -326,7 +354,7 @@ pub(super) fn read_unit_checked<'a>(
             format!("the {kind:?} unit's hash does not match"),
         ));
     }
-    Ok(payload)
+    Ok((kind, payload))
 }
 
 /// Reads little-endian integers from a byte slice, with errors naming the file and offset.
@@ -489,11 +517,12 @@ impl Manifest {
         let mut r = Cursor::new(&bytes[..end], path, 0);
         r.take(8, "magic")?;
         let version = r.u32("format version")?;
-        if version != STORE_FORMAT_VERSION {
+        if !readable(version) {
             return Err(Error::Unsupported {
                 path: Some(path.to_path_buf()),
                 reason: format!(
-                    "data directory format version {version}; this build reads version {STORE_FORMAT_VERSION}"
+                    "data directory format version {version}; this build reads versions \
+                     {STORE_OLDEST_READABLE} to {STORE_FORMAT_VERSION}"
                 ),
             });
         }

@@ -35,7 +35,7 @@
 //! let (seq, _) = store.commit(Update::new().insert_edges(&[(0, 1), (1, 2)])).unwrap();
 //! assert_eq!(seq, 1);
 //! drop(store); // or a crash: the batch was durable when commit returned
-//! let store = Store::<packgraph::pma::DeltaLeaf>::open(dir.path(), StoreOptions::default()).unwrap();
+//! let store = Store::<packgraph::pma::GroupLeaf>::open(dir.path(), StoreOptions::default()).unwrap();
 //! assert_eq!(store.snapshot().num_edges(), 2);
 //! ```
 
@@ -60,16 +60,16 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use self::format::{
-    check_pack, check_pack_header, pack_name, parse_pack_name, read_unit_checked, unit_hash,
-    Manifest, PackWriter, UnitKind, UnitRef, MANIFEST,
+    check_pack, check_pack_header, pack_name, parse_pack_name, unit_hash, Manifest, PackWriter,
+    UnitKind, UnitRef, MANIFEST,
 };
 use self::units::{ArrayShape, Base};
 use self::wal::{parse_segment_name, LogWriter};
 use crate::graph::{AnyGraph, Applied, Graph, GraphRead, SharedGraph, Snapshot, Update};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf};
+use crate::pma::{DeltaMapLeaf, GroupLeaf};
 use crate::{Error, Result};
 
-pub use self::format::STORE_FORMAT_VERSION;
+pub use self::format::{STORE_FORMAT_VERSION, STORE_OLDEST_READABLE};
 pub use self::units::StoreLeaf;
 pub use self::vfs::{OsVfs, SimVfs, Vfs, VfsFile, VfsLock};
 pub use self::wal::LOG_FORMAT_VERSION;
@@ -278,7 +278,7 @@ struct Inner<C: StoreLeaf> {
 }
 
 /// A durable graph in a directory (see the module documentation).
-pub struct Store<C: StoreLeaf = DeltaLeaf> {
+pub struct Store<C: StoreLeaf = GroupLeaf> {
     inner: Arc<Inner<C>>,
     syncer: Option<JoinHandle<()>>,
 }
@@ -343,6 +343,11 @@ impl<'a> Packs<'a> {
     }
 
     fn unit(&mut self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
+        self.unit_of(unit, &[kind]).map(|(_, payload)| payload)
+    }
+
+    /// The payload of `unit`, which must be of one of `kinds`, and its kind.
+    fn unit_of(&mut self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
         let path = self.dir.join(pack_name(unit.pack));
         if !self.files.contains_key(&unit.pack) {
             let bytes = self.vfs.read(&path).map_err(|e| {
@@ -360,8 +365,7 @@ impl<'a> Packs<'a> {
             self.bytes += bytes.len() as u64;
             self.files.insert(unit.pack, bytes);
         }
-        let bytes = &self.files[&unit.pack];
-        read_unit_checked(&path, bytes, unit, kind)
+        format::read_unit_of(&path, &self.files[&unit.pack], unit, kinds)
     }
 
     fn path(&self, unit: &UnitRef) -> PathBuf {
@@ -376,12 +380,25 @@ impl<'a> Packs<'a> {
     }
 }
 
-/// Loads the arrays of `shape` from their page units.
-fn load_array(packs: &mut Packs<'_>, shape: &ArrayShape) -> Result<crate::pma::PmaParts> {
+/// Loads the arrays of `shape` from their page units; returns them with the pages' kind
+/// ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for every page).
+fn load_array(
+    packs: &mut Packs<'_>,
+    shape: &ArrayShape,
+) -> Result<(crate::pma::PmaParts, UnitKind)> {
     let mut parts = shape.empty_parts()?;
+    let mut kind = None;
     for page in &shape.pages {
         let path = packs.path(page);
-        let payload = packs.unit(page, UnitKind::Page)?;
+        let (found, payload) = packs.unit_of(page, &[UnitKind::Page, UnitKind::GroupPage])?;
+        if kind.is_some_and(|k| k != found) {
+            return Err(Error::Corrupt {
+                path: Some(path),
+                offset: Some(page.offset),
+                reason: "an edge array mixes pages of two leaf encodings".into(),
+            });
+        }
+        kind = Some(found);
         units::read_page(
             payload,
             &path,
@@ -396,7 +413,7 @@ fn load_array(packs: &mut Packs<'_>, shape: &ArrayShape) -> Result<crate::pma::P
             parts.used.len()
         )));
     }
-    Ok(parts)
+    Ok((parts, kind.unwrap_or(UnitKind::Page)))
 }
 
 /// Applies a unit's update to `graph`, as a corruption of the unit if it does not apply.
@@ -447,12 +464,28 @@ fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
                 .into(),
         });
     }
-    let out = load_array(&mut packs, &base.out)?;
-    let incoming = base
-        .incoming
-        .as_ref()
-        .map(|shape| load_array(&mut packs, shape))
-        .transpose()?;
+    let (out, out_kind) = load_array(&mut packs, &base.out)?;
+    let (incoming, in_kind) = match base.incoming.as_ref() {
+        Some(shape) => {
+            let (parts, kind) = load_array(&mut packs, shape)?;
+            (Some(parts), Some(kind))
+        }
+        None => (None, None),
+    };
+    // Pages of a weighted graph are byte-coded maps in every version; an unweighted graph's
+    // are group varint since version 2, byte codes before (re-encoded here).
+    let legacy = match (C::GROUP_PAGES, out_kind, in_kind) {
+        (false, UnitKind::Page, None | Some(UnitKind::Page)) => false,
+        (true, UnitKind::GroupPage, None | Some(UnitKind::GroupPage)) => false,
+        (true, UnitKind::Page, None | Some(UnitKind::Page)) => true,
+        _ => {
+            return Err(Error::Corrupt {
+                path: Some(base_path),
+                offset: Some(manifest.base.offset),
+                reason: "the base unit's pages do not match the graph's leaf encoding".into(),
+            })
+        }
+    };
     let num_vertices =
         usize::try_from(base.num_vertices).map_err(|_| Error::corrupt("vertex count too large"))?;
     let base_bytes = base.pages().map(|p| p.len).sum();
@@ -462,7 +495,12 @@ fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
         &ids_path,
         manifest.ids.offset + format::UNIT_HEADER as u64,
     )?;
-    let mut graph = C::from_arrays(manifest.directed, num_vertices, out, incoming)
+    let arrays = if legacy {
+        C::from_legacy_arrays
+    } else {
+        C::from_arrays
+    };
+    let mut graph = arrays(manifest.directed, num_vertices, out, incoming)
         .map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::Corrupt {
                 path: Some(base_path.clone()),
@@ -991,14 +1029,16 @@ fn write_checkpoint<C: StoreLeaf>(
             let (out_parts, in_parts) = snapshot.parts();
             let mut shape = |parts: &crate::pma::PmaPartsRef<'_>| {
                 let payloads = units::page_payloads(parts);
-                let hashes: Vec<u128> = payloads
-                    .par_iter()
-                    .map(|p| unit_hash(UnitKind::Page, p))
-                    .collect();
+                let kind = if C::GROUP_PAGES {
+                    UnitKind::GroupPage
+                } else {
+                    UnitKind::Page
+                };
+                let hashes: Vec<u128> = payloads.par_iter().map(|p| unit_hash(kind, p)).collect();
                 let pages: Vec<UnitRef> = payloads
                     .iter()
                     .zip(&hashes)
-                    .map(|(p, &h)| add(UnitKind::Page, p, h))
+                    .map(|(p, &h)| add(kind, p, h))
                     .collect();
                 ArrayShape::of(parts, pages)
             };
@@ -1152,7 +1192,7 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
             loaded.log.torn_bytes,
         )
     } else {
-        let loaded = load::<DeltaLeaf>(vfs, dir)?;
+        let loaded = load::<GroupLeaf>(vfs, dir)?;
         loaded.graph.check_invariants()?;
         (
             loaded.graph.num_vertices(),
@@ -1172,7 +1212,7 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
 #[derive(Debug)]
 pub enum AnyStore {
     /// Edges without weights.
-    Unweighted(Store<DeltaLeaf>),
+    Unweighted(Store<GroupLeaf>),
     /// Edges with `f64` weights.
     Weighted(Store<DeltaMapLeaf>),
 }

@@ -306,9 +306,9 @@ proptest! {
         let vfs = SimVfs::new();
         create_empty(&vfs, Graph::new(directed));
         vfs.fail_at(Some(vfs.ops() + fail));
-        let (acked, attempted) = run_script::<DeltaLeaf>(sim_options(&vfs), &steps, &batches);
+        let (acked, attempted) = run_script::<GroupLeaf>(sim_options(&vfs), &steps, &batches);
         vfs.power_cut(seed);
-        let result = check_recovers::<DeltaLeaf>(&vfs, &states, acked, attempted, "random");
+        let result = check_recovers::<GroupLeaf>(&vfs, &states, acked, attempted, "random");
         prop_assert!(result.is_ok(), "{}", result.unwrap_err());
     }
 }
@@ -417,9 +417,9 @@ fn removing_any_sync_loses_acknowledged_batches() {
                     continue;
                 }
                 vfs.fail_at(Some(vfs.ops() + cut_after));
-                let (acked, attempted) = run_script::<DeltaLeaf>(options, &steps, &batches);
+                let (acked, attempted) = run_script::<GroupLeaf>(options, &steps, &batches);
                 vfs.power_cut(seed + cut_after);
-                if check_recovers::<DeltaLeaf>(&vfs, &states, acked, attempted, skip).is_err() {
+                if check_recovers::<GroupLeaf>(&vfs, &states, acked, attempted, skip).is_err() {
                     lost = true;
                     break 'seeds;
                 }
@@ -463,7 +463,7 @@ fn checkpoints_reuse_unchanged_units_and_deltas_stay_small() {
     );
     let expected = fingerprint(&store.snapshot());
     drop(store);
-    let store = Store::<DeltaLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
     assert_eq!(fingerprint(&store.snapshot()), expected);
     assert_eq!(store.recovery().records_replayed, 0);
 }
@@ -473,13 +473,13 @@ fn a_second_writer_is_refused_until_the_first_closes() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("g");
     let store = Store::create(&path, StoreOptions::default(), Graph::new(true)).unwrap();
-    let err = Store::<DeltaLeaf>::open(&path, StoreOptions::default()).unwrap_err();
+    let err = Store::<GroupLeaf>::open(&path, StoreOptions::default()).unwrap_err();
     assert!(err.to_string().contains("another process"), "{err}");
     // Readers need no lock.
     store.commit(Update::new().insert_edges(&[(0, 1)])).unwrap();
-    assert_eq!(load_graph::<DeltaLeaf>(&path).unwrap().num_arcs(), 1);
+    assert_eq!(load_graph::<GroupLeaf>(&path).unwrap().num_arcs(), 1);
     drop(store);
-    let store = Store::<DeltaLeaf>::open(&path, StoreOptions::default()).unwrap();
+    let store = Store::<GroupLeaf>::open(&path, StoreOptions::default()).unwrap();
     assert_eq!(store.snapshot().num_arcs(), 1);
     assert!(Store::<DeltaMapLeaf>::open(&path, StoreOptions::default()).is_err());
 }
@@ -494,7 +494,7 @@ fn create_refuses_a_directory_with_files() {
         std::fs::read_to_string(tmp.path().join("precious.txt")).unwrap(),
         "keep me"
     );
-    let err = Store::<DeltaLeaf>::open(tmp.path(), StoreOptions::default()).unwrap_err();
+    let err = Store::<GroupLeaf>::open(tmp.path(), StoreOptions::default()).unwrap_err();
     assert!(err.to_string().contains("no MANIFEST"), "{err}");
 }
 
@@ -510,7 +510,7 @@ fn a_bad_update_is_refused_and_not_logged() {
     let (seq, _) = store.commit(Update::new().insert_edges(&[(2, 3)])).unwrap();
     assert_eq!(seq, 2);
     drop(store);
-    let store = Store::<DeltaLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
     assert_eq!(store.snapshot().num_edges(), 2);
 }
 
@@ -533,7 +533,7 @@ fn a_failed_log_write_stops_writes_until_reopened() {
     assert!(err.to_string().contains("reopen"), "{err}");
     std::mem::forget(store);
     vfs.kill();
-    let store = Store::<DeltaLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
     assert_eq!(store.snapshot().num_edges(), 1);
     store.commit(Update::new().insert_edges(&[(2, 3)])).unwrap();
 }
@@ -571,7 +571,7 @@ fn damaged_files_are_reported_never_misread() {
             clone_files(&vfs, &copy);
             copy.flip_bit(&path, offset, (offset % 8) as u8).unwrap();
             let verified = verify_with(&copy, &dir());
-            match Store::<DeltaLeaf>::open(&dir(), sim_options(&copy)) {
+            match Store::<GroupLeaf>::open(&dir(), sim_options(&copy)) {
                 Ok(store) if fingerprint(&store.snapshot()) == expected => {
                     // Damage to bytes recovery does not need (an unreferenced unit in a
                     // live pack): the graph is intact, and verify still reports it.
@@ -639,7 +639,7 @@ fn group_commit_acknowledges_after_the_sync() {
     let syncs = vfs.syncs();
     std::mem::forget(store);
     vfs.power_cut(3);
-    let store = Store::<DeltaLeaf>::open(&dir(), options).unwrap();
+    let store = Store::<GroupLeaf>::open(&dir(), options).unwrap();
     assert_eq!(store.snapshot().num_edges(), 50);
     assert!(
         syncs < 60,
@@ -667,7 +667,7 @@ fn background_checkpoints_trim_the_log() {
         .iter()
         .filter_map(|n| wal::parse_segment_name(n))
         .collect();
-    let store = Store::<DeltaLeaf>::open(&dir(), options).unwrap();
+    let store = Store::<GroupLeaf>::open(&dir(), options).unwrap();
     assert_eq!(store.snapshot().num_edges(), 600);
     let covered = store.recovery().checkpoint_seq;
     assert!(covered >= 50, "{:?}", store.recovery());

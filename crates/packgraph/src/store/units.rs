@@ -8,11 +8,15 @@ use rayon::prelude::*;
 
 use super::format::{Cursor, UnitRef, UNIT_REF_BYTES};
 use crate::graph::{EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Update, VertexId};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, PmaConfig, PmaParts, PmaPartsRef};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, GroupLeaf, Pma, PmaConfig, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
 pub trait StoreLeaf: EdgeLeaf + Sized {
+    /// Whether pages are stored as group-varint pages (format 2) rather than byte codes.
+    #[doc(hidden)]
+    const GROUP_PAGES: bool;
+
     /// Rebuilds a graph from its arrays, validating them fully.
     #[doc(hidden)]
     fn from_arrays(
@@ -21,9 +25,22 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
         out: PmaParts,
         incoming: Option<PmaParts>,
     ) -> Result<Graph<Self>>;
+
+    /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in format 1's byte codes.
+    #[doc(hidden)]
+    fn from_legacy_arrays(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Graph<Self>> {
+        Self::from_arrays(directed, num_vertices, out, incoming)
+    }
 }
 
-impl StoreLeaf for DeltaLeaf {
+impl StoreLeaf for GroupLeaf {
+    const GROUP_PAGES: bool = true;
+
     fn from_arrays(
         directed: bool,
         num_vertices: usize,
@@ -32,9 +49,33 @@ impl StoreLeaf for DeltaLeaf {
     ) -> Result<Graph<Self>> {
         Graph::from_parts(directed, num_vertices, out, incoming)
     }
+
+    /// Validates the byte-coded arrays, then builds group-varint ones from their keys.
+    fn from_legacy_arrays(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Graph<Self>> {
+        let reencode = |parts: PmaParts| -> Result<PmaParts> {
+            let config = parts.config.clone();
+            let old = Pma::<DeltaLeaf>::from_parts(parts, |_| true)
+                .map_err(|e| Error::corrupt(format!("a format 1 edge array: {e}")))?;
+            let keys: Vec<u64> = old.iter().collect();
+            drop(old);
+            let new = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config)
+                .map_err(|e| Error::corrupt(format!("re-encoding a format 1 edge array: {e}")))?;
+            Ok(new.into_parts())
+        };
+        let out = reencode(out)?;
+        let incoming = incoming.map(reencode).transpose()?;
+        Self::from_arrays(directed, num_vertices, out, incoming)
+    }
 }
 
 impl StoreLeaf for DeltaMapLeaf {
+    const GROUP_PAGES: bool = false;
+
     fn from_arrays(
         directed: bool,
         num_vertices: usize,

@@ -5,7 +5,7 @@ use crate::codec::delta::{self, find_in_run, for_each_in_run};
 use crate::codec::varint::{self, decode_padded, encoded_len};
 use crate::pma::sort;
 
-use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, HEAD_BYTES};
+use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
 
 /// The compressed leaf: head, then byte-coded deltas (CPMA paper, section 5).
 #[derive(Debug, Clone, Copy, Default)]
@@ -190,38 +190,38 @@ impl LeafCodec for DeltaLeaf {
         LeafInsert::Inserted(new_used)
     }
 
-    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
         if used == 0 {
-            return None;
+            return LeafRemove::Absent;
         }
         let head = read_head(leaf);
         if key < head {
-            return None;
+            return LeafRemove::Absent;
         }
         if key == head {
             if used == HEAD_BYTES {
-                return Some(0);
+                return LeafRemove::Removed(0);
             }
             let (delta, len) = delta_at(leaf, HEAD_BYTES);
             leaf.copy_within(HEAD_BYTES + len..used, HEAD_BYTES);
             write_head(leaf, head + delta);
-            return Some(used - len);
+            return LeafRemove::Removed(used - len);
         }
         let at = find_in_run(&leaf[HEAD_BYTES..], used - HEAD_BYTES, head, key);
         if at.found != Some(key) {
-            return None;
+            return LeafRemove::Absent;
         }
         let offset = HEAD_BYTES + at.offset;
         let len_key = encoded_len(key - at.prev);
         if offset + len_key == used {
-            return Some(offset);
+            return LeafRemove::Removed(offset);
         }
         let (next_delta, len_next) = delta_at(leaf, offset + len_key);
         let merged = key - at.prev + next_delta;
         let len_merged = encoded_len(merged);
         leaf.copy_within(offset + len_key + len_next..used, offset + len_merged);
         varint::write_code(merged, &mut leaf[offset..offset + len_merged]);
-        Some(used - len_key - len_next + len_merged)
+        LeafRemove::Removed(used - len_key - len_next + len_merged)
     }
 }
 

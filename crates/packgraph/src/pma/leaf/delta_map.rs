@@ -4,7 +4,7 @@
 use crate::codec::delta;
 use crate::codec::varint::{self, encoded_len};
 
-use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, HEAD_BYTES};
+use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
 
 /// The compressed map leaf: the head key and its value, then for every further entry the
 /// byte-coded key delta followed by the value (eight little-endian bytes, not compressed).
@@ -231,14 +231,14 @@ impl LeafCodec for DeltaMapLeaf {
         }
     }
 
-    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
         let mut items = Self::decode_vec(leaf, used);
         let at = items.partition_point(|&(k, _)| k < key);
         if items.get(at).is_none_or(|&(k, _)| k != key) {
-            return None;
+            return LeafRemove::Absent;
         }
         items.remove(at);
-        Some(if items.is_empty() {
+        LeafRemove::Removed(if items.is_empty() {
             0
         } else {
             Self::encode(&items, leaf)

@@ -21,10 +21,12 @@
 
 mod delta;
 mod delta_map;
+mod group;
 mod plain;
 
 pub use self::delta::DeltaLeaf;
 pub use self::delta_map::DeltaMapLeaf;
+pub use self::group::GroupLeaf;
 pub use self::plain::PlainLeaf;
 
 /// Bytes of a leaf's uncompressed head.
@@ -43,12 +45,25 @@ pub enum LeafInsert {
     Full,
 }
 
+/// The result of removing one key from a leaf in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafRemove {
+    /// The key was not there; nothing changed.
+    Absent,
+    /// The key was removed; the leaf now uses this many bytes (0: it is empty).
+    Removed(usize),
+    /// The key is there, but the leaf without it does not fit in place (its neighbours'
+    /// differences merge into a longer code); nothing changed.
+    Full,
+}
+
 mod sealed {
     pub trait Sealed {}
 }
 
-/// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA) and
-/// [`PlainLeaf`] (the uncompressed PMA); sealed.
+/// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA's byte
+/// codes), [`GroupLeaf`] (group varint, the graph's), [`DeltaMapLeaf`] (byte codes with
+/// values) and [`PlainLeaf`] (the uncompressed PMA); sealed.
 pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// What the array stores: a key (`u64`, a set) or a key with its value (a map).
     type Item: Copy + Default + PartialEq + Send + Sync + std::fmt::Debug + 'static;
@@ -68,6 +83,14 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
 
     /// Bytes `item` takes when it follows the key `prev` inside a leaf.
     fn entry_bytes(prev: u64, item: Self::Item) -> usize;
+
+    /// What `item` costs after `prev`, in quarter bytes, when leaves are cut by size (a
+    /// head costs `4 * HEAD`): a leaf of entries costing `c` in all takes at most
+    /// `c / 4 + 1` bytes. Codecs with per-group bytes charge each entry its share.
+    #[inline(always)]
+    fn entry_cost(prev: u64, item: Self::Item) -> u64 {
+        4 * Self::entry_bytes(prev, item) as u64
+    }
 
     /// Writes `items` (non-empty, keys strictly increasing) into `out`, which is long
     /// enough; returns the bytes written.
@@ -122,8 +145,8 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// Inserts `item` in place (replacing the value of an item with the same key).
     fn insert(leaf: &mut [u8], used: usize, item: Self::Item) -> LeafInsert;
 
-    /// Removes `key` in place; returns the new used bytes, or `None` if it was absent.
-    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize>;
+    /// Removes `key` in place.
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove;
 
     /// Bytes the encoding of `items` (non-empty, keys strictly increasing) takes.
     fn encoded_len(items: &[Self::Item]) -> usize {
@@ -192,11 +215,16 @@ mod tests {
                 }
             } else {
                 match C::remove(&mut leaf, used, key) {
-                    Some(now) => {
+                    LeafRemove::Removed(now) => {
                         assert!(oracle.remove(&key));
                         used = now;
                     }
-                    None => assert!(!oracle.contains(&key)),
+                    LeafRemove::Absent => assert!(!oracle.contains(&key)),
+                    LeafRemove::Full => {
+                        assert!(oracle.contains(&key));
+                        let rest: Vec<u64> = oracle.iter().copied().filter(|&k| k != key).collect();
+                        assert!(C::encoded_len(&rest) > capacity);
+                    }
                 }
             }
             let keys: Vec<u64> = oracle.iter().copied().collect();

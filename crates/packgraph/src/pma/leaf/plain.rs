@@ -3,7 +3,7 @@
 
 use crate::pma::sort;
 
-use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, HEAD_BYTES};
+use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
 
 /// The uncompressed leaf: keys as eight little-endian bytes each (the plain PMA).
 #[derive(Debug, Clone, Copy, Default)]
@@ -144,14 +144,14 @@ impl LeafCodec for PlainLeaf {
         LeafInsert::Inserted(used + 8)
     }
 
-    fn remove(leaf: &mut [u8], used: usize, key: u64) -> Option<usize> {
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
         let count = used / 8;
         let index = plain_position(leaf, count, key);
         if index == count || plain_key(leaf, index) != key {
-            return None;
+            return LeafRemove::Absent;
         }
         leaf.copy_within(index * 8 + 8..used, index * 8);
-        Some(used - 8)
+        LeafRemove::Removed(used - 8)
     }
 }
 

@@ -1,0 +1,681 @@
+//! [`GroupLeaf`], the graph's compressed leaf: the head as eight bytes, then the differences
+//! between consecutive keys in groups of four, each group a control byte followed by its
+//! four differences in 1, 2, 3 or 5 little-endian bytes (group varint).
+//!
+//! ```text
+//! | head (8 B) | ctrl | d1 | d2 | d3 | d4 | ctrl | d5 | ... | free |
+//! ```
+//!
+//! Bits `2s..2s+2` of a control byte give slot `s`'s length code: 0, 1, 2, 3 for 1, 2, 3, 5
+//! bytes. A difference of `2^40 - 1` or more (a jump of 256 or more vertices in a graph's
+//! keys) is the five bytes `2^40 - 1` followed by the difference in eight bytes. Only the
+//! last group may hold fewer than four differences: its unused slots have code 0 and no
+//! bytes, and the leaf's used length ends it.
+//!
+//! Unlike a byte-at-a-time code, a group's four lengths come from its control byte at once
+//! (one table lookup), so the scan loads four differences without a branch per byte; see
+//! `docs/formats/leaf.md` for the measurements that chose it.
+//!
+//! Positions ("offsets" in [`LeafCodec`]) are `4 * control byte offset + slot`; anything
+//! below `4 * HEAD_BYTES` is the head.
+
+use crate::pma::sort;
+
+use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
+
+/// The group-varint leaf (see the module documentation).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroupLeaf;
+
+impl sealed::Sealed for GroupLeaf {}
+
+/// The five-byte value that announces an eight-byte difference.
+const ESCAPE: u64 = (1 << 40) - 1;
+/// Bytes of a slot by length code.
+const LEN: [usize; 4] = [1, 2, 3, 5];
+/// The mask of a slot's value by length code.
+const MASK: [u64; 4] = [0xFF, 0xFFFF, 0xFF_FFFF, ESCAPE];
+/// The first position past the head.
+const FIRST: usize = 4 * HEAD_BYTES;
+/// Bytes of the longest entry: an escaped difference.
+const ESCAPED_BYTES: usize = 13;
+
+/// For each control byte: the data offsets of slots 1, 2 and 3 and the four slots' total
+/// bytes (no escapes), one per byte of the `u32`.
+static GROUPS: [u32; 256] = group_table();
+
+const fn group_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut offset = 0;
+        let mut packed = 0u32;
+        let mut slot = 0;
+        while slot < 4 {
+            if slot > 0 {
+                packed |= (offset as u32) << (8 * (slot - 1));
+            }
+            offset += LEN[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        table[ctrl] = packed | (offset as u32) << 24;
+        ctrl += 1;
+    }
+    table
+}
+
+/// The length code of a difference.
+#[inline(always)]
+fn code_of(delta: u64) -> usize {
+    if delta < 1 << 8 {
+        0
+    } else if delta < 1 << 16 {
+        1
+    } else if delta < 1 << 24 {
+        2
+    } else {
+        3
+    }
+}
+
+/// Bytes a difference takes in its slot (the control byte not counted).
+#[inline(always)]
+fn delta_bytes(delta: u64) -> usize {
+    if delta >= ESCAPE {
+        ESCAPED_BYTES
+    } else {
+        LEN[code_of(delta)]
+    }
+}
+
+/// Eight bytes from `p` (zeros past the slice's end), little-endian.
+#[inline(always)]
+fn load(leaf: &[u8], p: usize) -> u64 {
+    match leaf.get(p..p + 8) {
+        Some(bytes) => u64::from_le_bytes(bytes.try_into().expect("eight bytes")),
+        None => {
+            let mut bytes = [0u8; 8];
+            let tail = leaf.get(p..).unwrap_or(&[]);
+            bytes[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(bytes)
+        }
+    }
+}
+
+/// The difference in the slot at byte `p` with length code `code`, and its bytes.
+#[inline(always)]
+fn slot_at(leaf: &[u8], p: usize, code: usize) -> (u64, usize) {
+    let value = load(leaf, p) & MASK[code];
+    if code == 3 && value == ESCAPE {
+        (load(leaf, p + 5), ESCAPED_BYTES)
+    } else {
+        (value, LEN[code])
+    }
+}
+
+/// Writes `delta` into its slot at `out[p..]`; returns its code and bytes, or `None` if it
+/// does not fit.
+#[inline(always)]
+fn write_slot(out: &mut [u8], p: usize, delta: u64) -> Option<(usize, usize)> {
+    let code = code_of(delta);
+    let len = delta_bytes(delta);
+    let slot = out.get_mut(p..p + len)?;
+    if len == ESCAPED_BYTES {
+        slot[..5].copy_from_slice(&ESCAPE.to_le_bytes()[..5]);
+        slot[5..].copy_from_slice(&delta.to_le_bytes());
+    } else {
+        slot.copy_from_slice(&delta.to_le_bytes()[..len]);
+    }
+    Some((code, len))
+}
+
+/// Encodes `keys` (non-empty, strictly increasing) into `out`; `None` if they do not fit.
+fn encode_keys(keys: &[u64], out: &mut [u8]) -> Option<usize> {
+    out.get_mut(..HEAD_BYTES)?
+        .copy_from_slice(&keys[0].to_le_bytes());
+    let (mut p, mut prev) = (HEAD_BYTES, keys[0]);
+    for group in keys[1..].chunks(4) {
+        let c = p;
+        p += 1;
+        let mut ctrl = 0;
+        for (slot, &key) in group.iter().enumerate() {
+            let (code, len) = write_slot(out, p, key.wrapping_sub(prev))?;
+            ctrl |= code << (2 * slot);
+            p += len;
+            prev = key;
+        }
+        *out.get_mut(c)? = ctrl as u8;
+    }
+    Some(p)
+}
+
+/// How a scan of groups ended.
+enum Scan {
+    /// `f` returned `false` on the last key visited.
+    Stopped,
+    /// The requested count was reached (the leaf may hold more).
+    Counted,
+    /// The leaf's end was reached.
+    End,
+}
+
+/// Visits the slots `from..4` of the group whose control byte is at `c`, one at a time;
+/// returns the next group's control offset, or how the scan ended.
+#[inline(never)]
+fn slow_group(
+    leaf: &[u8],
+    used: usize,
+    c: usize,
+    from: usize,
+    state: &mut (u64, usize, usize),
+    f: &mut impl FnMut(u64) -> bool,
+) -> Result<usize, Scan> {
+    let (key, visited, count) = state;
+    let ctrl = leaf[c] as usize;
+    let mut p = c + 1;
+    for slot in 0..4 {
+        if p >= used {
+            return Err(Scan::End);
+        }
+        let (delta, len) = slot_at(leaf, p, (ctrl >> (2 * slot)) & 3);
+        p += len;
+        if slot >= from {
+            if *visited == *count {
+                return Err(Scan::Counted);
+            }
+            *key = key.wrapping_add(delta);
+            *visited += 1;
+            if !f(*key) {
+                return Err(Scan::Stopped);
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// Calls `f` on at most `count` keys from position `pos` (past the head), whose
+/// predecessor is `prev`; returns how many it visited and how the scan ended.
+#[inline(always)]
+fn scan(
+    leaf: &[u8],
+    used: usize,
+    pos: usize,
+    prev: u64,
+    count: usize,
+    f: &mut impl FnMut(u64) -> bool,
+) -> (usize, Scan) {
+    // Leaves inside an array have padding after them: loads need no bounds checks.
+    if used.saturating_add(8) <= leaf.len() {
+        scan_groups::<true>(leaf, used, pos, prev, count, f)
+    } else {
+        scan_groups::<false>(leaf, used, pos, prev, count, f)
+    }
+}
+
+/// [`scan`]; `PADDED`: `leaf` holds at least 8 bytes past `used`.
+#[inline(always)]
+fn scan_groups<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    pos: usize,
+    prev: u64,
+    count: usize,
+    f: &mut impl FnMut(u64) -> bool,
+) -> (usize, Scan) {
+    // Eight bytes at `p`, for `p < used` (checked by the callers below).
+    let word = |p: usize| -> u64 {
+        debug_assert!(p < used);
+        if PADDED {
+            // SAFETY: `p < used` and `used + 8 <= leaf.len()` (PADDED), so the 8 bytes at
+            // `p` lie inside `leaf`; the read is unaligned-safe.
+            unsafe { leaf.as_ptr().add(p).cast::<u64>().read_unaligned() }.to_le()
+        } else {
+            load(leaf, p)
+        }
+    };
+    let mut state = (prev, 0usize, count);
+    let mut c = pos >> 2;
+    if pos & 3 != 0 {
+        if c >= used {
+            return (0, Scan::End);
+        }
+        match slow_group(leaf, used, c, pos & 3, &mut state, f) {
+            Ok(next) => c = next,
+            Err(end) => return (state.1, end),
+        }
+    }
+    while c < used {
+        let (key, visited, count) = &mut state;
+        if *visited == *count {
+            return (*visited, Scan::Counted);
+        }
+        let ctrl = (word(c) & 0xFF) as usize;
+        let offsets = GROUPS[ctrl] as usize;
+        let end = c + 1 + (offsets >> 24);
+        if end <= used && *count - *visited >= 4 {
+            // Every slot starts before `end <= used`.
+            let p = c + 1;
+            let d0 = word(p) & MASK[ctrl & 3];
+            let d1 = word(p + (offsets & 0xFF)) & MASK[(ctrl >> 2) & 3];
+            let d2 = word(p + ((offsets >> 8) & 0xFF)) & MASK[(ctrl >> 4) & 3];
+            let d3 = word(p + ((offsets >> 16) & 0xFF)) & MASK[ctrl >> 6];
+            if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
+                match slow_group(leaf, used, c, 0, &mut state, f) {
+                    Ok(next) => c = next,
+                    Err(end) => return (state.1, end),
+                }
+                continue;
+            }
+            let k0 = key.wrapping_add(d0);
+            let k1 = k0.wrapping_add(d1);
+            let k2 = k1.wrapping_add(d2);
+            let k3 = k2.wrapping_add(d3);
+            *key = k3;
+            *visited += 4;
+            if !f(k0) {
+                return (*visited - 3, Scan::Stopped);
+            }
+            if !f(k1) {
+                return (*visited - 2, Scan::Stopped);
+            }
+            if !f(k2) {
+                return (*visited - 1, Scan::Stopped);
+            }
+            if !f(k3) {
+                return (*visited, Scan::Stopped);
+            }
+            c = end;
+        } else {
+            match slow_group(leaf, used, c, 0, &mut state, f) {
+                Ok(next) => c = next,
+                Err(end) => return (state.1, end),
+            }
+        }
+    }
+    (state.1, Scan::End)
+}
+
+/// The leaf's keys.
+fn keys_of(leaf: &[u8], used: usize) -> Vec<u64> {
+    let mut keys = Vec::with_capacity(used);
+    GroupLeaf::decode_into(leaf, used, &mut keys);
+    keys
+}
+
+impl LeafCodec for GroupLeaf {
+    type Item = u64;
+    const NAME: &'static str = "cpma";
+    const HEAD: usize = HEAD_BYTES;
+    // The longest entry with its control byte, a head's extra bytes, a group's rounding
+    // and 2.
+    const SLACK: usize = ESCAPED_BYTES + 1 + HEAD_BYTES + 1 + 2;
+
+    #[inline(always)]
+    fn key(item: u64) -> u64 {
+        item
+    }
+
+    fn sort_items(items: &mut Vec<u64>) {
+        sort::sort_keys(items);
+    }
+
+    /// The slot's bytes; the control byte's quarter is in [`LeafCodec::entry_cost`].
+    #[inline(always)]
+    fn entry_bytes(prev: u64, key: u64) -> usize {
+        delta_bytes(key.wrapping_sub(prev))
+    }
+
+    #[inline(always)]
+    fn entry_cost(prev: u64, key: u64) -> u64 {
+        4 * delta_bytes(key.wrapping_sub(prev)) as u64 + 1
+    }
+
+    fn encoded_len(keys: &[u64]) -> usize {
+        HEAD_BYTES
+            + (keys.len() - 1).div_ceil(4)
+            + keys
+                .windows(2)
+                .map(|w| delta_bytes(w[1].wrapping_sub(w[0])))
+                .sum::<usize>()
+    }
+
+    fn encode(keys: &[u64], out: &mut [u8]) -> usize {
+        encode_keys(keys, out).expect("the caller sized the leaf for its keys")
+    }
+
+    fn encode_bounded(keys: &[u64], out: &mut [u8]) -> Option<usize> {
+        encode_keys(keys, out)
+    }
+
+    #[inline]
+    fn for_each_while(leaf: &[u8], used: usize, mut f: impl FnMut(u64) -> bool) -> bool {
+        if used == 0 {
+            return true;
+        }
+        let head = read_head(leaf);
+        f(head)
+            && !matches!(
+                scan(leaf, used, FIRST, head, usize::MAX, &mut f).1,
+                Scan::Stopped
+            )
+    }
+
+    fn for_each_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        if offset < FIRST {
+            return Self::for_each_while(leaf, used, f);
+        }
+        !matches!(
+            scan(leaf, used, offset, prev, usize::MAX, &mut f).1,
+            Scan::Stopped
+        )
+    }
+
+    #[inline]
+    fn for_count_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        count: usize,
+        f: &mut impl FnMut(u64) -> bool,
+    ) -> (usize, bool) {
+        if count == 0 || used == 0 {
+            return (0, false);
+        }
+        let (mut pos, mut key, mut visited) = (offset, prev, 0);
+        if offset < FIRST {
+            key = read_head(leaf);
+            if !f(key) {
+                return (1, true);
+            }
+            (pos, visited) = (FIRST, 1);
+        }
+        let (scanned, end) = scan(leaf, used, pos, key, count - visited, f);
+        (visited + scanned, matches!(end, Scan::Stopped))
+    }
+
+    #[inline]
+    fn entry_end(leaf: &[u8], offset: usize) -> usize {
+        if offset < FIRST {
+            return FIRST;
+        }
+        if offset & 3 != 3 {
+            return offset + 1;
+        }
+        let c = offset >> 2;
+        let ctrl = leaf[c] as usize;
+        let mut p = c + 1;
+        for slot in 0..4 {
+            p += slot_at(leaf, p, (ctrl >> (2 * slot)) & 3).1;
+        }
+        4 * p
+    }
+
+    #[inline(always)]
+    fn item_ending_at<'a>(_leaf: impl FnOnce() -> &'a [u8], _end: usize, key: u64) -> u64 {
+        key
+    }
+
+    fn for_each_entry(leaf: &[u8], used: usize, mut f: impl FnMut(u64, usize, u64)) {
+        if used == 0 {
+            return;
+        }
+        let head = read_head(leaf);
+        f(head, 0, 0);
+        let (mut c, mut prev) = (HEAD_BYTES, head);
+        while c < used {
+            let ctrl = leaf[c] as usize;
+            let mut p = c + 1;
+            for slot in 0..4 {
+                if p >= used {
+                    return;
+                }
+                let (delta, len) = slot_at(leaf, p, (ctrl >> (2 * slot)) & 3);
+                let key = prev.wrapping_add(delta);
+                f(key, 4 * c + slot, prev);
+                prev = key;
+                p += len;
+            }
+            c = p;
+        }
+    }
+
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<u64> {
+        let mut found = None;
+        Self::for_each_while(leaf, used, |key| {
+            if key >= target {
+                found = Some(key);
+            }
+            found.is_none()
+        });
+        found
+    }
+
+    fn last(leaf: &[u8], used: usize) -> Option<u64> {
+        let mut last = None;
+        Self::for_each_while(leaf, used, |key| {
+            last = Some(key);
+            true
+        });
+        last
+    }
+
+    fn insert(leaf: &mut [u8], used: usize, key: u64) -> LeafInsert {
+        if used == 0 {
+            if leaf.len() < HEAD_BYTES {
+                return LeafInsert::Full;
+            }
+            write_head(leaf, key);
+            return LeafInsert::Inserted(HEAD_BYTES);
+        }
+        let mut keys = keys_of(leaf, used);
+        let at = match keys.binary_search(&key) {
+            Ok(_) => return LeafInsert::Present,
+            Err(at) => at,
+        };
+        keys.insert(at, key);
+        if Self::encoded_len(&keys) > leaf.len() {
+            return LeafInsert::Full;
+        }
+        LeafInsert::Inserted(Self::encode(&keys, leaf))
+    }
+
+    fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
+        if used == 0 {
+            return LeafRemove::Absent;
+        }
+        let mut keys = keys_of(leaf, used);
+        let Ok(at) = keys.binary_search(&key) else {
+            return LeafRemove::Absent;
+        };
+        keys.remove(at);
+        if keys.is_empty() {
+            return LeafRemove::Removed(0);
+        }
+        // The two differences around the key merge into one, whose code can be longer than
+        // both together (3 + 1 bytes become 5; 5 + 1 become an escaped 13).
+        if Self::encoded_len(&keys) > leaf.len() {
+            return LeafRemove::Full;
+        }
+        LeafRemove::Removed(Self::encode(&keys, leaf))
+    }
+
+    fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
+        Self::for_each_while(leaf, used, |key| {
+            out.push(key);
+            true
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pma::leaf::tests::check_ops;
+    use crate::pma::leaf::DeltaLeaf;
+    use proptest::prelude::*;
+
+    /// Every way of reading the leaf of `keys` agrees with `keys`: whole scans, counted
+    /// scans from every entry's position, `entry_end` chains and early stops.
+    fn check_reads(keys: &[u64], padding: usize) {
+        let len = GroupLeaf::encoded_len(keys);
+        let mut leaf = vec![0xA5u8; len + padding];
+        assert_eq!(GroupLeaf::encode(keys, &mut leaf), len);
+        let mut all = Vec::new();
+        GroupLeaf::decode_into(&leaf, len, &mut all);
+        assert_eq!(all, keys);
+        let mut entries = Vec::new();
+        GroupLeaf::for_each_entry(&leaf, len, |key, pos, prev| entries.push((key, pos, prev)));
+        assert_eq!(entries.len(), keys.len());
+        for (i, &(key, pos, prev)) in entries.iter().enumerate() {
+            assert_eq!(key, keys[i]);
+            assert_eq!(prev, if i == 0 { 0 } else { keys[i - 1] });
+            let next = GroupLeaf::entry_end(&leaf, pos);
+            if let Some(&(_, next_pos, _)) = entries.get(i + 1) {
+                assert_eq!(next, next_pos, "entry {i}");
+            }
+            for count in [1, 3, 4, 5, 9, usize::MAX] {
+                let mut got = Vec::new();
+                let (visited, stopped) =
+                    GroupLeaf::for_count_from(&leaf, len, pos, prev, count, &mut |k| {
+                        got.push(k);
+                        true
+                    });
+                let want: Vec<u64> = keys[i..].iter().copied().take(count).collect();
+                assert_eq!((visited, stopped), (want.len(), false));
+                assert_eq!(got, want);
+            }
+            // Past the entry: the rest, starting from the entry's end.
+            let mut rest = Vec::new();
+            assert!(GroupLeaf::for_each_from(&leaf, len, next, key, |k| {
+                rest.push(k);
+                true
+            }));
+            assert_eq!(rest, keys[i + 1..]);
+            // Stopping at the third key visited.
+            let mut seen = 0;
+            let (visited, stopped) =
+                GroupLeaf::for_count_from(&leaf, len, pos, prev, usize::MAX, &mut |_| {
+                    seen += 1;
+                    seen < 3
+                });
+            let expect_stop = keys.len() - i >= 3;
+            assert_eq!(stopped, expect_stop);
+            assert_eq!(visited, if expect_stop { 3 } else { keys.len() - i });
+        }
+    }
+
+    fn sorted(mut keys: Vec<u64>) -> Vec<u64> {
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    #[test]
+    fn every_length_code_and_escape() {
+        let keys = [
+            0,
+            1,
+            0x100,
+            0x1_0100,
+            0x100_0100,
+            0xFF_0100_0100,
+            0xFF_0100_0101,
+            ESCAPE + 0xFF_0100_0101,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for padding in [0, 16] {
+            for start in 0..keys.len() {
+                check_reads(&keys[start..], padding);
+            }
+        }
+    }
+
+    #[test]
+    fn table_matches_lengths() {
+        for ctrl in 0..256usize {
+            let lens: Vec<usize> = (0..4).map(|s| LEN[(ctrl >> (2 * s)) & 3]).collect();
+            let t = GROUPS[ctrl] as usize;
+            assert_eq!(t & 0xFF, lens[0]);
+            assert_eq!((t >> 8) & 0xFF, lens[0] + lens[1]);
+            assert_eq!((t >> 16) & 0xFF, lens[0] + lens[1] + lens[2]);
+            assert_eq!(t >> 24, lens.iter().sum::<usize>());
+        }
+    }
+
+    #[test]
+    fn full_leaf_refuses_and_keeps_its_keys() {
+        let keys: Vec<u64> = (0..20).map(|i| i * 1000).collect();
+        let len = GroupLeaf::encoded_len(&keys);
+        let mut leaf = vec![0u8; len];
+        GroupLeaf::encode(&keys, &mut leaf);
+        let before = leaf.clone();
+        assert_eq!(GroupLeaf::insert(&mut leaf, len, 5), LeafInsert::Full);
+        assert_eq!(leaf, before);
+        assert!(GroupLeaf::encode_bounded(&keys, &mut vec![0u8; len - 1]).is_none());
+    }
+
+    #[test]
+    fn removal_that_lengthens_the_leaf_is_refused_when_full() {
+        // Removing the middle key merges 5 + 1 bytes into an escaped 13.
+        let keys = [0, ESCAPE - 1, ESCAPE];
+        let len = GroupLeaf::encoded_len(&keys);
+        let mut leaf = vec![0u8; len];
+        GroupLeaf::encode(&keys, &mut leaf);
+        let before = leaf.clone();
+        assert_eq!(
+            GroupLeaf::remove(&mut leaf, len, ESCAPE - 1),
+            LeafRemove::Full
+        );
+        assert_eq!(leaf, before);
+        let mut roomy = vec![0u8; len + 8];
+        GroupLeaf::encode(&keys, &mut roomy);
+        assert_eq!(
+            GroupLeaf::remove(&mut roomy, len, ESCAPE - 1),
+            LeafRemove::Removed(GroupLeaf::encoded_len(&[0, ESCAPE]))
+        );
+        assert_eq!(GroupLeaf::last(&roomy, len + 7), Some(ESCAPE));
+    }
+
+    proptest! {
+        #[test]
+        fn group_leaf_matches_btreeset(ops in proptest::collection::vec((any::<bool>(), 0u64..500), 0..120)) {
+            check_ops::<GroupLeaf>(&ops, 96);
+        }
+
+        #[test]
+        fn group_leaf_wide_keys_match_btreeset(ops in proptest::collection::vec((any::<bool>(), any::<u64>()), 0..60)) {
+            check_ops::<GroupLeaf>(&ops, 160);
+        }
+
+        #[test]
+        fn group_reads_match_the_keys(
+            keys in proptest::collection::vec(
+                prop_oneof![0u64..300, 0u64..70_000, 0u64..(1 << 26), any::<u64>()], 1..40),
+            padding in prop_oneof![Just(0usize), Just(16)],
+        ) {
+            check_reads(&sorted(keys), padding);
+        }
+
+        #[test]
+        fn group_and_byte_codes_decode_alike(keys in proptest::collection::vec(any::<u32>(), 1..200)) {
+            // Graph-shaped keys: vertex in the high half.
+            let keys = sorted(keys.into_iter().map(|k| u64::from(k >> 24) << 32 | u64::from(k)).collect());
+            let mut group = vec![0u8; GroupLeaf::encoded_len(&keys) + 16];
+            let mut bytes = vec![0u8; DeltaLeaf::encoded_len(&keys) + 16];
+            let (g, b) = (GroupLeaf::encode(&keys, &mut group), DeltaLeaf::encode(&keys, &mut bytes));
+            let (mut from_group, mut from_bytes) = (Vec::new(), Vec::new());
+            GroupLeaf::decode_into(&group, g, &mut from_group);
+            DeltaLeaf::decode_into(&bytes, b, &mut from_bytes);
+            prop_assert_eq!(&from_group, &keys);
+            prop_assert_eq!(from_bytes, from_group);
+        }
+    }
+}
