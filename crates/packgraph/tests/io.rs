@@ -652,3 +652,39 @@ fn added_vertex_ids_round_trip_and_named_graphs_are_refused() {
     assert_eq!(data.ids().internal_name("alice"), Some(alice));
     assert_eq!(data.graph.num_edges(), 4);
 }
+
+/// A version 1 snapshot of an unweighted, directed graph (byte-coded leaves, written by the
+/// build before group-varint leaves, from `golden/store-v1-unweighted.expected.el`) reads
+/// back with every edge, and saving it again writes the current version.
+#[test]
+fn version_1_snapshot_reads_back_and_saves_as_the_current_version() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let want: BTreeMap<(u64, u64), f64> =
+        std::fs::read_to_string(golden.join("store-v1-unweighted.expected.el"))
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let mut it = line.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+                ((it.next().unwrap(), it.next().unwrap()), 1.0)
+            })
+            .collect();
+    assert_eq!(want.len(), 3051);
+    let old = golden.join("snapshot-v1-unweighted.pgb");
+    assert_eq!(
+        std::fs::read(&old).unwrap()[8],
+        1,
+        "the golden file is version 1"
+    );
+    let data = load_default(&old).unwrap();
+    assert!(data.graph.is_directed());
+    assert_eq!(edge_map(&data), want);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("again.pgb");
+    save(&data, &path, Format::Binary).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+        packgraph::io::binary::VERSION
+    );
+    assert_eq!(edge_map(&load_default(&path).unwrap()), want);
+}

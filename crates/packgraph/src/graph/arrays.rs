@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use super::{Graph, IdMap, Properties};
-use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
+use crate::pma::{DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
 impl<C: LeafCodec> Graph<C> {
@@ -78,6 +78,33 @@ impl Graph<GroupLeaf> {
         incoming: Option<PmaParts>,
     ) -> Result<Self> {
         Self::from_parts_checked(directed, num_vertices, out, incoming, |_| true)
+    }
+
+    /// [`Graph::from_parts`] for arrays whose leaves are in byte codes ([`DeltaLeaf`], the
+    /// unweighted layout of store format 1 and snapshot format 1): validated as such, then
+    /// re-encoded in group varint.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first thing that does not hold.
+    pub fn from_byte_coded_parts(
+        directed: bool,
+        num_vertices: usize,
+        out: PmaParts,
+        incoming: Option<PmaParts>,
+    ) -> Result<Self> {
+        let reencode = |parts: PmaParts| -> Result<PmaParts> {
+            let config = parts.config.clone();
+            let old = Pma::<DeltaLeaf>::from_parts(parts, |_| true)
+                .map_err(|e| Error::corrupt(format!("a byte-coded edge array: {e}")))?;
+            let keys: Vec<u64> = old.iter().collect();
+            drop(old);
+            let new = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config)
+                .map_err(|e| Error::corrupt(format!("re-encoding a byte-coded edge array: {e}")))?;
+            Ok(new.into_parts())
+        };
+        let out = reencode(out)?;
+        let incoming = incoming.map(reencode).transpose()?;
+        Self::from_parts(directed, num_vertices, out, incoming)
     }
 }
 

@@ -14,8 +14,11 @@ use crate::Error;
 
 /// The first eight bytes of every snapshot.
 pub const MAGIC: &[u8; 8] = b"PKGRAPH\0";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes. Version 2 stores unweighted graphs' leaves in
+/// group varint (`GroupLeaf`); version 1, still read, in byte codes (`DeltaLeaf`).
+pub const VERSION: u32 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the fixed header.
 const HEADER_BYTES: usize = 48;
 
@@ -277,10 +280,13 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
     let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap_or_default());
     let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or_default());
     let (version, flags) = (u32_at(8), u32_at(12));
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(Error::unsupported_file(
             path,
-            format!("snapshot format version {version}; this packgraph reads version {VERSION}"),
+            format!(
+                "snapshot format version {version}; this packgraph reads versions \
+                 {OLDEST_VERSION} to {VERSION}"
+            ),
         ));
     }
     let header_sum = crc32fast::hash(&header[..44]);
@@ -353,6 +359,10 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         AnyGraph::Weighted(
             WeightedGraph::from_weighted_parts(directed, num_vertices, out, incoming)
                 .map_err(bad)?,
+        )
+    } else if version == 1 {
+        AnyGraph::Unweighted(
+            Graph::from_byte_coded_parts(directed, num_vertices, out, incoming).map_err(bad)?,
         )
     } else {
         AnyGraph::Unweighted(Graph::from_parts(directed, num_vertices, out, incoming).map_err(bad)?)

@@ -63,7 +63,8 @@ impl<C: LeafCodec> Pma<C> {
             }
         };
         self.len -= 1;
-        self.total_used -= used - new_used;
+        // A removal can lengthen a group-varint leaf (merged differences).
+        self.total_used = self.total_used + new_used - used;
         let old_head = self.head(j);
         let new_head = match overflow.first() {
             Some((_, items)) => Some(C::key(items[0])),
@@ -78,10 +79,9 @@ impl<C: LeafCodec> Pma<C> {
             }
             leaves.repair_heads(j..j + 1);
         }
-        if !overflow.is_empty() {
-            self.rebalance(vec![j], overflow, true);
-        } else if self.bounds().violated(0, new_used, self.leaf_bytes, false) {
-            self.rebalance(vec![j], Vec::new(), false);
+        let grew = new_used > used;
+        if !overflow.is_empty() || self.bounds().violated(0, new_used, self.leaf_bytes, grew) {
+            self.rebalance(vec![j], overflow, grew);
         }
         true
     }

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::format::{Cursor, UnitRef, UNIT_REF_BYTES};
 use crate::graph::{EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Update, VertexId};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, GroupLeaf, Pma, PmaConfig, PmaParts, PmaPartsRef};
+use crate::pma::{DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
@@ -50,26 +50,13 @@ impl StoreLeaf for GroupLeaf {
         Graph::from_parts(directed, num_vertices, out, incoming)
     }
 
-    /// Validates the byte-coded arrays, then builds group-varint ones from their keys.
     fn from_legacy_arrays(
         directed: bool,
         num_vertices: usize,
         out: PmaParts,
         incoming: Option<PmaParts>,
     ) -> Result<Graph<Self>> {
-        let reencode = |parts: PmaParts| -> Result<PmaParts> {
-            let config = parts.config.clone();
-            let old = Pma::<DeltaLeaf>::from_parts(parts, |_| true)
-                .map_err(|e| Error::corrupt(format!("a format 1 edge array: {e}")))?;
-            let keys: Vec<u64> = old.iter().collect();
-            drop(old);
-            let new = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config)
-                .map_err(|e| Error::corrupt(format!("re-encoding a format 1 edge array: {e}")))?;
-            Ok(new.into_parts())
-        };
-        let out = reencode(out)?;
-        let incoming = incoming.map(reencode).transpose()?;
-        Self::from_arrays(directed, num_vertices, out, incoming)
+        Graph::from_byte_coded_parts(directed, num_vertices, out, incoming)
     }
 }
 

@@ -44,6 +44,23 @@ const ESCAPED_BYTES: usize = 13;
 /// bytes (no escapes), one per byte of the `u32`.
 static GROUPS: [u32; 256] = group_table();
 
+/// For each control byte, the masks of its four slots' values.
+static MASKS: [[u64; 4]; 256] = mask_table();
+
+const fn mask_table() -> [[u64; 4]; 256] {
+    let mut table = [[0u64; 4]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut slot = 0;
+        while slot < 4 {
+            table[ctrl][slot] = MASK[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
+
 const fn group_table() -> [u32; 256] {
     let mut table = [0u32; 256];
     let mut ctrl = 0;
@@ -255,10 +272,11 @@ fn scan_groups<const PADDED: bool>(
         if end <= used && *count - *visited >= 4 {
             // Every slot starts before `end <= used`.
             let p = c + 1;
-            let d0 = word(p) & MASK[ctrl & 3];
-            let d1 = word(p + (offsets & 0xFF)) & MASK[(ctrl >> 2) & 3];
-            let d2 = word(p + ((offsets >> 8) & 0xFF)) & MASK[(ctrl >> 4) & 3];
-            let d3 = word(p + ((offsets >> 16) & 0xFF)) & MASK[ctrl >> 6];
+            let masks = &MASKS[ctrl];
+            let d0 = word(p) & masks[0];
+            let d1 = word(p + (offsets & 0xFF)) & masks[1];
+            let d2 = word(p + ((offsets >> 8) & 0xFF)) & masks[2];
+            let d3 = word(p + ((offsets >> 16) & 0xFF)) & masks[3];
             if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
                 match slow_group(leaf, used, c, 0, &mut state, f) {
                     Ok(next) => c = next,
@@ -607,6 +625,9 @@ mod tests {
             assert_eq!((t >> 8) & 0xFF, lens[0] + lens[1]);
             assert_eq!((t >> 16) & 0xFF, lens[0] + lens[1] + lens[2]);
             assert_eq!(t >> 24, lens.iter().sum::<usize>());
+            for (slot, &len) in lens.iter().enumerate() {
+                assert_eq!(MASKS[ctrl][slot], u64::MAX >> (64 - 8 * len));
+            }
         }
     }
 
