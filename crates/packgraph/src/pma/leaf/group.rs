@@ -251,16 +251,7 @@ fn scan_groups<const PADDED: bool>(
         }
     };
     let mut state = (prev, 0usize, count);
-    let mut c = pos >> 2;
-    if pos & 3 != 0 {
-        if c >= used {
-            return (0, Scan::End);
-        }
-        match slow_group(leaf, used, c, pos & 3, &mut state, f) {
-            Ok(next) => c = next,
-            Err(end) => return (state.1, end),
-        }
-    }
+    let (mut c, mut skip) = (pos >> 2, pos & 3);
     while c < used {
         let (key, visited, count) = &mut state;
         if *visited == *count {
@@ -269,7 +260,8 @@ fn scan_groups<const PADDED: bool>(
         let ctrl = (word(c) & 0xFF) as usize;
         let offsets = GROUPS[ctrl] as usize;
         let end = c + 1 + (offsets >> 24);
-        if end <= used && *count - *visited >= 4 {
+        // A full group (only the leaf's last can be short, and then `end > used`).
+        if end <= used {
             // Every slot starts before `end <= used`.
             let p = c + 1;
             let masks = &MASKS[ctrl];
@@ -278,34 +270,51 @@ fn scan_groups<const PADDED: bool>(
             let d2 = word(p + ((offsets >> 8) & 0xFF)) & masks[2];
             let d3 = word(p + ((offsets >> 16) & 0xFF)) & masks[3];
             if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
-                match slow_group(leaf, used, c, 0, &mut state, f) {
-                    Ok(next) => c = next,
+                match slow_group(leaf, used, c, skip, &mut state, f) {
+                    Ok(next) => (c, skip) = (next, 0),
                     Err(end) => return (state.1, end),
                 }
                 continue;
             }
-            let k0 = key.wrapping_add(d0);
-            let k1 = k0.wrapping_add(d1);
-            let k2 = k1.wrapping_add(d2);
-            let k3 = k2.wrapping_add(d3);
-            *key = k3;
-            *visited += 4;
-            if !f(k0) {
-                return (*visited - 3, Scan::Stopped);
+            if skip == 0 && *count - *visited >= 4 {
+                let k0 = key.wrapping_add(d0);
+                let k1 = k0.wrapping_add(d1);
+                let k2 = k1.wrapping_add(d2);
+                let k3 = k2.wrapping_add(d3);
+                *key = k3;
+                *visited += 4;
+                if !f(k0) {
+                    return (*visited - 3, Scan::Stopped);
+                }
+                if !f(k1) {
+                    return (*visited - 2, Scan::Stopped);
+                }
+                if !f(k2) {
+                    return (*visited - 1, Scan::Stopped);
+                }
+                if !f(k3) {
+                    return (*visited, Scan::Stopped);
+                }
+                c = end;
+                continue;
             }
-            if !f(k1) {
-                return (*visited - 2, Scan::Stopped);
+            // The run starts inside this group (a vertex's first arc after the index's)
+            // or the count ends in it (its last arcs).
+            let last = (*count - *visited).saturating_add(skip).min(4);
+            for &delta in &[d0, d1, d2, d3][skip..last] {
+                *key = key.wrapping_add(delta);
+                *visited += 1;
+                if !f(*key) {
+                    return (*visited, Scan::Stopped);
+                }
             }
-            if !f(k2) {
-                return (*visited - 1, Scan::Stopped);
+            if last < 4 {
+                return (*visited, Scan::Counted);
             }
-            if !f(k3) {
-                return (*visited, Scan::Stopped);
-            }
-            c = end;
+            (c, skip) = (end, 0);
         } else {
-            match slow_group(leaf, used, c, 0, &mut state, f) {
-                Ok(next) => c = next,
+            match slow_group(leaf, used, c, skip, &mut state, f) {
+                Ok(next) => (c, skip) = (next, 0),
                 Err(end) => return (state.1, end),
             }
         }
