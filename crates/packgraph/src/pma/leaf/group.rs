@@ -150,20 +150,41 @@ fn write_slot(out: &mut [u8], p: usize, delta: u64) -> Option<(usize, usize)> {
 fn encode_keys(keys: &[u64], out: &mut [u8]) -> Option<usize> {
     out.get_mut(..HEAD_BYTES)?
         .copy_from_slice(&keys[0].to_le_bytes());
-    let (mut p, mut prev) = (HEAD_BYTES, keys[0]);
-    for group in keys[1..].chunks(4) {
+    encode_groups(keys[0], &keys[1..], out, HEAD_BYTES)
+}
+
+/// Length code by the bytes a difference needs (1 to 8).
+const CODE_BY_BYTES: [u8; 9] = [0, 0, 1, 2, 3, 3, 3, 3, 3];
+
+/// Writes `keys` (strictly increasing, all above `prev`) as groups into `out` from byte
+/// `p`; returns the end, or `None` if they do not fit.
+fn encode_groups(mut prev: u64, keys: &[u64], out: &mut [u8], mut p: usize) -> Option<usize> {
+    for group in keys.chunks(4) {
         let c = p;
         p += 1;
         let mut ctrl = 0;
         for (slot, &key) in group.iter().enumerate() {
-            let (code, len) = write_slot(out, p, key.wrapping_sub(prev))?;
-            ctrl |= code << (2 * slot);
-            p += len;
+            let delta = key.wrapping_sub(prev);
             prev = key;
+            let code = CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
+            ctrl |= code << (2 * slot);
+            let len = LEN[code as usize];
+            if delta < ESCAPE {
+                // Eight bytes when they fit (one store), else exactly the slot's.
+                if let Some(word) = out.get_mut(p..p + 8) {
+                    word.copy_from_slice(&delta.to_le_bytes());
+                } else {
+                    out.get_mut(p..p + len)?
+                        .copy_from_slice(&delta.to_le_bytes()[..len]);
+                }
+                p += len;
+            } else {
+                p += write_slot(out, p, delta)?.1;
+            }
         }
-        *out.get_mut(c)? = ctrl as u8;
+        *out.get_mut(c)? = ctrl;
     }
-    Some(p)
+    (p <= out.len()).then_some(p)
 }
 
 /// How a scan of groups ended.
@@ -320,6 +341,40 @@ fn scan_groups<const PADDED: bool>(
         }
     }
     (state.1, Scan::End)
+}
+
+thread_local! {
+    /// Scratch for in-place inserts: the keys of a leaf's tail and their encoding.
+    static TAIL: std::cell::RefCell<(Vec<u64>, Vec<u8>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
+}
+
+/// The control byte offset of the group holding the first difference whose key is `>= key`
+/// (the last group if every key is smaller; `used` if the leaf holds only its head), and
+/// the key before that group; `key` is above the leaf's head.
+fn group_of(leaf: &[u8], used: usize, key: u64) -> (usize, u64) {
+    let (mut c, mut prev) = (HEAD_BYTES, read_head(leaf));
+    while c < used {
+        let ctrl = leaf[c] as usize;
+        let mut p = c + 1;
+        let mut last = prev;
+        for slot in 0..4 {
+            if p >= used {
+                break;
+            }
+            let (delta, len) = slot_at(leaf, p, (ctrl >> (2 * slot)) & 3);
+            last = last.wrapping_add(delta);
+            p += len;
+        }
+        // The last group also takes keys above all others: it may be short, and only
+        // the last group may be.
+        if last >= key || p >= used {
+            return (c, prev);
+        }
+        (c, prev) = (p, last);
+    }
+    (used, prev)
 }
 
 /// The leaf's keys.
@@ -501,36 +556,88 @@ impl LeafCodec for GroupLeaf {
             write_head(leaf, key);
             return LeafInsert::Inserted(HEAD_BYTES);
         }
-        let mut keys = keys_of(leaf, used);
-        let at = match keys.binary_search(&key) {
-            Ok(_) => return LeafInsert::Present,
-            Err(at) => at,
-        };
-        keys.insert(at, key);
-        if Self::encoded_len(&keys) > leaf.len() {
-            return LeafInsert::Full;
+        let head = read_head(leaf);
+        if key <= head {
+            if key == head {
+                return LeafInsert::Present;
+            }
+            let mut keys = keys_of(leaf, used);
+            keys.insert(0, key);
+            if Self::encoded_len(&keys) > leaf.len() {
+                return LeafInsert::Full;
+            }
+            return LeafInsert::Inserted(Self::encode(&keys, leaf));
         }
-        LeafInsert::Inserted(Self::encode(&keys, leaf))
+        // Only the groups from the one the key falls in onward change: find it, then
+        // re-encode that tail with the key added.
+        let (c, prev) = group_of(leaf, used, key);
+        TAIL.with(|tail| {
+            let (keys, bytes) = &mut *tail.borrow_mut();
+            keys.clear();
+            Self::for_each_from(leaf, used, 4 * c, prev, |k| {
+                keys.push(k);
+                true
+            });
+            let at = match keys.binary_search(&key) {
+                Ok(_) => return LeafInsert::Present,
+                Err(at) => at,
+            };
+            keys.insert(at, key);
+            bytes.clear();
+            bytes.resize(leaf.len() - c + 8, 0);
+            match encode_groups(prev, keys, &mut bytes[..leaf.len() - c], 0) {
+                Some(len) => {
+                    leaf[c..c + len].copy_from_slice(&bytes[..len]);
+                    LeafInsert::Inserted(c + len)
+                }
+                None => LeafInsert::Full,
+            }
+        })
     }
 
     fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
         if used == 0 {
             return LeafRemove::Absent;
         }
-        let mut keys = keys_of(leaf, used);
-        let Ok(at) = keys.binary_search(&key) else {
-            return LeafRemove::Absent;
-        };
-        keys.remove(at);
-        if keys.is_empty() {
-            return LeafRemove::Removed(0);
+        let head = read_head(leaf);
+        if key <= head {
+            if key < head {
+                return LeafRemove::Absent;
+            }
+            let mut keys = keys_of(leaf, used);
+            keys.remove(0);
+            if keys.is_empty() {
+                return LeafRemove::Removed(0);
+            }
+            // The new head's 8 bytes replace a difference of at most 13 and its group
+            // share: the leaf never grows.
+            return LeafRemove::Removed(Self::encode(&keys, leaf));
         }
-        // The two differences around the key merge into one, whose code can be longer than
-        // both together (3 + 1 bytes become 5; 5 + 1 become an escaped 13).
-        if Self::encoded_len(&keys) > leaf.len() {
-            return LeafRemove::Full;
-        }
-        LeafRemove::Removed(Self::encode(&keys, leaf))
+        // As for inserts, only the tail from the key's group changes. The two differences
+        // around the key merge into one, whose code can be longer than both together
+        // (3 + 1 bytes become 5; 5 + 1 become an escaped 13): then the tail may not fit.
+        let (c, prev) = group_of(leaf, used, key);
+        TAIL.with(|tail| {
+            let (keys, bytes) = &mut *tail.borrow_mut();
+            keys.clear();
+            Self::for_each_from(leaf, used, 4 * c, prev, |k| {
+                keys.push(k);
+                true
+            });
+            let Ok(at) = keys.binary_search(&key) else {
+                return LeafRemove::Absent;
+            };
+            keys.remove(at);
+            bytes.clear();
+            bytes.resize(leaf.len() - c + 8, 0);
+            match encode_groups(prev, keys, &mut bytes[..leaf.len() - c], 0) {
+                Some(len) => {
+                    leaf[c..c + len].copy_from_slice(&bytes[..len]);
+                    LeafRemove::Removed(c + len)
+                }
+                None => LeafRemove::Full,
+            }
+        })
     }
 
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
