@@ -27,7 +27,8 @@ impl<C: LeafCodec> Pma<C> {
             }
         };
         self.len += 1;
-        self.total_used += new_used - used;
+        // An insert can shorten a group-varint leaf (an escaped difference split in two).
+        self.total_used = self.total_used + new_used - used;
         let old_head = self.head(j);
         let mut leaves = self.leaves_mut();
         leaves.set_used(j, new_used);

@@ -409,6 +409,23 @@ fn group_removals_that_lengthen_leaves_overflow_and_redistribute() {
 }
 
 #[test]
+fn group_inserts_that_shorten_leaves_keep_the_byte_count() {
+    // Splitting an escaped 13-byte difference (2^40) leaves two 5-byte ones: the insert
+    // shortens its leaf, through the point and the batch paths.
+    let keys: Vec<u64> = (0..200u64)
+        .flat_map(|i| [i << 41, (i << 41) + (1 << 40)])
+        .collect();
+    let halves: Vec<u64> = (0..200u64).map(|i| (i << 41) + (1 << 39)).collect();
+    let mut pma = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
+    for &key in &halves[..100] {
+        assert!(pma.insert(key));
+    }
+    pma.insert_batch(&halves[100..]);
+    pma.check_invariants().unwrap();
+    assert_eq!(pma.len(), 600);
+}
+
+#[test]
 fn extreme_keys_live_together() {
     let mut pma = PlainPma::new();
     assert!(pma.insert(u64::MAX) && pma.insert(0) && !pma.insert(0));
