@@ -100,6 +100,16 @@ fn check_bfs(snap: &Snapshot, expected: &Arcs) {
     );
 }
 
+/// Sets its flag when dropped: the writer holds one, so that its readers stop even if it
+/// panics, and a failing writer fails the test instead of hanging it.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 fn stress(directed: bool, seed: u64) {
     let shared = SharedGraph::new(Graph::new(directed));
     let history: Mutex<HashMap<u64, Arc<Arcs>>> = Mutex::new(HashMap::new());
@@ -135,6 +145,7 @@ fn stress(directed: bool, seed: u64) {
                 }
             });
         }
+        let _stop_readers = SetOnDrop(&stop);
         let mut rng = Rng(seed);
         let mut oracle = Arcs::new();
         let mut version = 0u64;
