@@ -253,43 +253,32 @@ mod tests {
 
     use super::*;
 
-    fn owned(parts: PmaPartsRef<'_>) -> PmaParts {
-        PmaParts {
-            config: parts.config.clone(),
-            leaf_bytes: parts.leaf_bytes,
-            len: parts.len,
-            data: parts.data.concat(),
-            used: parts.used,
-            heads: parts.heads,
-        }
-    }
-
     #[test]
     fn parts_round_trip() {
         let keys: Vec<u64> = (0..50_000).map(|i| i * 20 + (i % 13)).collect();
         let set = Cpma::from_sorted(&keys).unwrap();
-        let back = Cpma::from_parts(owned(set.parts()), |_| true).unwrap();
+        let back = Cpma::from_parts(set.clone().into_parts(), |_| true).unwrap();
         back.check_invariants().unwrap();
         assert_eq!(back.iter().collect::<Vec<_>>(), keys);
         let map = CpmaMap::from_sorted(&[(1, 10), (5, 50), (9, 90)]).unwrap();
-        let back = CpmaMap::from_parts(owned(map.parts()), |_| true).unwrap();
+        let back = CpmaMap::from_parts(map.clone().into_parts(), |_| true).unwrap();
         assert_eq!(back.get(5), Some((5, 50)));
-        assert!(CpmaMap::from_parts(owned(map.parts()), |(_, v)| v != 50).is_err());
+        assert!(CpmaMap::from_parts(map.clone().into_parts(), |(_, v)| v != 50).is_err());
     }
 
     #[test]
     fn lies_about_lengths_are_errors() {
         let set = Cpma::from_sorted(&(0..1000).collect::<Vec<_>>()).unwrap();
-        let mut parts = owned(set.parts());
+        let mut parts = set.clone().into_parts();
         parts.len += 1;
         assert!(Cpma::from_parts(parts, |_| true).is_err());
-        let mut parts = owned(set.parts());
+        let mut parts = set.clone().into_parts();
         parts.used.pop();
         assert!(Cpma::from_parts(parts, |_| true).is_err());
-        let mut parts = owned(set.parts());
+        let mut parts = set.clone().into_parts();
         parts.leaf_bytes = 65;
         assert!(Cpma::from_parts(parts, |_| true).is_err());
-        let mut parts = owned(set.parts());
+        let mut parts = set.clone().into_parts();
         parts.config = PmaConfig {
             growth_factor: 0.0,
             ..PmaConfig::default()
@@ -306,7 +295,7 @@ mod tests {
         ) {
             let keys: Vec<u64> = (0..3000).map(|i| i * 3).collect();
             let set = Cpma::from_sorted(&keys).unwrap();
-            let mut parts = owned(set.parts());
+            let mut parts = set.clone().into_parts();
             for (at, byte) in flips {
                 let i = at.index(parts.data.len());
                 parts.data[i] ^= byte;

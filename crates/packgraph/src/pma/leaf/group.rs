@@ -377,6 +377,48 @@ fn group_of(leaf: &[u8], used: usize, key: u64) -> (usize, u64) {
     (used, prev)
 }
 
+/// How an edit of a leaf's tail ([`edit_tail`]) went.
+enum TailEdit {
+    /// The edit changed nothing; neither did the leaf.
+    Unchanged,
+    /// The tail was rewritten; the leaf now uses this many bytes.
+    Written(usize),
+    /// The edited tail does not fit; the leaf is unchanged.
+    Full,
+}
+
+/// Re-encodes the groups of `leaf` from the one holding `key` (which is above the head) on,
+/// after `edit` changes their keys (through thread-local scratch); `edit` returns whether
+/// it changed anything. The groups before stay as they are.
+fn edit_tail(
+    leaf: &mut [u8],
+    used: usize,
+    key: u64,
+    edit: impl FnOnce(&mut Vec<u64>) -> bool,
+) -> TailEdit {
+    let (c, prev) = group_of(leaf, used, key);
+    TAIL.with(|tail| {
+        let (keys, bytes) = &mut *tail.borrow_mut();
+        keys.clear();
+        GroupLeaf::for_each_from(leaf, used, 4 * c, prev, |k| {
+            keys.push(k);
+            true
+        });
+        if !edit(keys) {
+            return TailEdit::Unchanged;
+        }
+        bytes.clear();
+        bytes.resize(leaf.len() - c, 0);
+        match encode_groups(prev, keys, bytes, 0) {
+            Some(len) => {
+                leaf[c..c + len].copy_from_slice(&bytes[..len]);
+                TailEdit::Written(c + len)
+            }
+            None => TailEdit::Full,
+        }
+    })
+}
+
 /// The leaf's keys.
 fn keys_of(leaf: &[u8], used: usize) -> Vec<u64> {
     let mut keys = Vec::with_capacity(used);
@@ -568,31 +610,19 @@ impl LeafCodec for GroupLeaf {
             }
             return LeafInsert::Inserted(Self::encode(&keys, leaf));
         }
-        // Only the groups from the one the key falls in onward change: find it, then
-        // re-encode that tail with the key added.
-        let (c, prev) = group_of(leaf, used, key);
-        TAIL.with(|tail| {
-            let (keys, bytes) = &mut *tail.borrow_mut();
-            keys.clear();
-            Self::for_each_from(leaf, used, 4 * c, prev, |k| {
-                keys.push(k);
+        // Only the groups from the one the key falls in onward change.
+        let edit = edit_tail(leaf, used, key, |keys| match keys.binary_search(&key) {
+            Ok(_) => false,
+            Err(at) => {
+                keys.insert(at, key);
                 true
-            });
-            let at = match keys.binary_search(&key) {
-                Ok(_) => return LeafInsert::Present,
-                Err(at) => at,
-            };
-            keys.insert(at, key);
-            bytes.clear();
-            bytes.resize(leaf.len() - c + 8, 0);
-            match encode_groups(prev, keys, &mut bytes[..leaf.len() - c], 0) {
-                Some(len) => {
-                    leaf[c..c + len].copy_from_slice(&bytes[..len]);
-                    LeafInsert::Inserted(c + len)
-                }
-                None => LeafInsert::Full,
             }
-        })
+        });
+        match edit {
+            TailEdit::Unchanged => LeafInsert::Present,
+            TailEdit::Written(now) => LeafInsert::Inserted(now),
+            TailEdit::Full => LeafInsert::Full,
+        }
     }
 
     fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
@@ -616,28 +646,18 @@ impl LeafCodec for GroupLeaf {
         // As for inserts, only the tail from the key's group changes. The two differences
         // around the key merge into one, whose code can be longer than both together
         // (3 + 1 bytes become 5; 5 + 1 become an escaped 13): then the tail may not fit.
-        let (c, prev) = group_of(leaf, used, key);
-        TAIL.with(|tail| {
-            let (keys, bytes) = &mut *tail.borrow_mut();
-            keys.clear();
-            Self::for_each_from(leaf, used, 4 * c, prev, |k| {
-                keys.push(k);
+        let edit = edit_tail(leaf, used, key, |keys| match keys.binary_search(&key) {
+            Ok(at) => {
+                keys.remove(at);
                 true
-            });
-            let Ok(at) = keys.binary_search(&key) else {
-                return LeafRemove::Absent;
-            };
-            keys.remove(at);
-            bytes.clear();
-            bytes.resize(leaf.len() - c + 8, 0);
-            match encode_groups(prev, keys, &mut bytes[..leaf.len() - c], 0) {
-                Some(len) => {
-                    leaf[c..c + len].copy_from_slice(&bytes[..len]);
-                    LeafRemove::Removed(c + len)
-                }
-                None => LeafRemove::Full,
             }
-        })
+            Err(_) => false,
+        });
+        match edit {
+            TailEdit::Unchanged => LeafRemove::Absent,
+            TailEdit::Written(now) => LeafRemove::Removed(now),
+            TailEdit::Full => LeafRemove::Full,
+        }
     }
 
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
