@@ -251,8 +251,6 @@ mod tests {
 
     use crate::pma::{Cpma, CpmaMap, PmaConfig};
 
-    use super::*;
-
     #[test]
     fn parts_round_trip() {
         let keys: Vec<u64> = (0..50_000).map(|i| i * 20 + (i % 13)).collect();
