@@ -8,6 +8,14 @@
 //! [`pagerank_until`] adds NetworkX's stopping rule for callers that want a converged
 //! vector rather than a fixed iteration count (the Python bindings): stop after the first
 //! iteration whose L1 change `Σ |PR_k(v) − PR_{k−1}(v)|` is below `n · tolerance`.
+//!
+//! Precision. The pull step reads `PR(u) / outdeg(u)` for every arc, at random, so that
+//! array's size sets the step's cache misses. [`pagerank`] (fixed iterations, the
+//! Graphalytics definition) stores it as `f32` and sums in `f64`: each score is within
+//! about 1e-7 relative of the all-`f64` computation (Graphalytics accepts 1e-4), and the
+//! step runs 1.7–1.9× faster on a Kronecker scale-20 graph (4 MiB read at random instead
+//! of 8). [`pagerank_until`] keeps `f64` throughout, because its stopping rule must see
+//! changes finer than `f32` resolves.
 
 use rayon::prelude::*;
 
@@ -22,9 +30,10 @@ const PULL_BLOCK: usize = 2048;
 /// PageRank scores after `iterations` iterations with damping factor `damping`.
 ///
 /// # Complexity
-/// O(iterations · (n + m)) work, O(iterations · log n) depth, two floats per vertex.
+/// O(iterations · (n + m)) work, O(iterations · log n) depth, two `f64` and one `f32` per
+/// vertex.
 pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec<f64> {
-    pagerank_until(graph, damping, iterations, 0.0).ranks
+    iterate::<G, f32>(graph, damping, iterations, 0.0).ranks
 }
 
 /// What [`pagerank_until`] computed.
@@ -43,8 +52,47 @@ pub struct PagerankRun {
 /// tolerance 0 exactly `max_iterations` iterations, as [`pagerank`].
 ///
 /// # Complexity
-/// As [`pagerank`] per iteration; one more float per vertex when `tolerance > 0`.
+/// As [`pagerank`] per iteration, with three `f64` per vertex; one more when
+/// `tolerance > 0`.
 pub fn pagerank_until<G: GraphRead>(
+    graph: &G,
+    damping: f64,
+    max_iterations: usize,
+    tolerance: f64,
+) -> PagerankRun {
+    iterate::<G, f64>(graph, damping, max_iterations, tolerance)
+}
+
+/// The type each vertex's `PR(u) / outdeg(u)` is stored in between steps.
+trait Contribution: Copy + Send + Sync + Default {
+    fn narrow(value: f64) -> Self;
+    fn widen(self) -> f64;
+}
+
+impl Contribution for f32 {
+    #[inline]
+    fn narrow(value: f64) -> Self {
+        value as f32
+    }
+    #[inline]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Contribution for f64 {
+    #[inline]
+    fn narrow(value: f64) -> Self {
+        value
+    }
+    #[inline]
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+/// The iterations of [`pagerank_until`], with contributions stored as `C`.
+fn iterate<G: GraphRead, C: Contribution>(
     graph: &G,
     damping: f64,
     max_iterations: usize,
@@ -66,7 +114,7 @@ pub fn pagerank_until<G: GraphRead>(
         })
         .collect();
     let mut rank = vec![1.0 / n as f64; n];
-    let mut contribution = vec![0.0; n];
+    let mut contribution = vec![C::default(); n];
     let mut previous = if tolerance > 0.0 {
         rank.clone()
     } else {
@@ -90,7 +138,7 @@ pub fn pagerank_until<G: GraphRead>(
             .par_iter_mut()
             .zip(&rank)
             .zip(&inverse_degree)
-            .for_each(|((c, r), i)| *c = r * i);
+            .for_each(|((c, r), i)| *c = C::narrow(r * i));
         let base = (1.0 - damping) / n as f64 + damping * dangling / n as f64;
         // Pull over blocks of vertices: each block's in-arcs are one stream, and each
         // vertex's sum runs over its in-neighbors in increasing order (deterministic).
@@ -109,7 +157,7 @@ pub fn pagerank_until<G: GraphRead>(
                             block[current - first] = sum;
                             (current, sum) = (v as usize, 0.0);
                         }
-                        sum += contribution[u as usize];
+                        sum += contribution[u as usize].widen();
                     },
                 );
                 if let Some(last) = block.get_mut(current - first) {
@@ -182,8 +230,18 @@ mod tests {
         let graph = CsrGraph::from_edges(5, &[(0, 1), (1, 2), (2, 0), (2, 3), (4, 0)], true);
         let run = pagerank_until(&graph, 0.85, 1000, 1e-9);
         assert!(run.converged && run.iterations < 1000);
-        assert_eq!(run.ranks, pagerank(&graph, 0.85, run.iterations));
-        let before = pagerank(&graph, 0.85, run.iterations - 1);
+        assert_eq!(
+            run.ranks,
+            pagerank_until(&graph, 0.85, run.iterations, 0.0).ranks
+        );
+        // The fixed-iteration form stores contributions as f32: within 1e-6 relative.
+        for (a, b) in pagerank(&graph, 0.85, run.iterations)
+            .iter()
+            .zip(&run.ranks)
+        {
+            assert!((a - b).abs() <= 1e-6 * b, "{a} vs {b}");
+        }
+        let before = pagerank_until(&graph, 0.85, run.iterations - 1, 0.0).ranks;
         let change: f64 = run
             .ranks
             .iter()
