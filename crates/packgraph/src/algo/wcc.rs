@@ -24,7 +24,7 @@ const NEIGHBOR_ROUNDS: usize = 2;
 /// Vertices sampled to find the most common root.
 const ROOT_SAMPLES: usize = 1024;
 
-/// Vertices per parallel task in the finishing pass.
+/// Vertices per parallel task (at least) in the finishing pass.
 const FINISH_BLOCK: usize = 1024;
 
 fn find(parent: &[AtomicU32], mut v: VertexId) -> VertexId {
@@ -118,35 +118,29 @@ pub fn wcc<G: GraphRead>(graph: &G) -> Vec<VertexId> {
         compress(parent);
     }
     let giant = most_common_root(parent);
-    let blocks = n.div_ceil(FINISH_BLOCK);
-    (0..blocks).into_par_iter().for_each(|b| {
-        let range = (b * FINISH_BLOCK) as VertexId..((b + 1) * FINISH_BLOCK).min(n) as VertexId;
-        // Arcs of one vertex arrive together: note when the source changes whether it is
-        // in the giant component and how many of its arcs the sampling rounds linked.
-        let (mut current, mut skip, mut seen) = (VertexId::MAX, false, 0);
-        graph.for_each_out_arc_in(range.clone(), |u, v| {
-            if u != current {
-                (current, seen) = (u, 0);
-                skip = parent[u as usize].load(Ordering::Relaxed) == giant;
+    // Vertices in the giant component are skipped whole: their arcs are never decoded.
+    (0..n as VertexId)
+        .into_par_iter()
+        .with_min_len(FINISH_BLOCK)
+        .for_each(|u| {
+            if parent[u as usize].load(Ordering::Relaxed) == giant {
+                return;
             }
-            seen += 1;
-            if !skip && seen > NEIGHBOR_ROUNDS {
-                union(parent, u, v);
+            let mut seen = 0;
+            graph.for_each_out_neighbor(u, |v| {
+                seen += 1;
+                if seen > NEIGHBOR_ROUNDS {
+                    union(parent, u, v);
+                }
+                true
+            });
+            if graph.is_directed() {
+                graph.for_each_in_neighbor(u, |v| {
+                    union(parent, u, v);
+                    true
+                });
             }
         });
-        if graph.is_directed() {
-            let (mut current, mut skip) = (VertexId::MAX, false);
-            graph.for_each_in_arc_in(range, |v, u| {
-                if v != current {
-                    current = v;
-                    skip = parent[v as usize].load(Ordering::Relaxed) == giant;
-                }
-                if !skip {
-                    union(parent, v, u);
-                }
-            });
-        }
-    });
     (0..n as VertexId)
         .into_par_iter()
         .map(|v| find(parent, v))
