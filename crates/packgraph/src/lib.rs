@@ -14,8 +14,8 @@
 //! * [`layout`]: vertex orders ([`layout::Order`]: hierarchical blocking, BFS, RCM,
 //!   degree, random) as a [`layout::Permutation`], and
 //!   [`Graph::relabel`](graph::Graph::relabel), which renumbers a graph and keeps its ids;
-//! * [`algo`]: Ligra's `VertexSubset` / `edge_map`, the algorithms on them, and the
-//!   registry [`algo::Algorithm`] that runs any of them by name;
+//! * [`algo`]: the algorithms on any graph, Ligra's `VertexSubset` / `edge_map` for
+//!   writing more, and the registry [`algo::Algorithm`] that runs any of them by name;
 //! * [`store`]: the durable graph in a directory: write-ahead log, incremental
 //!   checkpoints, crash recovery ([`store::Store`]);
 //! * [`io`]: graph files (edge lists, Matrix Market, Graphalytics, snapshots) and

@@ -1,6 +1,8 @@
-//! Graph algorithms on the Ligra interface ([`VertexSubset`], [`edge_map`]) over any
-//! [`GraphRead`]: the dynamic [`Graph`](crate::graph::Graph) or the static
-//! [`CsrGraph`](crate::graph::CsrGraph).
+//! Graph algorithms over any [`GraphRead`]: the dynamic [`Graph`](crate::graph::Graph) or
+//! the static [`CsrGraph`](crate::graph::CsrGraph). The Ligra interface ([`VertexSubset`],
+//! [`edge_map`]) is here for algorithms written on it; breadth-first search has its own
+//! rounds (a bitmap frontier for bottom-up rounds), and PageRank and WCC scan the graph
+//! directly.
 //!
 //! Each algorithm has a `_serial` reference twin written as plain loops; tests compare them.
 //! Output semantics follow LDBC Graphalytics where it defines the algorithm.
