@@ -15,8 +15,9 @@ use rayon::prelude::*;
 use super::error::LineError;
 use crate::Error;
 
-/// Bytes read per block (the unit of streaming).
-const BLOCK_BYTES: usize = 32 << 20;
+/// Bytes read per block (the unit of streaming); small in unit tests, so that their files
+/// span many blocks.
+const BLOCK_BYTES: usize = if cfg!(test) { 1 << 12 } else { 32 << 20 };
 /// Bytes per parallel parsing task within a block.
 const PIECE_BYTES: usize = 1 << 20;
 
@@ -88,11 +89,6 @@ pub(crate) fn open(path: &Path) -> Result<Input, Error> {
 }
 
 impl Input {
-    /// File bytes consumed so far (compressed bytes for gzip input).
-    pub(crate) fn consumed(&self) -> u64 {
-        self.consumed.load(Ordering::Relaxed)
-    }
-
     /// Reads until `buf` has grown by `want` bytes or the input ends; returns the bytes read.
     fn fill(&mut self, path: &Path, buf: &mut Vec<u8>, want: usize) -> Result<usize, Error> {
         buf.reserve(want);
@@ -256,9 +252,13 @@ where
     f
 }
 
-/// Parses every data line of `input` (from its current position, whose first line is
-/// `first_line`) with `parse_line`, in blocks and on all threads. Returns the per-piece
-/// outputs in file order, each with the line number of its first record (0 if it has none).
+/// Parses the rest of `input` (its first line is numbered `first_line`) with
+/// `parse_line`, in blocks and on all threads. Returns the per-piece outputs in file order,
+/// each with the line number of its first record (0 if it has none).
+///
+/// A reader thread fills the next block (and, for gzip input, decompresses it) while the
+/// pool parses the current one; at most two blocks wait beside the one being parsed. A
+/// parse error stops the reader before the error is returned.
 ///
 /// `parse_line(line, out)` appends the line's record to `out` or says what is wrong with it
 /// (the offending text and the reason).
@@ -273,56 +273,80 @@ where
     T: Default + Send,
     P: for<'l> Fn(&'l [u8], &mut T) -> Result<(), (&'l [u8], &'static str)> + Sync,
 {
-    let mut pieces_out = Vec::new();
-    let mut line = first_line;
-    let mut buf: Vec<u8> = Vec::new();
+    let consumed = Arc::clone(&input.consumed);
+    std::thread::scope(|scope| {
+        let (send, blocks) = std::sync::mpsc::sync_channel::<Result<Vec<u8>, Error>>(1);
+        scope.spawn(move || read_blocks(path, input, &send));
+        let mut pieces_out = Vec::new();
+        let mut line = first_line;
+        // Ends when the reader has sent the last block (or an error) and hung up.
+        for block in blocks {
+            let block = block?;
+            let results: Vec<Result<(u64, u64, T), LineError>> = split_pieces(&block)
+                .par_iter()
+                .map(|piece| parse_piece(piece, &parse_line))
+                .collect();
+            for result in results {
+                match result {
+                    Ok((lines, first_record, out)) => {
+                        let first = if first_record == 0 {
+                            0
+                        } else {
+                            line + first_record - 1
+                        };
+                        pieces_out.push((first, out));
+                        line += lines;
+                    }
+                    // Returning drops `blocks`, so the reader's next send fails and it
+                    // stops; the scope then joins it.
+                    Err(mut error) => {
+                        error.line += line - 1;
+                        return Err(error.in_file(path));
+                    }
+                }
+            }
+            if let Some(progress) = progress {
+                progress(consumed.load(Ordering::Relaxed));
+            }
+        }
+        Ok(pieces_out)
+    })
+}
+
+/// Sends `input` as blocks of about [`BLOCK_BYTES`] that end at line boundaries (the last
+/// one at the end of the input), then hangs up; stops at the first read error (sent) or
+/// when the receiver is gone.
+fn read_blocks(
+    path: &Path,
+    input: &mut Input,
+    send: &std::sync::mpsc::SyncSender<Result<Vec<u8>, Error>>,
+) {
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        buf.clear();
-        buf.append(&mut carry);
-        let read = input.fill(path, &mut buf, BLOCK_BYTES)?;
-        let at_end = read == 0;
-        let end = if at_end {
-            buf.len()
-        } else {
-            match memchr::memrchr(b'\n', &buf) {
-                Some(i) => i + 1,
-                None => {
-                    // A line longer than a block: keep reading.
-                    carry = std::mem::take(&mut buf);
-                    continue;
-                }
+        let mut buf = std::mem::take(&mut carry);
+        let read = match input.fill(path, &mut buf, BLOCK_BYTES) {
+            Ok(read) => read,
+            Err(e) => {
+                let _ = send.send(Err(e));
+                return;
             }
         };
-        carry.extend_from_slice(&buf[end..]);
-        let block = &buf[..end];
-        let pieces = split_pieces(block);
-        let results: Vec<Result<(u64, u64, T), LineError>> = pieces
-            .par_iter()
-            .map(|piece| parse_piece(piece, &parse_line))
-            .collect();
-        for result in results {
-            match result {
-                Ok((lines, first_record, out)) => {
-                    let first = if first_record == 0 {
-                        0
-                    } else {
-                        line + first_record - 1
-                    };
-                    pieces_out.push((first, out));
-                    line += lines;
-                }
-                Err(mut error) => {
-                    error.line += line - 1;
-                    return Err(error.in_file(path));
+        if read == 0 {
+            if !buf.is_empty() {
+                let _ = send.send(Ok(buf));
+            }
+            return;
+        }
+        match memchr::memrchr(b'\n', &buf) {
+            Some(i) => {
+                carry = buf[i + 1..].to_vec();
+                buf.truncate(i + 1);
+                if send.send(Ok(buf)).is_err() {
+                    return;
                 }
             }
-        }
-        if let Some(progress) = progress {
-            progress(input.consumed());
-        }
-        if at_end {
-            return Ok(pieces_out);
+            // A line longer than a block: keep reading.
+            None => carry = buf,
         }
     }
 }
@@ -420,5 +444,110 @@ mod tests {
         assert!(pieces.len() > 1);
         assert_eq!(pieces.concat(), block);
         assert!(pieces.iter().all(|p| p.ends_with(b"\n")));
+    }
+
+    /// Pieces of pairs, each with the line of its first record.
+    type Pieces = Vec<(u64, Vec<(u64, u64)>)>;
+
+    /// Parses `text` (gzipped when `gzip`) as lines `a b` into pairs.
+    fn parse_file(text: &[u8], gzip: bool) -> Result<Pieces, Error> {
+        use std::io::Write;
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        if gzip {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            encoder.write_all(text).unwrap();
+            file.write_all(&encoder.finish().unwrap()).unwrap();
+        } else {
+            file.write_all(text).unwrap();
+        }
+        let mut input = open(file.path())?;
+        parse_lines(
+            file.path(),
+            &mut input,
+            1,
+            None,
+            |line, out: &mut Vec<(u64, u64)>| {
+                let mut fields = Fields::new(line);
+                let mut id = || {
+                    let field = fields.next().unwrap_or_default();
+                    parse_id(field).map_err(|reason| (field, reason))
+                };
+                out.push((id()?, id()?));
+                Ok(())
+            },
+        )
+    }
+
+    #[test]
+    fn blocks_read_ahead_keep_lines_whole_and_numbered() {
+        // About 40 blocks, a comment every 7 lines and one line longer than a block.
+        let mut text = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..20_000u64 {
+            if i % 7 == 3 {
+                text.extend_from_slice(b"# a comment\n");
+            }
+            if i == 9_000 {
+                text.extend_from_slice(
+                    format!("{i}{} 1\n", " ".repeat(3 * BLOCK_BYTES)).as_bytes(),
+                );
+                expected.push((i, 1));
+                continue;
+            }
+            text.extend_from_slice(format!("{i} {}\n", i * 3).as_bytes());
+            expected.push((i, i * 3));
+        }
+        for gzip in [false, true] {
+            let pieces = parse_file(&text, gzip).unwrap();
+            assert!(pieces.len() > 30);
+            let got: Vec<(u64, u64)> = pieces.iter().flat_map(|(_, p)| p.clone()).collect();
+            assert_eq!(got, expected);
+            // Each piece's first record is on the line it names.
+            let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+            for (line, records) in &pieces {
+                if let Some(&(a, _)) = records.first() {
+                    let want = lines[*line as usize - 1];
+                    assert!(want.starts_with(a.to_string().as_bytes()), "line {line}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_late_block_names_its_line_and_stops_the_reader() {
+        let mut text: Vec<u8> = (0..10_000u64)
+            .flat_map(|i| format!("{i} {}\n", i + 1).into_bytes())
+            .collect();
+        text.extend_from_slice(b"7 x\n");
+        text.extend((0..10_000u64).flat_map(|i| format!("{i} {i}\n").into_bytes()));
+        for gzip in [false, true] {
+            let message = parse_file(&text, gzip).unwrap_err().to_string();
+            assert!(message.contains(":10001: "), "{message}");
+            assert!(message.ends_with("`x`"), "{message}");
+        }
+        // An error in the first block, while the reader is still ahead.
+        let mut early = b"1 2\n-5 3\n".to_vec();
+        early.extend_from_slice(&text);
+        let message = parse_file(&early, false).unwrap_err().to_string();
+        assert!(message.contains(":2: negative"), "{message}");
+    }
+
+    #[test]
+    fn a_truncated_gzip_stream_is_an_error_after_the_blocks_before_it() {
+        use std::io::Write;
+        let text: Vec<u8> = (0..50_000u64)
+            .flat_map(|i| format!("{i} {}\n", i + 1).into_bytes())
+            .collect();
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(&text).unwrap();
+        let bytes = encoder.finish().unwrap();
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes[..bytes.len() * 2 / 3]).unwrap();
+        let mut input = open(file.path()).unwrap();
+        let error = parse_lines(file.path(), &mut input, 1, None, |_, _: &mut ()| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("truncated or corrupt"), "{error}");
     }
 }
