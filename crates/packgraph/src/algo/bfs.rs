@@ -66,12 +66,14 @@ struct Search<'g, G> {
 
 impl<G: GraphRead> Search<'_, G> {
     /// One top-down round at `depth`: the vertices first reached from `frontier`, and the
-    /// sum of their out-degrees.
+    /// sum of their out-degrees. Their depths and degrees are read in a second pass over
+    /// the new frontier: inside the claiming loop those random accesses would queue behind
+    /// each claim's own cache miss.
     fn push(&self, frontier: &[VertexId], depth: u32) -> (Vec<VertexId>, usize) {
-        let parts: Vec<(Vec<VertexId>, usize)> = frontier
+        let parts: Vec<Vec<VertexId>> = frontier
             .par_chunks(PUSH_BLOCK)
             .map(|block| {
-                let (mut next, mut degrees) = (Vec::new(), 0);
+                let mut next = Vec::new();
                 for &u in block {
                     self.graph.for_each_out_neighbor(u, |v| {
                         let parent = &self.parents[v as usize];
@@ -85,18 +87,24 @@ impl<G: GraphRead> Search<'_, G> {
                                 )
                                 .is_ok()
                         {
-                            self.depths[v as usize].store(depth, Ordering::Relaxed);
-                            degrees += self.graph.out_degree(v);
                             next.push(v);
                         }
                         true
                     });
                 }
-                (next, degrees)
+                next
             })
             .collect();
-        let degrees = parts.iter().map(|p| p.1).sum();
-        (concat(parts.into_iter().map(|p| p.0).collect()), degrees)
+        let next = concat(parts);
+        let degrees = next
+            .par_iter()
+            .with_min_len(PUSH_BLOCK)
+            .map(|&v| {
+                self.depths[v as usize].store(depth, Ordering::Relaxed);
+                self.graph.out_degree(v)
+            })
+            .sum();
+        (next, degrees)
     }
 
     /// One bottom-up round at `depth`: every unvisited vertex takes the first in-neighbor
