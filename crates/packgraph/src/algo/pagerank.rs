@@ -30,8 +30,8 @@ const PULL_BLOCK: usize = 2048;
 /// PageRank scores after `iterations` iterations with damping factor `damping`.
 ///
 /// # Complexity
-/// O(iterations · (n + m)) work, O(iterations · log n) depth, two `f64` and one `f32` per
-/// vertex.
+/// O(iterations · (n + m)) work, O(iterations · log n) depth, two `f64`, one `f32` and one
+/// `u32` per vertex, and per thread a buffer for one block's in-arcs on a compressed graph.
 pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec<f64> {
     iterate::<G, f32>(graph, damping, iterations, 0.0).ranks
 }
@@ -52,8 +52,8 @@ pub struct PagerankRun {
 /// tolerance 0 exactly `max_iterations` iterations, as [`pagerank`].
 ///
 /// # Complexity
-/// As [`pagerank`] per iteration, with three `f64` per vertex; one more when
-/// `tolerance > 0`.
+/// As [`pagerank`] per iteration, with three `f64` and one `u32` per vertex; one `f64`
+/// more when `tolerance > 0`.
 pub fn pagerank_until<G: GraphRead>(
     graph: &G,
     damping: f64,
@@ -113,6 +113,10 @@ fn iterate<G: GraphRead, C: Contribution>(
             d => 1.0 / d as f64,
         })
         .collect();
+    let in_degree: Vec<u32> = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| graph.in_degree(v) as u32)
+        .collect();
     let mut rank = vec![1.0 / n as f64; n];
     let mut contribution = vec![C::default(); n];
     let mut previous = if tolerance > 0.0 {
@@ -140,31 +144,25 @@ fn iterate<G: GraphRead, C: Contribution>(
             .zip(&inverse_degree)
             .for_each(|((c, r), i)| *c = C::narrow(r * i));
         let base = (1.0 - damping) / n as f64 + damping * dangling / n as f64;
-        // Pull over blocks of vertices: each block's in-arcs are one stream, and each
+        // Pull over blocks of vertices: each block's in-arcs come as one slice (decoded
+        // first on a compressed graph, so the gather below is a tight loop), and each
         // vertex's sum runs over its in-neighbors in increasing order (deterministic).
         rank.par_chunks_mut(PULL_BLOCK)
+            .zip(in_degree.par_chunks(PULL_BLOCK))
             .enumerate()
-            .for_each(|(b, block)| {
-                let first = b * PULL_BLOCK;
-                block.fill(0.0);
-                // The sum of the current vertex stays in a register; it is stored when the
-                // arcs move on to the next vertex (vertices without in-arcs keep 0).
-                let (mut current, mut sum) = (first, 0.0);
-                graph.for_each_in_arc_in(
-                    first as VertexId..(first + block.len()) as VertexId,
-                    |v, u| {
-                        if v as usize != current {
-                            block[current - first] = sum;
-                            (current, sum) = (v as usize, 0.0);
-                        }
-                        sum += contribution[u as usize].widen();
-                    },
-                );
-                if let Some(last) = block.get_mut(current - first) {
-                    *last = sum;
-                }
-                for r in block.iter_mut() {
-                    *r = base + damping * *r;
+            .for_each_init(Vec::new, |scratch, (b, (block, degrees))| {
+                let first = (b * PULL_BLOCK) as VertexId;
+                let vertices = first..first + block.len() as VertexId;
+                let sources = graph.in_arcs_in(vertices, scratch);
+                let mut start = 0;
+                for (r, &degree) in block.iter_mut().zip(degrees) {
+                    let end = start + degree as usize;
+                    let sum: f64 = sources[start..end]
+                        .iter()
+                        .map(|&u| contribution[u as usize].widen())
+                        .sum();
+                    start = end;
+                    *r = base + damping * sum;
                 }
             });
         if tolerance > 0.0 {

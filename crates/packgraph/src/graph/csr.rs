@@ -181,6 +181,21 @@ impl GraphRead for CsrGraph {
             adjacency.neighbors(v).iter().for_each(|&u| f(v, u));
         }
     }
+
+    fn in_arcs_in<'a>(
+        &'a self,
+        vertices: std::ops::Range<VertexId>,
+        _scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        let adjacency = self.in_adjacency();
+        let last = adjacency.offsets.len().saturating_sub(1);
+        let end = (vertices.end as usize).min(last);
+        let start = (vertices.start as usize).min(end);
+        match (adjacency.offsets.get(start), adjacency.offsets.get(end)) {
+            (Some(&from), Some(&to)) => &adjacency.targets[from as usize..to as usize],
+            _ => &[],
+        }
+    }
 }
 
 impl WeightedGraphRead for CsrGraph {

@@ -141,6 +141,27 @@ impl RunIndex {
         });
     }
 
+    /// Replaces `out` with the targets of the arcs of every vertex in `vertices`, in key
+    /// order (one decode, as [`RunIndex::for_each_arc_in`]).
+    pub(crate) fn targets_in<C: LeafCodec>(
+        &self,
+        edges: &Pma<C>,
+        vertices: std::ops::Range<VertexId>,
+        out: &mut Vec<VertexId>,
+    ) {
+        let end = (vertices.end as usize).min(self.degrees.len());
+        let start = (vertices.start as usize).min(end);
+        let count: usize = self.degrees[start..end].iter().map(|&d| d as usize).sum();
+        out.clear();
+        out.resize(count, 0);
+        let mut slots = out.iter_mut();
+        self.for_each_arc_in(edges, vertices, |_, u| {
+            if let Some(slot) = slots.next() {
+                *slot = u;
+            }
+        });
+    }
+
     pub(crate) fn size_in_bytes(&self) -> usize {
         self.starts.capacity() * std::mem::size_of::<ShortCursor>() + self.degrees.capacity() * 4
     }

@@ -76,6 +76,23 @@ pub trait GraphRead: Sync {
         }
     }
 
+    /// The in-neighbors of every vertex in `vertices`, one run after another in order of
+    /// vertex (`in_degree(v)` of them for each `v`, increasing): the stored array itself
+    /// where a graph keeps them contiguous (a CSR), else decoded into `scratch`.
+    ///
+    /// A pull loop (PageRank) that reads this slice runs as two tight loops, a decode and
+    /// a gather, instead of one loop whose random reads wait behind the decoding; split the
+    /// slice with the in-degrees.
+    fn in_arcs_in<'a>(
+        &'a self,
+        vertices: Range<VertexId>,
+        scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        scratch.clear();
+        self.for_each_in_arc_in(vertices, |_, u| scratch.push(u));
+        scratch
+    }
+
     /// The out-neighbors of `v`, collected (for tests and small graphs).
     fn out_neighbors(&self, v: VertexId) -> Vec<VertexId> {
         let mut out = Vec::with_capacity(self.out_degree(v));

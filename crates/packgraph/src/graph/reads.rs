@@ -165,6 +165,19 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
             _ => flat.out.for_each_arc_in(&self.out, vertices, f),
         }
     }
+
+    fn in_arcs_in<'a>(
+        &'a self,
+        vertices: Range<VertexId>,
+        scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        let flat = self.flat();
+        match (&flat.incoming, &self.incoming) {
+            (Some(index), Some(set)) => index.targets_in(set, vertices, scratch),
+            _ => flat.out.targets_in(&self.out, vertices, scratch),
+        }
+        scratch
+    }
 }
 
 /// Unweighted edges have weight 1.

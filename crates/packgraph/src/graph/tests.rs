@@ -113,16 +113,20 @@ fn assert_range_scans<G: GraphRead>(graph: &G, oracle: &Oracle) {
             let range = start as VertexId..(start + width) as VertexId;
             let (mut out, mut inc) = (Vec::new(), Vec::new());
             graph.for_each_out_arc_in(range.clone(), |v, u| out.push((v, u)));
-            graph.for_each_in_arc_in(range, |v, u| inc.push((v, u)));
+            graph.for_each_in_arc_in(range.clone(), |v, u| inc.push((v, u)));
             assert_eq!(
                 out,
                 arcs(&oracle.out, start..start + width),
                 "out-arcs from {start}"
             );
-            assert_eq!(
-                inc,
-                arcs(incoming, start..start + width),
-                "in-arcs from {start}"
+            let expected = arcs(incoming, start..start + width);
+            assert_eq!(inc, expected, "in-arcs from {start}");
+            // The slice form: the same sources, whatever the scratch held before.
+            let mut scratch = vec![7; 3];
+            let sources = graph.in_arcs_in(range, &mut scratch);
+            assert!(
+                sources.iter().eq(expected.iter().map(|(_, u)| u)),
+                "in-arc slice from {start}"
             );
         }
     }
