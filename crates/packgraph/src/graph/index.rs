@@ -151,15 +151,17 @@ impl RunIndex {
     ) {
         let end = (vertices.end as usize).min(self.degrees.len());
         let start = (vertices.start as usize).min(end);
-        let count: usize = self.degrees[start..end].iter().map(|&d| d as usize).sum();
+        let degrees = &self.degrees[start..end];
         out.clear();
+        let Some(first) = degrees.iter().position(|&d| d > 0) else {
+            return;
+        };
+        let count: usize = degrees[first..].iter().map(|&d| d as usize).sum();
         out.resize(count, 0);
-        let mut slots = out.iter_mut();
-        self.for_each_arc_in(edges, vertices, |_, u| {
-            if let Some(slot) = slots.next() {
-                *slot = u;
-            }
-        });
+        let from = start + first;
+        let written = edges.low_halves_from_short(self.starts[from], from as VertexId, out);
+        debug_assert_eq!(written, count);
+        out.truncate(written);
     }
 
     pub(crate) fn size_in_bytes(&self) -> usize {

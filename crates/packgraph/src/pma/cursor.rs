@@ -110,6 +110,33 @@ impl<C: LeafCodec> Pma<C> {
         self.for_count_from(rest, count - 1, f)
     }
 
+    /// Fills `out` with the low halves of the keys of a run read from a [`ShortCursor`]
+    /// (as [`Pma::for_count_from_short`] with `count = out.len()`); returns how many it
+    /// wrote (fewer only if the array ends first).
+    pub fn low_halves_from_short(&self, short: ShortCursor, high: u32, out: &mut [u32]) -> usize {
+        let leaf = short.leaf as usize;
+        let Some((first, rest)) = out.split_first_mut() else {
+            return 0;
+        };
+        if leaf >= self.num_leaves() {
+            return 0;
+        }
+        *first = short.first_low;
+        let mut prev = u64::from(high) << 32 | u64::from(short.first_low);
+        let (mut leaf, mut offset, mut written) = (leaf, short.next as usize, 0);
+        while written < rest.len() && leaf < self.num_leaves() {
+            written += C::low_halves_from(
+                self.leaf(leaf),
+                self.leaf_used(leaf),
+                offset,
+                prev,
+                &mut rest[written..],
+            );
+            (leaf, offset, prev) = (leaf + 1, 0, 0);
+        }
+        1 + written
+    }
+
     /// Calls `f` on the `count` items from `cursor` on (fewer if the array ends first), in
     /// order, until it returns `false`; returns whether all of them were visited.
     pub fn for_count_from(

@@ -343,6 +343,97 @@ fn scan_groups<const PADDED: bool>(
     (state.1, Scan::End)
 }
 
+/// [`LeafCodec::low_halves_from`]: whole groups four targets at a time, with no per-key
+/// checks; a run that starts or ends inside a group, a short last group and escapes go
+/// through [`scan`]. `PADDED` as in [`scan_groups`].
+#[inline(always)]
+fn low_halves<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    offset: usize,
+    prev: u64,
+    out: &mut [u32],
+) -> usize {
+    if used == 0 || out.is_empty() {
+        return 0;
+    }
+    let (mut pos, mut key, mut written) = (offset, prev, 0);
+    if pos < FIRST {
+        key = read_head(leaf);
+        out[0] = key as u32;
+        (pos, written) = (FIRST, 1);
+    }
+    if pos & 3 != 0 {
+        // Finish the group the run starts in, then go on from the next control byte.
+        let want = (4 - (pos & 3)).min(out.len() - written);
+        let visited;
+        (visited, key) = scan_low_halves(leaf, used, pos, key, &mut out[written..written + want]);
+        written += visited;
+        if visited < want || written == out.len() {
+            return written;
+        }
+        pos = GroupLeaf::entry_end(leaf, pos | 3);
+    }
+    let word = |p: usize| -> u64 {
+        debug_assert!(p < used);
+        if PADDED {
+            // SAFETY: `p < used` and `used + 8 <= leaf.len()` (PADDED), so the 8 bytes at
+            // `p` lie inside `leaf`; the read is unaligned-safe.
+            unsafe { leaf.as_ptr().add(p).cast::<u64>().read_unaligned() }.to_le()
+        } else {
+            load(leaf, p)
+        }
+    };
+    let mut c = pos >> 2;
+    while c < used && out.len() - written >= 4 {
+        let ctrl = (word(c) & 0xFF) as usize;
+        let offsets = GROUPS[ctrl] as usize;
+        let end = c + 1 + (offsets >> 24);
+        if end > used {
+            break;
+        }
+        let p = c + 1;
+        let masks = &MASKS[ctrl];
+        let d0 = word(p) & masks[0];
+        let d1 = word(p + (offsets & 0xFF)) & masks[1];
+        let d2 = word(p + ((offsets >> 8) & 0xFF)) & masks[2];
+        let d3 = word(p + ((offsets >> 16) & 0xFF)) & masks[3];
+        if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
+            break;
+        }
+        let k0 = key.wrapping_add(d0);
+        let k1 = k0.wrapping_add(d1);
+        let k2 = k1.wrapping_add(d2);
+        let k3 = k2.wrapping_add(d3);
+        let slots: &mut [u32; 4] = (&mut out[written..written + 4])
+            .try_into()
+            .expect("four slots");
+        *slots = [k0 as u32, k1 as u32, k2 as u32, k3 as u32];
+        key = k3;
+        written += 4;
+        c = end;
+    }
+    if c < used && written < out.len() {
+        written += scan_low_halves(leaf, used, 4 * c, key, &mut out[written..]).0;
+    }
+    written
+}
+
+/// The low halves of the keys from `pos` (predecessor `prev`) into `out` through [`scan`];
+/// returns how many it wrote and the last key written (`prev` if none).
+fn scan_low_halves(leaf: &[u8], used: usize, pos: usize, prev: u64, out: &mut [u32]) -> (usize, u64) {
+    let mut slots = out.iter_mut();
+    let mut last = prev;
+    let (visited, _) = scan(leaf, used, pos, prev, slots.len(), &mut |key| {
+        if let Some(slot) = slots.next() {
+            *slot = key as u32;
+        }
+        last = key;
+        true
+    });
+    (visited, last)
+}
+
 thread_local! {
     /// Scratch for in-place inserts: the keys of a leaf's tail and their encoding.
     static TAIL: std::cell::RefCell<(Vec<u64>, Vec<u8>)> = const {
@@ -525,6 +616,21 @@ impl LeafCodec for GroupLeaf {
     }
 
     #[inline]
+    fn low_halves_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        out: &mut [u32],
+    ) -> usize {
+        if used.saturating_add(8) <= leaf.len() {
+            low_halves::<true>(leaf, used, offset, prev, out)
+        } else {
+            low_halves::<false>(leaf, used, offset, prev, out)
+        }
+    }
+
+    #[inline]
     fn entry_end(leaf: &[u8], offset: usize) -> usize {
         if offset < FIRST {
             return FIRST;
@@ -704,6 +810,13 @@ mod tests {
                 let want: Vec<u64> = keys[i..].iter().copied().take(count).collect();
                 assert_eq!((visited, stopped), (want.len(), false));
                 assert_eq!(got, want);
+                // The bulk form writes the same keys' low halves, and nothing past them.
+                let mut low = vec![0xDEAD_BEEF_u32; count.min(keys.len() + 2) + 1];
+                let room = low.len() - 1;
+                let written = GroupLeaf::low_halves_from(&leaf, len, pos, prev, &mut low[..room]);
+                assert_eq!(written, want.len().min(room), "entry {i}, count {count}");
+                assert!(low[..written].iter().copied().eq(want.iter().map(|&k| k as u32)));
+                assert!(low[written..].iter().all(|&x| x == 0xDEAD_BEEF));
             }
             // Past the entry: the rest, starting from the entry's end.
             let mut rest = Vec::new();

@@ -125,6 +125,27 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         f: &mut impl FnMut(Self::Item) -> bool,
     ) -> (usize, bool);
 
+    /// Writes the low 32 bits of the keys from the entry at byte `offset` (predecessor
+    /// `prev`) on into `out`, until it is full or the leaf ends; returns how many it wrote.
+    /// A graph's keys are `source << 32 | target`, so this decodes arc targets in bulk.
+    fn low_halves_from(
+        leaf: &[u8],
+        used: usize,
+        offset: usize,
+        prev: u64,
+        out: &mut [u32],
+    ) -> usize {
+        let mut slots = out.iter_mut();
+        let count = slots.len();
+        Self::for_count_from(leaf, used, offset, prev, count, &mut |item| {
+            if let Some(slot) = slots.next() {
+                *slot = Self::key(item) as u32;
+            }
+            true
+        })
+        .0
+    }
+
     /// The byte after the entry at `offset` (the head's end for an offset inside the head).
     fn entry_end(leaf: &[u8], offset: usize) -> usize;
 
