@@ -45,14 +45,13 @@ pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>
     for (d, level) in levels.iter().enumerate().skip(1) {
         let counts: Vec<f64> = level
             .par_iter()
-            .map(|&v| {
+            .map_init(Vec::new, |scratch, &v| {
                 let mut paths = 0.0;
-                graph.for_each_in_neighbor(v, |u| {
+                for &u in graph.in_arcs_in(v..v + 1, scratch) {
                     if depths[u as usize] as usize + 1 == d {
                         paths += sigma[u as usize];
                     }
-                    true
-                });
+                }
                 paths
             })
             .collect();
@@ -65,14 +64,13 @@ pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>
     for (d, level) in levels.iter().enumerate().rev() {
         let scores: Vec<f64> = level
             .par_iter()
-            .map(|&v| {
+            .map_init(Vec::new, |scratch, &v| {
                 let mut score = 0.0;
-                graph.for_each_out_neighbor(v, |w| {
+                for &w in graph.out_arcs_in(v..v + 1, scratch) {
                     if depths[w as usize] as usize == d + 1 {
                         score += sigma[v as usize] / sigma[w as usize] * (1.0 + delta[w as usize]);
                     }
-                    true
-                });
+                }
                 score
             })
             .collect();

@@ -25,6 +25,18 @@ impl Adjacency {
         Self { offsets, targets }
     }
 
+    /// The runs of the vertices in `vertices` (those past the last vertex have none), one
+    /// after another.
+    fn runs(&self, vertices: std::ops::Range<VertexId>) -> &[VertexId] {
+        let last = self.offsets.len().saturating_sub(1);
+        let end = (vertices.end as usize).min(last);
+        let start = (vertices.start as usize).min(end);
+        match (self.offsets.get(start), self.offsets.get(end)) {
+            (Some(&from), Some(&to)) => &self.targets[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+
     fn neighbors(&self, v: VertexId) -> &[VertexId] {
         let v = v as usize;
         if v + 1 >= self.offsets.len() {
@@ -182,19 +194,20 @@ impl GraphRead for CsrGraph {
         }
     }
 
+    fn out_arcs_in<'a>(
+        &'a self,
+        vertices: std::ops::Range<VertexId>,
+        _scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        self.out.runs(vertices)
+    }
+
     fn in_arcs_in<'a>(
         &'a self,
         vertices: std::ops::Range<VertexId>,
         _scratch: &'a mut Vec<VertexId>,
     ) -> &'a [VertexId] {
-        let adjacency = self.in_adjacency();
-        let last = adjacency.offsets.len().saturating_sub(1);
-        let end = (vertices.end as usize).min(last);
-        let start = (vertices.start as usize).min(end);
-        match (adjacency.offsets.get(start), adjacency.offsets.get(end)) {
-            (Some(&from), Some(&to)) => &adjacency.targets[from as usize..to as usize],
-            _ => &[],
-        }
+        self.in_adjacency().runs(vertices)
     }
 }
 

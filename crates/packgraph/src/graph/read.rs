@@ -76,13 +76,26 @@ pub trait GraphRead: Sync {
         }
     }
 
-    /// The in-neighbors of every vertex in `vertices`, one run after another in order of
-    /// vertex (`in_degree(v)` of them for each `v`, increasing): the stored array itself
+    /// The out-neighbors of every vertex in `vertices`, one run after another in order of
+    /// vertex (`out_degree(v)` of them for each `v`, increasing): the stored array itself
     /// where a graph keeps them contiguous (a CSR), else decoded into `scratch`.
     ///
-    /// A pull loop (PageRank) that reads this slice runs as two tight loops, a decode and
-    /// a gather, instead of one loop whose random reads wait behind the decoding; split the
-    /// slice with the in-degrees.
+    /// A loop that reads this slice runs as two tight loops, a decode and then its own
+    /// body, instead of one loop whose random reads wait behind the decoding (PageRank's
+    /// pull step, betweenness); split the slice with the degrees. One vertex (`v..v + 1`)
+    /// is a vertex's run.
+    fn out_arcs_in<'a>(
+        &'a self,
+        vertices: Range<VertexId>,
+        scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        scratch.clear();
+        self.for_each_out_arc_in(vertices, |_, u| scratch.push(u));
+        scratch
+    }
+
+    /// [`GraphRead::out_arcs_in`] over in-arcs: the in-neighbors of every vertex in
+    /// `vertices` (`in_degree(v)` of them for each `v`, increasing).
     fn in_arcs_in<'a>(
         &'a self,
         vertices: Range<VertexId>,

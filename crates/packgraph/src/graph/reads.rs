@@ -166,6 +166,15 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         }
     }
 
+    fn out_arcs_in<'a>(
+        &'a self,
+        vertices: Range<VertexId>,
+        scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        self.flat().out.targets_in(&self.out, vertices, scratch);
+        scratch
+    }
+
     fn in_arcs_in<'a>(
         &'a self,
         vertices: Range<VertexId>,

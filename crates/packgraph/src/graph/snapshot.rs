@@ -225,6 +225,14 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
         self.graph.for_each_in_arc_in(vertices, f);
     }
 
+    fn out_arcs_in<'a>(
+        &'a self,
+        vertices: std::ops::Range<VertexId>,
+        scratch: &'a mut Vec<VertexId>,
+    ) -> &'a [VertexId] {
+        self.graph.out_arcs_in(vertices, scratch)
+    }
+
     fn in_arcs_in<'a>(
         &'a self,
         vertices: std::ops::Range<VertexId>,

@@ -121,8 +121,13 @@ fn assert_range_scans<G: GraphRead>(graph: &G, oracle: &Oracle) {
             );
             let expected = arcs(incoming, start..start + width);
             assert_eq!(inc, expected, "in-arcs from {start}");
-            // The slice form: the same sources, whatever the scratch held before.
+            // The slice forms: the same targets, whatever the scratch held before.
             let mut scratch = vec![7; 3];
+            let targets = graph.out_arcs_in(range.clone(), &mut scratch);
+            assert!(
+                targets.iter().eq(out.iter().map(|(_, u)| u)),
+                "out-arc slice from {start}"
+            );
             let sources = graph.in_arcs_in(range, &mut scratch);
             assert!(
                 sources.iter().eq(expected.iter().map(|(_, u)| u)),

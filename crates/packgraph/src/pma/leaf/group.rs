@@ -421,7 +421,13 @@ fn low_halves<const PADDED: bool>(
 
 /// The low halves of the keys from `pos` (predecessor `prev`) into `out` through [`scan`];
 /// returns how many it wrote and the last key written (`prev` if none).
-fn scan_low_halves(leaf: &[u8], used: usize, pos: usize, prev: u64, out: &mut [u32]) -> (usize, u64) {
+fn scan_low_halves(
+    leaf: &[u8],
+    used: usize,
+    pos: usize,
+    prev: u64,
+    out: &mut [u32],
+) -> (usize, u64) {
     let mut slots = out.iter_mut();
     let mut last = prev;
     let (visited, _) = scan(leaf, used, pos, prev, slots.len(), &mut |key| {
@@ -815,7 +821,10 @@ mod tests {
                 let room = low.len() - 1;
                 let written = GroupLeaf::low_halves_from(&leaf, len, pos, prev, &mut low[..room]);
                 assert_eq!(written, want.len().min(room), "entry {i}, count {count}");
-                assert!(low[..written].iter().copied().eq(want.iter().map(|&k| k as u32)));
+                assert!(low[..written]
+                    .iter()
+                    .copied()
+                    .eq(want.iter().map(|&k| k as u32)));
                 assert!(low[written..].iter().all(|&x| x == 0xDEAD_BEEF));
             }
             // Past the entry: the rest, starting from the entry's end.
