@@ -231,6 +231,12 @@ proptest! {
             // Quarter steps add exactly, so distances compare exactly.
             prop_assert_eq!(pool.install(|| sssp(&dynamic, source)).unwrap(), expected.clone());
             prop_assert_eq!(pool.install(|| sssp(&csr, source)).unwrap(), expected.clone());
+            // Any bucket width gives the same distances: one bucket per distance, buckets
+            // of several quarter steps, and one bucket for everything (Bellman-Ford).
+            for width in [1e-9, 0.6, 1e12] {
+                let got = pool.install(|| super::sssp::sssp_with_width(&dynamic, source, width));
+                prop_assert_eq!(got.unwrap(), expected.clone(), "width {}", width);
+            }
         }
         // Unweighted graphs count hops: SSSP equals BFS depths.
         let plain: Vec<(VertexId, VertexId)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
