@@ -192,7 +192,16 @@ fn bench_graph_measures_input_files_by_name() {
     args.extend(["--inputs", inputs]);
     let records = json_records(&args);
     for structure in ["packgraph", "csr"] {
-        for op in ["build", "bfs", "pagerank", "wcc", "bc", "size", "decode"] {
+        for op in [
+            "build",
+            "bfs",
+            "pagerank",
+            "wcc",
+            "bc",
+            "size",
+            "decode",
+            "decode-slice",
+        ] {
             assert!(
                 records.iter().any(|r| r["dataset"] == "ring.txt"
                     && r["structure"] == structure

@@ -13,6 +13,54 @@ use super::bfs::{bfs, UNREACHED};
 use crate::graph::{GraphRead, VertexId};
 use crate::Result;
 
+/// Runs at least this long are decoded into a slice before the loop over them; shorter
+/// ones are read arc by arc, where the slice's setup costs more than it saves (with slices
+/// throughout, a road network, average degree 2, ran about 15% slower; thresholds 8, 16
+/// and 32 ran within noise of each other on Kronecker scale 20).
+const SLICE_MIN: usize = 16;
+
+/// Which neighbors [`for_each_run`] reads.
+#[derive(Clone, Copy)]
+enum Direction {
+    In,
+    Out,
+}
+
+/// Calls `f` on the in- or out-neighbors of `v`, through a decoded slice for long runs.
+#[inline(always)]
+fn for_each_run<G: GraphRead>(
+    graph: &G,
+    v: VertexId,
+    direction: Direction,
+    scratch: &mut Vec<VertexId>,
+    mut f: impl FnMut(VertexId),
+) {
+    let visit = |u| {
+        f(u);
+        true
+    };
+    match direction {
+        Direction::In if graph.in_degree(v) >= SLICE_MIN => {
+            graph
+                .in_arcs_in(v..v + 1, scratch)
+                .iter()
+                .for_each(|&u| f(u));
+        }
+        Direction::In => {
+            graph.for_each_in_neighbor(v, visit);
+        }
+        Direction::Out if graph.out_degree(v) >= SLICE_MIN => {
+            graph
+                .out_arcs_in(v..v + 1, scratch)
+                .iter()
+                .for_each(|&u| f(u));
+        }
+        Direction::Out => {
+            graph.for_each_out_neighbor(v, visit);
+        }
+    }
+}
+
 /// Vertices grouped by BFS depth.
 fn levels(depths: &[u32]) -> Vec<Vec<VertexId>> {
     let max = depths
@@ -47,11 +95,11 @@ pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>
             .par_iter()
             .map_init(Vec::new, |scratch, &v| {
                 let mut paths = 0.0;
-                for &u in graph.in_arcs_in(v..v + 1, scratch) {
+                for_each_run(graph, v, Direction::In, scratch, |u| {
                     if depths[u as usize] as usize + 1 == d {
                         paths += sigma[u as usize];
                     }
-                }
+                });
                 paths
             })
             .collect();
@@ -66,11 +114,11 @@ pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>
             .par_iter()
             .map_init(Vec::new, |scratch, &v| {
                 let mut score = 0.0;
-                for &w in graph.out_arcs_in(v..v + 1, scratch) {
+                for_each_run(graph, v, Direction::Out, scratch, |w| {
                     if depths[w as usize] as usize == d + 1 {
                         score += sigma[v as usize] / sigma[w as usize] * (1.0 + delta[w as usize]);
                     }
-                }
+                });
                 score
             })
             .collect();

@@ -1,8 +1,10 @@
 //! Graph algorithms over any [`GraphRead`]: the dynamic [`Graph`](crate::graph::Graph) or
 //! the static [`CsrGraph`](crate::graph::CsrGraph). The Ligra interface ([`VertexSubset`],
 //! [`edge_map`]) is here for algorithms written on it; breadth-first search has its own
-//! rounds (a bitmap frontier for bottom-up rounds), and PageRank and WCC scan the graph
-//! directly.
+//! rounds (a bitmap frontier for bottom-up rounds), PageRank and WCC scan the graph
+//! directly (PageRank and betweenness over decoded slices,
+//! [`GraphRead::out_arcs_in`](crate::graph::GraphRead::out_arcs_in)), and shortest paths
+//! use delta-stepping.
 //!
 //! Each algorithm has a `_serial` reference twin written as plain loops; tests compare them.
 //! Output semantics follow LDBC Graphalytics where it defines the algorithm.

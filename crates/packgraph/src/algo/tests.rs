@@ -263,3 +263,36 @@ fn sssp_rejects_negative_weights_and_unknown_sources() {
         })
     ));
 }
+
+#[test]
+fn betweenness_reads_long_and_short_runs_alike() {
+    // Degrees from 1 to about 60: runs on both sides of the slice threshold, in both
+    // directions of a directed graph.
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound) as VertexId
+    };
+    let edges: Vec<(VertexId, VertexId)> = (0..3_000)
+        .map(|i| {
+            let u = if i % 3 == 0 { next(8) } else { next(200) };
+            (u, next(200))
+        })
+        .collect();
+    for directed in [false, true] {
+        let dynamic = Graph::from_edges(200, &edges, directed).unwrap();
+        let csr = CsrGraph::from_edges(200, &edges, directed);
+        assert!((0..8).any(|v| dynamic.out_degree(v) >= 40 && dynamic.in_degree(v) >= 16));
+        for source in [0, 3, 150] {
+            let expected = betweenness_serial(&csr, source);
+            close(&betweenness(&dynamic, source).unwrap(), &expected, "bc");
+            close(
+                &betweenness(&csr, source).unwrap(),
+                &expected,
+                "bc on the CSR",
+            );
+        }
+    }
+}
