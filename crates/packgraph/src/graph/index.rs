@@ -152,11 +152,13 @@ impl RunIndex {
         let end = (vertices.end as usize).min(self.degrees.len());
         let start = (vertices.start as usize).min(end);
         let degrees = &self.degrees[start..end];
-        out.clear();
         let Some(first) = degrees.iter().position(|&d| d > 0) else {
+            out.clear();
             return;
         };
         let count: usize = degrees[first..].iter().map(|&d| d as usize).sum();
+        // Every slot is written below: only slots past the old length need a value first
+        // (a buffer reused across blocks is not cleared and refilled with zeros).
         out.resize(count, 0);
         let from = start + first;
         let written = edges.low_halves_from_short(self.starts[from], from as VertexId, out);
