@@ -250,6 +250,44 @@ fn scan(
     }
 }
 
+/// Eight bytes at `p` for `p < used`, little-endian; `PADDED`: `leaf` holds at least 8
+/// bytes past `used`.
+#[inline(always)]
+fn word<const PADDED: bool>(leaf: &[u8], used: usize, p: usize) -> u64 {
+    debug_assert!(p < used);
+    if PADDED {
+        // SAFETY: `p < used` and `used + 8 <= leaf.len()` (PADDED), so the 8 bytes at `p`
+        // lie inside `leaf`; the read is unaligned-safe.
+        unsafe { leaf.as_ptr().add(p).cast::<u64>().read_unaligned() }.to_le()
+    } else {
+        load(leaf, p)
+    }
+}
+
+/// The four differences of the group whose control byte is at `c < used`, and the next
+/// group's control offset; `None` for a short group (the leaf's last) or one holding an
+/// escape, which the callers read slot by slot.
+#[inline(always)]
+fn full_group<const PADDED: bool>(leaf: &[u8], used: usize, c: usize) -> Option<([u64; 4], usize)> {
+    let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
+    let offsets = GROUPS[ctrl] as usize;
+    let end = c + 1 + (offsets >> 24);
+    if end > used {
+        return None;
+    }
+    // Every slot starts before `end <= used`.
+    let p = c + 1;
+    let masks = &MASKS[ctrl];
+    let d0 = word::<PADDED>(leaf, used, p) & masks[0];
+    let d1 = word::<PADDED>(leaf, used, p + (offsets & 0xFF)) & masks[1];
+    let d2 = word::<PADDED>(leaf, used, p + ((offsets >> 8) & 0xFF)) & masks[2];
+    let d3 = word::<PADDED>(leaf, used, p + ((offsets >> 16) & 0xFF)) & masks[3];
+    if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
+        return None;
+    }
+    Some(([d0, d1, d2, d3], end))
+}
+
 /// [`scan`]; `PADDED`: `leaf` holds at least 8 bytes past `used`.
 #[inline(always)]
 fn scan_groups<const PADDED: bool>(
@@ -260,17 +298,6 @@ fn scan_groups<const PADDED: bool>(
     count: usize,
     f: &mut impl FnMut(u64) -> bool,
 ) -> (usize, Scan) {
-    // Eight bytes at `p`, for `p < used` (checked by the callers below).
-    let word = |p: usize| -> u64 {
-        debug_assert!(p < used);
-        if PADDED {
-            // SAFETY: `p < used` and `used + 8 <= leaf.len()` (PADDED), so the 8 bytes at
-            // `p` lie inside `leaf`; the read is unaligned-safe.
-            unsafe { leaf.as_ptr().add(p).cast::<u64>().read_unaligned() }.to_le()
-        } else {
-            load(leaf, p)
-        }
-    };
     let mut state = (prev, 0usize, count);
     let (mut c, mut skip) = (pos >> 2, pos & 3);
     while c < used {
@@ -278,25 +305,7 @@ fn scan_groups<const PADDED: bool>(
         if *visited == *count {
             return (*visited, Scan::Counted);
         }
-        let ctrl = (word(c) & 0xFF) as usize;
-        let offsets = GROUPS[ctrl] as usize;
-        let end = c + 1 + (offsets >> 24);
-        // A full group (only the leaf's last can be short, and then `end > used`).
-        if end <= used {
-            // Every slot starts before `end <= used`.
-            let p = c + 1;
-            let masks = &MASKS[ctrl];
-            let d0 = word(p) & masks[0];
-            let d1 = word(p + (offsets & 0xFF)) & masks[1];
-            let d2 = word(p + ((offsets >> 8) & 0xFF)) & masks[2];
-            let d3 = word(p + ((offsets >> 16) & 0xFF)) & masks[3];
-            if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
-                match slow_group(leaf, used, c, skip, &mut state, f) {
-                    Ok(next) => (c, skip) = (next, 0),
-                    Err(end) => return (state.1, end),
-                }
-                continue;
-            }
+        if let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) {
             if skip == 0 && *count - *visited >= 4 {
                 let k0 = key.wrapping_add(d0);
                 let k1 = k0.wrapping_add(d1);
@@ -374,33 +383,11 @@ fn low_halves<const PADDED: bool>(
         }
         pos = GroupLeaf::entry_end(leaf, pos | 3);
     }
-    let word = |p: usize| -> u64 {
-        debug_assert!(p < used);
-        if PADDED {
-            // SAFETY: `p < used` and `used + 8 <= leaf.len()` (PADDED), so the 8 bytes at
-            // `p` lie inside `leaf`; the read is unaligned-safe.
-            unsafe { leaf.as_ptr().add(p).cast::<u64>().read_unaligned() }.to_le()
-        } else {
-            load(leaf, p)
-        }
-    };
     let mut c = pos >> 2;
     while c < used && out.len() - written >= 4 {
-        let ctrl = (word(c) & 0xFF) as usize;
-        let offsets = GROUPS[ctrl] as usize;
-        let end = c + 1 + (offsets >> 24);
-        if end > used {
+        let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) else {
             break;
-        }
-        let p = c + 1;
-        let masks = &MASKS[ctrl];
-        let d0 = word(p) & masks[0];
-        let d1 = word(p + (offsets & 0xFF)) & masks[1];
-        let d2 = word(p + ((offsets >> 8) & 0xFF)) & masks[2];
-        let d3 = word(p + ((offsets >> 16) & 0xFF)) & masks[3];
-        if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
-            break;
-        }
+        };
         let k0 = key.wrapping_add(d0);
         let k1 = k0.wrapping_add(d1);
         let k2 = k1.wrapping_add(d2);
