@@ -75,6 +75,55 @@ fn bucket_width<G: WeightedGraphRead>(graph: &G) -> f64 {
     }
 }
 
+/// Buckets held in a ring past the current one (most relaxations land within a few hundred
+/// buckets of it); farther ones wait in an ordered map.
+const RING: u64 = 1024;
+
+/// The vertices waiting in the buckets after the current one.
+#[derive(Default)]
+struct Buckets {
+    /// Bucket `b`, for `current < b < current + RING`, at `ring[b % RING]`.
+    ring: Vec<Vec<VertexId>>,
+    /// Buckets that were `RING` or more past the current one when their vertices came.
+    far: BTreeMap<u64, Vec<VertexId>>,
+}
+
+impl Buckets {
+    /// Queues `v` in bucket `b > current`.
+    fn push(&mut self, current: u64, b: u64, v: VertexId) {
+        if b - current < RING {
+            if self.ring.is_empty() {
+                self.ring.resize_with(RING as usize, Vec::new);
+            }
+            self.ring[(b % RING) as usize].push(v);
+        } else {
+            self.far.entry(b).or_default().push(v);
+        }
+    }
+
+    /// The lowest non-empty bucket after `current`, taken out with its vertices.
+    fn pop_after(&mut self, current: u64) -> Option<(u64, Vec<VertexId>)> {
+        let ring = &self.ring;
+        let near = (current.saturating_add(1)..current.saturating_add(RING))
+            .take(ring.len())
+            .find(|&b| !ring[(b % RING) as usize].is_empty());
+        let far = self.far.first_key_value().map(|(&b, _)| b);
+        let next = match (near, far) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        let mut vertices = if near == Some(next) {
+            std::mem::take(&mut self.ring[(next % RING) as usize])
+        } else {
+            Vec::new()
+        };
+        if let Some(mut more) = self.far.remove(&next) {
+            vertices.append(&mut more);
+        }
+        Some((next, vertices))
+    }
+}
+
 /// [`sssp`] with buckets of width `width` (> 0), for a source known to be a vertex.
 pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
     graph: &G,
@@ -90,11 +139,11 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
         .collect();
     distance[source as usize].store(0f64.to_bits(), Ordering::Relaxed);
     let bad_weight: Mutex<Option<Error>> = Mutex::new(None);
-    let mut later: BTreeMap<u64, Vec<VertexId>> = BTreeMap::new();
+    let mut later = Buckets::default();
     let (mut current, mut frontier) = (0u64, vec![source]);
     loop {
         if frontier.is_empty() {
-            let Some((next, mut queued)) = later.pop_first() else {
+            let Some((next, mut queued)) = later.pop_after(current) else {
                 break;
             };
             queued.par_sort_unstable();
@@ -147,7 +196,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
             if b == current {
                 frontier.push(v);
             } else {
-                later.entry(b).or_default().push(v);
+                later.push(current, b, v);
             }
         }
         frontier.par_sort_unstable();

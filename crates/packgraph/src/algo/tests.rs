@@ -231,9 +231,11 @@ proptest! {
             // Quarter steps add exactly, so distances compare exactly.
             prop_assert_eq!(pool.install(|| sssp(&dynamic, source)).unwrap(), expected.clone());
             prop_assert_eq!(pool.install(|| sssp(&csr, source)).unwrap(), expected.clone());
-            // Any bucket width gives the same distances: one bucket per distance, buckets
-            // of several quarter steps, and one bucket for everything (Bellman-Ford).
-            for width in [1e-9, 0.6, 1e12] {
+            // Any bucket width gives the same distances: one bucket per distance (all of
+            // them far past the current one), light edges within the ring of near buckets
+            // and heavy ones past it, buckets of several quarter steps, and one bucket for
+            // everything (Bellman-Ford).
+            for width in [1e-9, 0.004, 0.6, 1e12] {
                 let got = pool.install(|| super::sssp::sssp_with_width(&dynamic, source, width));
                 prop_assert_eq!(got.unwrap(), expected.clone(), "width {}", width);
             }
