@@ -116,6 +116,17 @@ impl RunIndex {
         edges.for_count_from_short(self.starts[v as usize], v, degree, f)
     }
 
+    /// The first vertex in `vertices` with arcs and the number of arcs from it to the range's
+    /// end (their runs lie one after another); `None` if the range has no arcs.
+    fn span(&self, vertices: std::ops::Range<VertexId>) -> Option<(usize, usize)> {
+        let end = (vertices.end as usize).min(self.degrees.len());
+        let start = (vertices.start as usize).min(end);
+        let degrees = &self.degrees[start..end];
+        let first = degrees.iter().position(|&d| d > 0)?;
+        let count = degrees[first..].iter().map(|&d| d as usize).sum();
+        Some((start + first, count))
+    }
+
     /// Calls `f(v, u)` on the arcs of every vertex `v` in `vertices`, in key order: the
     /// runs of consecutive vertices lie one after another in the array, so this is one
     /// decode from the first run's start for the sum of their degrees.
@@ -126,14 +137,9 @@ impl RunIndex {
         vertices: std::ops::Range<VertexId>,
         mut f: impl FnMut(VertexId, VertexId),
     ) {
-        let end = (vertices.end as usize).min(self.degrees.len());
-        let start = (vertices.start as usize).min(end);
-        let degrees = &self.degrees[start..end];
-        let Some(first) = degrees.iter().position(|&d| d > 0) else {
+        let Some((from, count)) = self.span(vertices) else {
             return;
         };
-        let count: usize = degrees[first..].iter().map(|&d| d as usize).sum();
-        let from = start + first;
         edges.for_count_from_short(self.starts[from], from as VertexId, count, |item| {
             let key = C::key(item);
             f((key >> 32) as VertexId, key as VertexId);
@@ -149,18 +155,13 @@ impl RunIndex {
         vertices: std::ops::Range<VertexId>,
         out: &mut Vec<VertexId>,
     ) {
-        let end = (vertices.end as usize).min(self.degrees.len());
-        let start = (vertices.start as usize).min(end);
-        let degrees = &self.degrees[start..end];
-        let Some(first) = degrees.iter().position(|&d| d > 0) else {
+        let Some((from, count)) = self.span(vertices) else {
             out.clear();
             return;
         };
-        let count: usize = degrees[first..].iter().map(|&d| d as usize).sum();
         // Every slot is written below: only slots past the old length need a value first
         // (a buffer reused across blocks is not cleared and refilled with zeros).
         out.resize(count, 0);
-        let from = start + first;
         let written = edges.low_halves_from_short(self.starts[from], from as VertexId, out);
         debug_assert_eq!(written, count);
         out.truncate(written);
