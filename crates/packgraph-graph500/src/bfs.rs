@@ -2,9 +2,10 @@
 //!
 //! Each level is one of two steps, both ending in a *fold* along the grid row that sends
 //! each discovered vertex, with a parent, to its owner:
-//! * [`top_down`] (small frontiers): the owners' sorted frontier ids are gathered along the
-//!   grid column as frontier messages (`packgraph::codec::frontier`: gaps bit-packed in
-//!   blocks of 128, or Elias–Fano, when compression is on), and every arc out of them is
+//! * [`top_down`] (small frontiers): the owners' sorted frontier vertices are gathered along
+//!   the grid column as frontier messages (`packgraph::codec::frontier`: gaps bit-packed in
+//!   blocks of 128, or Elias–Fano, when compression is on) of their *active ranks*, their
+//!   indices among the owner's vertices of degree ≥ 1, and every arc out of them is
 //!   scanned;
 //! * [`bottom_up`] (large frontiers): the frontier is gathered as a bitmap along the column,
 //!   the visited set as a bitmap along the row, and each unvisited vertex scans its arcs until
@@ -134,13 +135,27 @@ impl State<'_> {
     }
 
     /// Gathers the column's frontier ids into `col_ids` (column-local).
+    ///
+    /// Each member sends the active ranks of its frontier vertices (their indices among its
+    /// vertices of degree ≥ 1; see [`LocalGraph::active_rank`]): a vertex without arcs has
+    /// nothing to expand, and on a Kronecker graph, where many vertices are isolated, ranks
+    /// over the active vertices alone have smaller gaps than global ids.
     fn expand_ids(&mut self) -> packgraph::Result<()> {
+        let graph = self.graph;
         let others = self.comm.group_size(Group::Col) as u64 - 1;
         let start = Instant::now();
+        let first = graph.layout.block_start(graph.layout.rank) as u32;
+        let ranks: Vec<u32> = self
+            .frontier
+            .iter()
+            .map(|&v| (v - first) as usize)
+            .filter(|&i| graph.degrees[i] > 0)
+            .map(|i| graph.active_rank[i])
+            .collect();
         let mut message = Vec::new();
-        frontier::encode(&self.frontier, self.packing(others == 0), &mut message)?;
+        frontier::encode(&ranks, self.packing(others == 0), &mut message)?;
         self.level.codec_ns += ns(start);
-        let raw = frontier::raw_len::<u32>(self.frontier.len()) as u64 * others;
+        let raw = frontier::raw_len::<u32>(ranks.len()) as u64 * others;
         let sent = message.len() as u64 * others;
         self.level.frontier_raw_bytes += raw;
         self.level.frontier_sent_bytes += sent;
@@ -152,9 +167,15 @@ impl State<'_> {
         let mut ids = Vec::new();
         for k in 0..all.parts() {
             frontier::decode::<u32>(all.part(k), &mut ids)?;
-            let layout = &self.graph.layout;
-            self.col_ids
-                .extend(ids.iter().map(|&v| layout.col_local(v)));
+            let active = graph.active_ids_of(k);
+            if ids.last().is_some_and(|&r| r as usize >= active.len()) {
+                return Err(packgraph::Error::corrupt(format!(
+                    "frontier message from column member {k}: active rank {} of {}",
+                    ids[ids.len() - 1],
+                    active.len()
+                )));
+            }
+            self.col_ids.extend(ids.iter().map(|&r| active[r as usize]));
         }
         self.level.codec_ns += ns(start);
         Ok(())

@@ -16,7 +16,7 @@
 
 use packgraph::pma::sort_keys;
 
-use crate::comm::{put_u32s, Comm, Group};
+use crate::comm::{bytes_to_u64s, u64s_to_bytes, Comm, Group};
 use crate::grid::Layout;
 
 /// The arcs one process stores, and the degrees of the vertices it owns.
@@ -40,14 +40,23 @@ pub struct LocalGraph {
     pub edge_weights: Vec<u64>,
     /// Sum of all degrees (the arcs of the whole graph).
     pub total_degree: u64,
+    /// For each owned vertex of degree ≥ 1, its index among the owned vertices of degree
+    /// ≥ 1 (its *active rank*; meaningless for a vertex of degree 0). Frontier messages
+    /// carry active ranks: only vertices with arcs need expanding, and ranks over fewer
+    /// vertices have smaller gaps.
+    pub active_rank: Vec<u32>,
+    /// Column-local ids of the column block's vertices of degree ≥ 1, member by member
+    /// (grid row by grid row), increasing: `active_ids[active_offsets[k]..active_offsets[k +
+    /// 1]]` turns member `k`'s active ranks back into column-local ids.
+    pub active_ids: Vec<u32>,
+    /// See `active_ids`.
+    pub active_offsets: Vec<usize>,
 }
 
-/// Message bytes per routed arc: column-local source and row-local target.
-const ARC_BYTES: usize = 8;
-
-/// Set on the row-local target of a self-loop, which is counted but not stored (row-local
-/// ids stay below 2^31: vertex ids are 32-bit and at most 2^30 + padding per row).
-const LOOP_BIT: u32 = 1 << 31;
+/// Set on the key of a self-loop, which is counted but not stored (keys use at most 62
+/// bits: column- and row-local ids stay below 2^31, as vertex ids are 32-bit and a row or
+/// column block holds at most 2^30 ids and padding).
+const LOOP_BIT: u64 = 1 << 63;
 
 /// Where arcs go, from per-owner tables (no division per arc when the block is a power of
 /// two, as it is for a Kronecker graph on a power-of-two process count).
@@ -58,6 +67,8 @@ struct Router {
     dest_row: Vec<(usize, u32)>,
     /// Per owner `q` of a source: grid column of `q`, and `col_local(u) - u` for its ids.
     dest_col: Vec<(usize, i64)>,
+    /// Bits of a column-local id: a key holds the row-local target above them.
+    x_bits: u32,
 }
 
 impl Router {
@@ -88,6 +99,7 @@ impl Router {
             block: layout.block,
             dest_row,
             dest_col,
+            x_bits: id_bits(layout.col_len()),
         }
     }
 
@@ -99,21 +111,24 @@ impl Router {
         }
     }
 
-    /// The process storing `u → v`, and the arc as it stores it.
+    /// The process storing `u → v`, and the arc as it stores it: its key, the row-local
+    /// target above the column-local source (see [`Router::x_bits`]), [`LOOP_BIT`] set on a
+    /// self-loop.
     #[inline]
-    fn route(&self, u: u32, v: u32) -> (usize, [u32; 2]) {
+    fn route(&self, u: u32, v: u32) -> (usize, u64) {
         let (row_rank, row_first) = self.dest_row[self.owner(v)];
         let (col, col_shift) = self.dest_col[self.owner(u)];
-        let y = (v - row_first) | if u == v { LOOP_BIT } else { 0 };
-        (row_rank + col, [(i64::from(u) + col_shift) as u32, y])
+        let x = (i64::from(u) + col_shift) as u64;
+        let y = u64::from(v - row_first);
+        let key = y << self.x_bits | x | if u == v { LOOP_BIT } else { 0 };
+        (row_rank + col, key)
     }
 }
 
 /// Sends each arc of `edges` (both directions of each; a self-loop once) to the process
-/// that stores it; returns the bytes received: `(column-local source, row-local target)`
-/// pairs of little-endian `u32`s, self-loops marked by [`LOOP_BIT`] on the target.
-fn route_arcs(comm: &dyn Comm, layout: &Layout, edges: &[(u32, u32)]) -> Vec<u8> {
-    let router = Router::new(layout);
+/// that stores it, as its key (see [`Router::route`]); returns the keys received and the
+/// send buffer, for reuse (its pages are already mapped).
+fn route_arcs(comm: &dyn Comm, router: &Router, edges: &[(u32, u32)]) -> (Vec<u64>, Vec<u64>) {
     let mut counts = vec![0usize; comm.size()];
     for &(u, v) in edges {
         counts[router.route(u, v).0] += 1;
@@ -121,13 +136,18 @@ fn route_arcs(comm: &dyn Comm, layout: &Layout, edges: &[(u32, u32)]) -> Vec<u8>
             counts[router.route(v, u).0] += 1;
         }
     }
-    let mut parts: Vec<Vec<u8>> = counts
-        .iter()
-        .map(|&c| Vec::with_capacity(c * ARC_BYTES))
-        .collect();
+    let mut starts = Vec::with_capacity(counts.len());
+    let mut total = 0;
+    for &c in &counts {
+        starts.push(total);
+        total += c;
+    }
+    // One buffer, each destination's arcs in its own piece: MPI sends it as it is.
+    let mut send = vec![0u64; total];
     let mut put = |u: u32, v: u32| {
-        let (to, arc) = router.route(u, v);
-        put_u32s(&arc, &mut parts[to]);
+        let (to, key) = router.route(u, v);
+        send[starts[to]] = key;
+        starts[to] += 1;
     };
     for &(u, v) in edges {
         put(u, v);
@@ -135,7 +155,52 @@ fn route_arcs(comm: &dyn Comm, layout: &Layout, edges: &[(u32, u32)]) -> Vec<u8>
             put(v, u);
         }
     }
-    comm.alltoall(Group::World, &parts).bytes
+    let received = comm.alltoallv_u64(Group::World, &send, &counts);
+    (received, send)
+}
+
+/// Widest radix digit: 2^11 counters (16 KiB) stay in the first-level cache.
+const MAX_DIGIT_BITS: u32 = 11;
+
+/// Sorts `keys` by their bits `low..high`, stably, where all higher bits are zero and the
+/// keys are already in order of their bits below `low`, or `low` is 0: the result is sorted.
+///
+/// On one thread a least-significant-digit radix sort over just those bits, in as few
+/// passes of at most [`MAX_DIGIT_BITS`] as they need, through `spare` (resized to the keys'
+/// length; the sorted keys may end up in either vector, swapped into `keys`). The out-arcs'
+/// keys arrive sorted by target, so ordering them by source takes two passes over a 20-bit
+/// source where a sort of the whole key took five. A first pass on the top 8 or 11 bits
+/// into buckets sorted in cache, and 13-bit digits, were measured slower at scale 20. On
+/// several threads, `packgraph::pma::sort_keys` (parallel).
+fn sort_bits(keys: &mut Vec<u64>, spare: &mut Vec<u64>, low: u32, high: u32) {
+    if rayon::current_num_threads() > 1 || keys.len() < 1 << 12 || high <= low {
+        sort_keys(keys);
+        return;
+    }
+    spare.resize(keys.len(), 0);
+    let passes = (high - low).div_ceil(MAX_DIGIT_BITS);
+    let width = (high - low).div_ceil(passes);
+    let mask = (1u64 << width) - 1;
+    let mut counts = vec![0usize; 1 << width];
+    for pass in 0..passes {
+        let shift = low + pass * width;
+        counts.iter_mut().for_each(|c| *c = 0);
+        for &key in keys.iter() {
+            counts[(key >> shift & mask) as usize] += 1;
+        }
+        let mut sum = 0;
+        for count in counts.iter_mut() {
+            let c = *count;
+            *count = sum;
+            sum += c;
+        }
+        for &key in keys.iter() {
+            let digit = (key >> shift & mask) as usize;
+            spare[counts[digit]] = key;
+            counts[digit] += 1;
+        }
+        std::mem::swap(keys, spare);
+    }
 }
 
 /// Bits that hold every id below `len`.
@@ -157,34 +222,64 @@ fn csr_of_sorted(len: usize, shift: u32, keys: &[u64]) -> (Vec<usize>, Vec<u32>)
     (offsets, keys.iter().map(|&k| (k & mask) as u32).collect())
 }
 
+/// The active ranks of the owned vertices (see [`LocalGraph::active_rank`]), and the
+/// column-local ids of the active vertices of every member of the grid column, gathered as
+/// one bitmap per member (`block / 8` bytes each, once per graph).
+fn active_numbering(
+    comm: &dyn Comm,
+    layout: &Layout,
+    degrees: &[u64],
+) -> (Vec<u32>, Vec<u32>, Vec<usize>) {
+    let mut bitmap = vec![0u64; layout.block / 64];
+    let mut active_rank = vec![0u32; degrees.len()];
+    let mut next = 0u32;
+    for (i, &d) in degrees.iter().enumerate() {
+        active_rank[i] = next;
+        if d > 0 {
+            bitmap[i / 64] |= 1 << (i % 64);
+            next += 1;
+        }
+    }
+    let all = comm.allgather(Group::Col, &u64s_to_bytes(&bitmap));
+    let mut active_ids = Vec::new();
+    let mut active_offsets = vec![0];
+    for k in 0..all.parts() {
+        let base = (k * layout.block) as u32;
+        for (w, mut word) in bytes_to_u64s(all.part(k)).into_iter().enumerate() {
+            while word != 0 {
+                active_ids.push(base + (w * 64) as u32 + word.trailing_zeros());
+                word &= word - 1;
+            }
+        }
+        active_offsets.push(active_ids.len());
+    }
+    (active_rank, active_ids, active_offsets)
+}
+
 impl LocalGraph {
     /// Builds this process's part of the graph of `edges` (this process's share of the input
     /// edge list; every process calls this collectively).
     ///
     /// The received arcs become `u64` keys, target above source in as few bits as the ids
-    /// need (fewer radix passes), and are radix sorted (`packgraph::pma::sort_keys`): the
-    /// sorted keys give the in-arcs, and the same keys with the halves swapped, sorted
-    /// again, the out-arcs. Sorting touches memory in
-    /// passes over 256 buckets, where scattering each arc straight into its vertex's slot
-    /// missed the cache once per arc.
+    /// need (fewer radix passes), and are radix sorted ([`sort_bits`]): the sorted keys give
+    /// the in-arcs, and the same keys with the halves swapped, sorted again by the source
+    /// bits alone (they are already in target order), the out-arcs. Sorting touches memory
+    /// in passes over at most 2^11 buckets, where scattering each arc straight into its
+    /// vertex's slot missed the cache once per arc.
     pub fn build(comm: &dyn Comm, layout: Layout, edges: &[(u32, u32)]) -> Self {
-        let received = route_arcs(comm, &layout, edges);
+        let router = Router::new(&layout);
+        let (mut keys, mut spare) = route_arcs(comm, &router, edges);
         let row_len = layout.row_len();
-        let (x_bits, y_bits) = (id_bits(layout.col_len()), id_bits(row_len));
+        let (x_bits, y_bits) = (router.x_bits, id_bits(row_len));
         // Edge weights by row-local target: every arc once, a self-loop twice.
         let mut row_sums = vec![0u64; 2 * row_len];
-        let mut keys = Vec::with_capacity(received.len() / ARC_BYTES);
-        for pair in received.chunks_exact(ARC_BYTES) {
-            let x = u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]);
-            let y = u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]);
-            if y & LOOP_BIT != 0 {
-                row_sums[row_len + (y & !LOOP_BIT) as usize] += 2;
-            } else {
-                keys.push(u64::from(y) << x_bits | u64::from(x));
+        keys.retain(|&k| {
+            if k & LOOP_BIT != 0 {
+                row_sums[row_len + ((k & !LOOP_BIT) >> x_bits) as usize] += 2;
             }
-        }
-        drop(received);
-        sort_keys(&mut keys);
+            k & LOOP_BIT == 0
+        });
+        sort_bits(&mut keys, &mut spare, 0, x_bits + y_bits);
         // Sorted by target, so these increments walk `row_sums` in order.
         for &k in &keys {
             row_sums[row_len + (k >> x_bits) as usize] += 1;
@@ -198,7 +293,8 @@ impl LocalGraph {
         for k in &mut keys {
             *k = (*k & x_mask) << y_bits | *k >> x_bits;
         }
-        sort_keys(&mut keys);
+        sort_bits(&mut keys, &mut spare, y_bits, x_bits + y_bits);
+        drop(spare);
         let (out_offsets, out_targets) = csr_of_sorted(layout.col_len(), y_bits, &keys);
         drop(keys);
         comm.allreduce_sum(Group::Row, &mut row_sums);
@@ -207,6 +303,7 @@ impl LocalGraph {
         let edge_weights = row_sums[row_len..][mine].to_vec();
         let mut total = [degrees.iter().sum::<u64>()];
         comm.allreduce_sum(Group::World, &mut total);
+        let (active_rank, active_ids, active_offsets) = active_numbering(comm, &layout, &degrees);
         Self {
             layout,
             out_offsets,
@@ -216,7 +313,16 @@ impl LocalGraph {
             degrees,
             edge_weights,
             total_degree: total[0],
+            active_rank,
+            active_ids,
+            active_offsets,
         }
+    }
+
+    /// Column-local ids of column member `k`'s vertices of degree ≥ 1, in active-rank order.
+    #[inline]
+    pub fn active_ids_of(&self, k: usize) -> &[u32] {
+        &self.active_ids[self.active_offsets[k]..self.active_offsets[k + 1]]
     }
 
     /// Row-local targets of column-local source `x`.
@@ -299,6 +405,98 @@ mod tests {
             let weights: Vec<u64> = parts.iter().flat_map(|p| p.2.clone()).take(256).collect();
             assert_eq!(weights, reference.edge_weights[..256]);
             assert!(parts.iter().all(|p| p.3 == reference.total_degree));
+        }
+    }
+
+    /// The one-thread radix sort (the path `mpirun` takes with one core per process) against
+    /// `sort_unstable`: whole keys, and keys already in order of their low bits sorted by the
+    /// high bits alone; and a graph built on one thread equals the one built on several.
+    #[test]
+    fn one_thread_radix_sort_and_build_match_the_parallel_ones() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let mut state = 3u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            state >> 25
+        };
+        let keys: Vec<u64> = (0..50_000).map(|_| next()).collect();
+        let mut spare = Vec::new();
+        // Whole 39-bit keys; 9-bit keys (one pass); keys in order of their low 17 bits,
+        // sorted by the bits above (as the out-arcs' keys arrive).
+        for (low, high, mask) in [(0, 39, u64::MAX), (0, 9, 511), (17, 39, u64::MAX)] {
+            let mut sorted: Vec<u64> = keys.iter().map(|k| k & mask).collect();
+            let mut expected = sorted.clone();
+            expected.sort_unstable();
+            sorted.sort_by_key(|k| k & ((1 << low) - 1));
+            one.install(|| sort_bits(&mut sorted, &mut spare, low, high));
+            assert_eq!(sorted, expected, "bits {low}..{high}");
+        }
+        let all = packgraph::io::generate::kronecker(12, 16, 7);
+        let layout = Layout::new(Grid { rows: 1, cols: 1 }, 1 << 12, 0);
+        let single = one.install(|| LocalGraph::build(&SelfComm, layout, &all));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let parallel = pool.install(|| LocalGraph::build(&SelfComm, layout, &all));
+        assert!(
+            single.num_arcs() > 1 << 12,
+            "large enough for the radix path"
+        );
+        assert_eq!(single.out_offsets, parallel.out_offsets);
+        assert_eq!(single.out_targets, parallel.out_targets);
+        assert_eq!(single.in_sources, parallel.in_sources);
+        assert_eq!(single.edge_weights, parallel.edge_weights);
+    }
+
+    #[test]
+    fn active_ranks_number_the_vertices_with_arcs_and_every_column_member_can_invert_them() {
+        let all = packgraph::io::generate::kronecker(8, 4, 3);
+        let n = 300;
+        let grid = Grid { rows: 2, cols: 2 };
+        let parts = ThreadComm::run(grid, |c| {
+            let layout = Layout::new(grid, n, c.rank());
+            let share = all.len().div_ceil(grid.size());
+            let mine =
+                &all[(c.rank() * share).min(all.len())..((c.rank() + 1) * share).min(all.len())];
+            let g = LocalGraph::build(c, layout, mine);
+            let first = layout.block_start(c.rank()) as u32;
+            let active: Vec<u32> = (0..layout.block as u32)
+                .filter(|&i| g.degrees[i as usize] > 0)
+                .collect();
+            for (r, &i) in active.iter().enumerate() {
+                assert_eq!(g.active_rank[i as usize], r as u32);
+            }
+            // What each column member can invert: column-local ids, as global ids.
+            let inverted: Vec<Vec<u32>> = (0..grid.rows)
+                .map(|k| {
+                    g.active_ids_of(k)
+                        .iter()
+                        .map(|&x| layout.col_global(x))
+                        .collect()
+                })
+                .collect();
+            (
+                c.rank(),
+                layout.col,
+                active.iter().map(|&i| first + i).collect::<Vec<_>>(),
+                inverted,
+            )
+        });
+        assert!(
+            parts.iter().any(|p| p.2.len() < 150),
+            "some vertices are isolated"
+        );
+        for (_, col, _, inverted) in &parts {
+            for (k, ids) in inverted.iter().enumerate() {
+                let owner = grid.rank_at(k, *col);
+                assert_eq!(ids, &parts[owner].2, "member {k} of column {col}");
+            }
         }
     }
 

@@ -158,6 +158,25 @@ impl Comm for MpiComm {
         gathered(bytes, &recv_counts, &recv_displs)
     }
 
+    fn alltoallv_u64(&self, group: Group, send: &[u64], counts: &[usize]) -> Vec<u64> {
+        let comm = self.comm(group);
+        let send_counts: Vec<Count> = counts.iter().map(|&c| self.count(c)).collect();
+        let (send_displs, _) = self.displacements(&send_counts);
+        let mut recv_counts = vec![0 as Count; comm.size() as usize];
+        comm.all_to_all_into(&send_counts[..], &mut recv_counts[..]);
+        let (recv_displs, total) = self.displacements(&recv_counts);
+        // Never an empty buffer, as in `allgather`.
+        let spare = [0u64; 1];
+        let send = if send.is_empty() { &spare[..] } else { send };
+        let mut values = vec![0u64; total + 1];
+        comm.all_to_all_varcount_into(
+            &Partition::new(send, &send_counts[..], &send_displs[..]),
+            &mut PartitionMut::new(&mut values[..], &recv_counts[..], &recv_displs[..]),
+        );
+        values.truncate(total);
+        values
+    }
+
     fn allreduce_sum(&self, group: Group, values: &mut [u64]) {
         if values.is_empty() {
             return;

@@ -2,7 +2,7 @@
 //! standing in for processes (no MPI needed).
 
 use packgraph::algo::bfs as core_bfs;
-use packgraph::graph::Graph;
+use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate::kronecker;
 use packgraph_graph500::benchmark::{run, Config, RunError};
 use packgraph_graph500::bfs::{bfs, UNREACHED};
@@ -59,6 +59,32 @@ fn grids_find_the_same_levels_with_and_without_compression() {
     for root in [3u32, 1500] {
         let expected = core_bfs(&core, root).unwrap().depths;
         for (rows, cols) in [(2, 1), (1, 2), (2, 2), (3, 2)] {
+            for pack in [false, true] {
+                let levels = grid_levels(Grid { rows, cols }, n, &edges, root, pack);
+                assert_eq!(
+                    levels, expected,
+                    "grid {rows}x{cols}, pack {pack}, root {root}"
+                );
+            }
+        }
+    }
+}
+
+/// Frontier messages carry ranks among the vertices with arcs: a search from an isolated
+/// root (which has no rank), and searches whose frontiers end in the padding after the last
+/// active vertex, still match the core's levels on every grid.
+#[test]
+fn isolated_roots_and_padding_search_like_the_core() {
+    let scale = 10;
+    let n = (1 << scale) + 9;
+    let edges = kronecker(scale, 16, 4);
+    let core = Graph::from_edges(n, &edges, false).unwrap();
+    let isolated = (0..n as u32)
+        .find(|&v| core.out_degree(v) == 0)
+        .expect("a Kronecker graph of scale 10 has isolated vertices");
+    for root in [isolated, n as u32 - 1, 2] {
+        let expected = core_bfs(&core, root).unwrap().depths;
+        for (rows, cols) in [(1, 1), (2, 1), (2, 2)] {
             for pack in [false, true] {
                 let levels = grid_levels(Grid { rows, cols }, n, &edges, root, pack);
                 assert_eq!(
