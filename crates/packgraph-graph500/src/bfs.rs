@@ -15,7 +15,7 @@
 //! (SC 2012): bottom-up once the frontier's arcs exceed the unexplored arcs over
 //! [`ALPHA`], top-down again once the frontier falls below `n /` [`BETA`] vertices while
 //! shrinking. Fold messages carry the discovered ids as a frontier message and the parents
-//! raw. A message to oneself never crosses the wire and is never packed.
+//! raw. Discoveries a process owns are applied where they are found, without a message.
 
 use std::time::Instant;
 
@@ -182,7 +182,12 @@ impl State<'_> {
     }
 
     /// Gathers the column's frontier bitmap and the row's visited bitmap.
+    ///
+    /// When the row is this process alone, `row_seen` is already exact (every discovery is
+    /// this process's own, marked as it is folded) and is not rebuilt.
     fn expand_bitmaps(&mut self) {
+        let start = Instant::now();
+        let comm_before = self.level.comm_ns;
         let layout = self.graph.layout;
         let first = layout.block_start(layout.rank) as u32;
         let mut owned = vec![0u64; layout.block / 64];
@@ -194,21 +199,30 @@ impl State<'_> {
         let row_others = self.comm.group_size(Group::Row) as u64 - 1;
         let all = self.allgather(Group::Col, &bytes);
         self.col_frontier = bytes_to_u64s(&all.bytes);
-        owned.iter_mut().for_each(|w| *w = 0);
-        for (i, &p) in self.parents.iter().enumerate() {
-            if p != UNREACHED {
-                set_bit(&mut owned, i as u32);
+        let mut moved = bytes.len() as u64 * col_others;
+        if row_others > 0 {
+            owned.iter_mut().for_each(|w| *w = 0);
+            for (i, &p) in self.parents.iter().enumerate() {
+                if p != UNREACHED {
+                    set_bit(&mut owned, i as u32);
+                }
             }
+            let visited = u64s_to_bytes(&owned);
+            let all = self.allgather(Group::Row, &visited);
+            self.row_seen = bytes_to_u64s(&all.bytes);
+            moved += visited.len() as u64 * row_others;
         }
-        let visited = u64s_to_bytes(&owned);
-        let all = self.allgather(Group::Row, &visited);
-        self.row_seen = bytes_to_u64s(&all.bytes);
-        let moved = bytes.len() as u64 * col_others + visited.len() as u64 * row_others;
         self.level.raw_bytes += moved;
         self.level.sent_bytes += moved;
+        let comm = self.level.comm_ns - comm_before;
+        self.level.compute_ns += ns(start).saturating_sub(comm);
     }
 
     /// Sends each discovered vertex to its owner; returns the owner's new frontier.
+    ///
+    /// Discoveries this process owns never become a message: they are applied straight
+    /// from `found` (on an R×1 grid that is every discovery; packing and unpacking them took
+    /// a fifth of a scale-20 search).
     fn fold(&mut self, depth: u32) -> packgraph::Result<()> {
         let layout = self.graph.layout;
         let block = layout.block as u64;
@@ -217,9 +231,17 @@ impl State<'_> {
         let start = Instant::now();
         let mut parts = Vec::with_capacity(members);
         let mut rest = &self.found[..];
+        let mut own = 0..0;
         let (mut ids, mut parents) = (Vec::new(), Vec::new());
         for k in 0..members as u64 {
             let end = rest.partition_point(|&f| (f >> 32) < (k + 1) * block);
+            if k as usize == me {
+                let at = self.found.len() - rest.len();
+                own = at..at + end;
+                parts.push(Vec::new());
+                rest = &rest[end..];
+                continue;
+            }
             ids.clear();
             parents.clear();
             for &f in &rest[..end] {
@@ -228,26 +250,38 @@ impl State<'_> {
             }
             rest = &rest[end..];
             let mut message = vec![0u8; 4];
-            frontier::encode(&ids, self.packing(k as usize == me), &mut message)?;
+            frontier::encode(&ids, self.packing(false), &mut message)?;
             let id_bytes = (message.len() - 4) as u32;
             message[..4].copy_from_slice(&id_bytes.to_le_bytes());
             put_u32s(&parents, &mut message);
-            if k as usize != me {
-                self.level.raw_bytes +=
-                    (4 + frontier::raw_len::<u32>(ids.len()) + 4 * ids.len()) as u64;
-                self.level.sent_bytes += message.len() as u64;
-            }
+            self.level.raw_bytes +=
+                (4 + frontier::raw_len::<u32>(ids.len()) + 4 * ids.len()) as u64;
+            self.level.sent_bytes += message.len() as u64;
             parts.push(message);
         }
         self.level.codec_ns += ns(start);
         let start = Instant::now();
-        let received = self.comm.alltoall(Group::Row, &parts);
+        let received = (members > 1).then(|| self.comm.alltoall(Group::Row, &parts));
         self.level.comm_ns += ns(start);
         let start = Instant::now();
         let mut decode_ns = 0;
+        let first = layout.block_start(layout.rank) as u32;
+        let mine = me as u64 * block;
         let mut next = Vec::new();
-        for k in 0..received.parts() {
-            let part = received.part(k);
+        for k in 0..members {
+            if k == me {
+                for &f in &self.found[own.clone()] {
+                    let i = ((f >> 32) - mine) as usize;
+                    let slot = &mut self.parents[i];
+                    if *slot == UNREACHED {
+                        *slot = f as u32;
+                        self.levels[i] = depth;
+                        next.push(first + i as u32);
+                    }
+                }
+                continue;
+            }
+            let part = received.as_ref().map_or(&[][..], |r| r.part(k));
             let bad = || packgraph::Error::corrupt(format!("fold message from row member {k}"));
             let id_bytes = part
                 .get(..4)
@@ -267,11 +301,13 @@ impl State<'_> {
                 if *slot == UNREACHED {
                     *slot = p;
                     self.levels[i as usize] = depth;
-                    next.push(layout.block_start(layout.rank) as u32 + i);
+                    next.push(first + i);
                 }
             }
         }
-        next.sort_unstable();
+        if members > 1 {
+            next.sort_unstable();
+        }
         let row_first = layout.row_start() as u32;
         for &v in &next {
             set_bit(&mut self.row_seen, v - row_first);
@@ -299,12 +335,36 @@ fn top_down(state: &mut State<'_>) {
     state.found.sort_unstable();
 }
 
-/// Each unvisited row vertex looks for a neighbour in the column frontier.
+/// How far ahead, in words of 64 vertices, [`bottom_up`] touches the arcs it will read.
+const AHEAD_WORDS: usize = 4;
+
+/// Each unvisited row vertex with arcs stored here looks for a neighbour in the column
+/// frontier (vertices without any, a third of a Kronecker graph's, are skipped a word at a
+/// time).
 fn bottom_up(state: &mut State<'_>) {
     let graph = state.graph;
     state.found.clear();
-    for (w, &seen) in state.row_seen.iter().enumerate() {
-        let mut unseen = !seen;
+    for (w, (&seen, &empty)) in state.row_seen.iter().zip(&graph.no_in_arcs).enumerate() {
+        let mut unseen = !(seen | empty);
+        // Touch the first in-arc of the vertices a few words ahead, so that their cache
+        // misses overlap with this word's work (each vertex here mostly reads one arc).
+        if let (Some(&seen), Some(&empty)) = (
+            state.row_seen.get(w + AHEAD_WORDS),
+            graph.no_in_arcs.get(w + AHEAD_WORDS),
+        ) {
+            let mut ahead = !(seen | empty);
+            let mut touched = 0u32;
+            while ahead != 0 {
+                let y = (w + AHEAD_WORDS) * 64 + ahead.trailing_zeros() as usize;
+                ahead &= ahead - 1;
+                touched ^= graph
+                    .in_sources
+                    .get(graph.in_offsets[y])
+                    .copied()
+                    .unwrap_or(0);
+            }
+            std::hint::black_box(touched);
+        }
         while unseen != 0 {
             let y = (w * 64) as u32 + unseen.trailing_zeros();
             unseen &= unseen - 1;

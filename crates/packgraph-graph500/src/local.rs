@@ -34,6 +34,9 @@ pub struct LocalGraph {
     pub in_offsets: Vec<usize>,
     /// See `in_offsets`.
     pub in_sources: Vec<u32>,
+    /// One bit per row-local target, set where `in_arcs` is empty: bottom-up steps skip
+    /// these a word at a time.
+    pub no_in_arcs: Vec<u64>,
     /// Degree of each owned vertex (distinct neighbours, self-loops left out).
     pub degrees: Vec<u64>,
     /// Edge weight of each owned vertex: input arcs with duplicates, two per self-loop.
@@ -286,8 +289,12 @@ impl LocalGraph {
         }
         keys.dedup();
         let (in_offsets, in_sources) = csr_of_sorted(row_len, x_bits, &keys);
+        let mut no_in_arcs = vec![0u64; row_len.div_ceil(64)];
         for (y, sum) in row_sums[..row_len].iter_mut().enumerate() {
             *sum = (in_offsets[y + 1] - in_offsets[y]) as u64;
+            if *sum == 0 {
+                no_in_arcs[y / 64] |= 1 << (y % 64);
+            }
         }
         let x_mask = (1u64 << x_bits) - 1;
         for k in &mut keys {
@@ -310,6 +317,7 @@ impl LocalGraph {
             out_targets,
             in_offsets,
             in_sources,
+            no_in_arcs,
             degrees,
             edge_weights,
             total_degree: total[0],
@@ -543,6 +551,8 @@ mod tests {
                 let mut incoming = Vec::new();
                 for y in 0..layout.row_len() as u32 {
                     let sources = g.in_arcs(y);
+                    let empty = g.no_in_arcs[y as usize / 64] >> (y % 64) & 1 == 1;
+                    assert_eq!(empty, sources.is_empty(), "no_in_arcs bit of {y}");
                     assert!(sources.windows(2).all(|w| w[0] < w[1]), "sorted, distinct");
                     incoming.extend(sources.iter().map(|&x| (layout.col_global(x), row_global(y))));
                 }
