@@ -50,7 +50,7 @@ pub struct BfsTree {
 /// [`Error::VertexNotFound`](crate::Error::VertexNotFound) if `source` is not a vertex of `graph`.
 ///
 /// # Complexity
-/// O(n + m) work, O(diameter · log n) depth, two words per vertex and two bits per vertex
+/// O(n + m) work, O(diameter · log n) depth, two words per vertex and three bits per vertex
 /// of extra memory.
 pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree> {
     bfs_limited(graph, source, u32::MAX)
@@ -107,23 +107,45 @@ impl<G: GraphRead> Search<'_, G> {
         (next, degrees)
     }
 
-    /// One bottom-up round at `depth`: every unvisited vertex takes the first in-neighbor
-    /// it finds in `frontier` as parent; returns the new frontier and its size.
-    fn pull(&self, frontier: &[u64], depth: u32) -> (Vec<u64>, usize) {
+    /// The vertices a bottom-up round never needs to look at, one bit each: those already
+    /// visited and those without in-arcs (a Kronecker graph's isolated third). Rounds then
+    /// skip them a word at a time, and add what they find.
+    fn skip_bitmap(&self) -> Vec<u64> {
         let n = self.parents.len();
+        let mut skip = vec![0u64; n.div_ceil(64)];
+        skip.par_iter_mut().enumerate().for_each(|(w, word)| {
+            let first = w * 64;
+            for v in first..(first + 64).min(n) {
+                if self.parents[v].load(Ordering::Relaxed) != UNREACHED
+                    || self.graph.in_degree(v as VertexId) == 0
+                {
+                    *word |= 1 << (v % 64);
+                }
+            }
+            if first + 64 > n {
+                *word |= u64::MAX << (n - first); // past the last vertex
+            }
+        });
+        skip
+    }
+
+    /// One bottom-up round at `depth`: every vertex not in `skip` takes the first
+    /// in-neighbor it finds in `frontier` as parent; returns the new frontier and its size,
+    /// and adds the new frontier to `skip`.
+    fn pull(&self, frontier: &[u64], skip: &mut [u64], depth: u32) -> (Vec<u64>, usize) {
         let mut next = vec![0u64; frontier.len()];
         let found = next
             .par_chunks_mut(PULL_WORDS)
+            .zip(skip.par_chunks_mut(PULL_WORDS))
             .enumerate()
-            .map(|(chunk, words)| {
+            .map(|(chunk, (words, skips))| {
                 let mut found = 0;
-                for (i, word) in words.iter_mut().enumerate() {
+                for (i, (word, skip)) in words.iter_mut().zip(skips.iter_mut()).enumerate() {
                     let first = (chunk * PULL_WORDS + i) * 64;
-                    for v in first..(first + 64).min(n) {
-                        if self.parents[v].load(Ordering::Relaxed) != UNREACHED {
-                            continue;
-                        }
-                        let v = v as VertexId;
+                    let mut unvisited = !*skip;
+                    while unvisited != 0 {
+                        let v = (first + unvisited.trailing_zeros() as usize) as VertexId;
+                        unvisited &= unvisited - 1;
                         self.graph.for_each_in_neighbor(v, |u| {
                             if frontier[u as usize / 64] >> (u % 64) & 1 == 0 {
                                 return true;
@@ -135,6 +157,7 @@ impl<G: GraphRead> Search<'_, G> {
                             false
                         });
                     }
+                    *skip |= *word;
                 }
                 found
             })
@@ -197,11 +220,12 @@ pub(crate) fn bfs_limited<G: GraphRead>(
                 frontier[v as usize / 64] |= 1 << (v % 64);
             }
             let mut size = queue.len();
+            let mut skip = search.skip_bitmap();
             loop {
                 depth += 1;
                 #[cfg(test)]
                 tests::BOTTOM_UP_ROUNDS.with(|r| r.set(r.get() + 1));
-                let (next, found) = search.pull(&frontier, depth);
+                let (next, found) = search.pull(&frontier, &mut skip, depth);
                 let growing = found >= size;
                 (frontier, size) = (next, found);
                 if found == 0 || depth >= max_depth || !(growing || found > n / BETA) {
