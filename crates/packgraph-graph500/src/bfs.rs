@@ -232,7 +232,7 @@ impl State<'_> {
         let mut parts = Vec::with_capacity(members);
         let mut rest = &self.found[..];
         let mut own = 0..0;
-        let (mut ids, mut parents) = (Vec::new(), Vec::new());
+        let (mut ids, mut parents_in) = (Vec::new(), Vec::new());
         for k in 0..members as u64 {
             let end = rest.partition_point(|&f| (f >> 32) < (k + 1) * block);
             if k as usize == me {
@@ -243,17 +243,17 @@ impl State<'_> {
                 continue;
             }
             ids.clear();
-            parents.clear();
+            parents_in.clear();
             for &f in &rest[..end] {
                 ids.push(((f >> 32) - k * block) as u32);
-                parents.push(f as u32);
+                parents_in.push(f as u32);
             }
             rest = &rest[end..];
             let mut message = vec![0u8; 4];
             frontier::encode(&ids, self.packing(false), &mut message)?;
             let id_bytes = (message.len() - 4) as u32;
             message[..4].copy_from_slice(&id_bytes.to_le_bytes());
-            put_u32s(&parents, &mut message);
+            put_u32s(&parents_in, &mut message);
             self.level.raw_bytes +=
                 (4 + frontier::raw_len::<u32>(ids.len()) + 4 * ids.len()) as u64;
             self.level.sent_bytes += message.len() as u64;
@@ -268,16 +268,18 @@ impl State<'_> {
         let first = layout.block_start(layout.rank) as u32;
         let mine = me as u64 * block;
         let mut next = Vec::new();
+        let (parents, levels) = (&mut self.parents, &mut self.levels);
+        let mut claim = |i: usize, parent: u32| {
+            if parents[i] == UNREACHED {
+                parents[i] = parent;
+                levels[i] = depth;
+                next.push(first + i as u32);
+            }
+        };
         for k in 0..members {
             if k == me {
                 for &f in &self.found[own.clone()] {
-                    let i = ((f >> 32) - mine) as usize;
-                    let slot = &mut self.parents[i];
-                    if *slot == UNREACHED {
-                        *slot = f as u32;
-                        self.levels[i] = depth;
-                        next.push(first + i as u32);
-                    }
+                    claim(((f >> 32) - mine) as usize, f as u32);
                 }
                 continue;
             }
@@ -291,18 +293,13 @@ impl State<'_> {
             let decoding = Instant::now();
             frontier::decode::<u32>(id_part, &mut ids)?;
             decode_ns += ns(decoding);
-            parents.clear();
-            get_u32s(&part[4 + id_bytes..], &mut parents);
-            if parents.len() != ids.len() || ids.last().is_some_and(|&i| i as u64 >= block) {
+            parents_in.clear();
+            get_u32s(&part[4 + id_bytes..], &mut parents_in);
+            if parents_in.len() != ids.len() || ids.last().is_some_and(|&i| i as u64 >= block) {
                 return Err(bad());
             }
-            for (&i, &p) in ids.iter().zip(&parents) {
-                let slot = &mut self.parents[i as usize];
-                if *slot == UNREACHED {
-                    *slot = p;
-                    self.levels[i as usize] = depth;
-                    next.push(first + i);
-                }
+            for (&i, &p) in ids.iter().zip(&parents_in) {
+                claim(i as usize, p);
             }
         }
         if members > 1 {
