@@ -16,7 +16,7 @@
 //! two CSR arrays, so it would be the store for a graph that does not fit otherwise; the
 //! local graph never changes during the benchmark, so nothing else favours it.
 
-use packgraph::pma::sort_keys;
+use packgraph::pma::sort_key_bits;
 
 use crate::comm::{bytes_to_u64s, u64s_to_bytes, Comm, Group};
 use crate::grid::Layout;
@@ -164,50 +164,6 @@ fn route_arcs(comm: &dyn Comm, router: &Router, edges: &[(u32, u32)]) -> (Vec<u6
     (received, send)
 }
 
-/// Widest radix digit: 2^11 counters (16 KiB) stay in the first-level cache.
-const MAX_DIGIT_BITS: u32 = 11;
-
-/// Sorts `keys` by their bits `low..high`, stably, where all higher bits are zero and the
-/// keys are already in order of their bits below `low`, or `low` is 0: the result is sorted.
-///
-/// On one thread a least-significant-digit radix sort over just those bits, in as few
-/// passes of at most [`MAX_DIGIT_BITS`] as they need, through `spare` (resized to the keys'
-/// length; the sorted keys may end up in either vector, swapped into `keys`). The out-arcs'
-/// keys arrive sorted by target, so ordering them by source takes two passes over a 20-bit
-/// source where a sort of the whole key took five. A first pass on the top 8 or 11 bits
-/// into buckets sorted in cache, and 13-bit digits, were measured slower at scale 20. On
-/// several threads, `packgraph::pma::sort_keys` (parallel).
-fn sort_bits(keys: &mut Vec<u64>, spare: &mut Vec<u64>, low: u32, high: u32) {
-    if rayon::current_num_threads() > 1 || keys.len() < 1 << 12 || high <= low {
-        sort_keys(keys);
-        return;
-    }
-    spare.resize(keys.len(), 0);
-    let passes = (high - low).div_ceil(MAX_DIGIT_BITS);
-    let width = (high - low).div_ceil(passes);
-    let mask = (1u64 << width) - 1;
-    let mut counts = vec![0usize; 1 << width];
-    for pass in 0..passes {
-        let shift = low + pass * width;
-        counts.iter_mut().for_each(|c| *c = 0);
-        for &key in keys.iter() {
-            counts[(key >> shift & mask) as usize] += 1;
-        }
-        let mut sum = 0;
-        for count in counts.iter_mut() {
-            let c = *count;
-            *count = sum;
-            sum += c;
-        }
-        for &key in keys.iter() {
-            let digit = (key >> shift & mask) as usize;
-            spare[counts[digit]] = key;
-            counts[digit] += 1;
-        }
-        std::mem::swap(keys, spare);
-    }
-}
-
 /// Bits that hold every id below `len`.
 fn id_bits(len: usize) -> u32 {
     usize::BITS - len.saturating_sub(1).leading_zeros()
@@ -266,7 +222,7 @@ impl LocalGraph {
     /// edge list; every process calls this collectively).
     ///
     /// The received arcs become `u64` keys, target above source in as few bits as the ids
-    /// need (fewer radix passes), and are radix sorted ([`sort_bits`]): the sorted keys give
+    /// need (fewer radix passes), and are radix sorted (`packgraph::pma::sort_key_bits`): the sorted keys give
     /// the in-arcs, and the same keys with the halves swapped, sorted again by the source
     /// bits alone (they are already in target order), the out-arcs. Sorting touches memory
     /// in passes over at most 2^11 buckets, where scattering each arc straight into its
@@ -284,7 +240,7 @@ impl LocalGraph {
             }
             k & LOOP_BIT == 0
         });
-        sort_bits(&mut keys, &mut spare, 0, x_bits + y_bits);
+        sort_key_bits(&mut keys, &mut spare, 0, x_bits + y_bits);
         // Sorted by target, so these increments walk `row_sums` in order.
         for &k in &keys {
             row_sums[row_len + (k >> x_bits) as usize] += 1;
@@ -302,7 +258,7 @@ impl LocalGraph {
         for k in &mut keys {
             *k = (*k & x_mask) << y_bits | *k >> x_bits;
         }
-        sort_bits(&mut keys, &mut spare, y_bits, x_bits + y_bits);
+        sort_key_bits(&mut keys, &mut spare, y_bits, x_bits + y_bits);
         drop(spare);
         let (out_offsets, out_targets) = csr_of_sorted(layout.col_len(), y_bits, &keys);
         drop(keys);
@@ -418,34 +374,14 @@ mod tests {
         }
     }
 
-    /// The one-thread radix sort (the path `mpirun` takes with one core per process) against
-    /// `sort_unstable`: whole keys, and keys already in order of their low bits sorted by the
-    /// high bits alone; and a graph built on one thread equals the one built on several.
+    /// A graph built on one thread (the radix path `mpirun` takes with one core per
+    /// process) equals the one built on several.
     #[test]
-    fn one_thread_radix_sort_and_build_match_the_parallel_ones() {
+    fn one_thread_build_matches_the_parallel_one() {
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap();
-        let mut state = 3u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            state >> 25
-        };
-        let keys: Vec<u64> = (0..50_000).map(|_| next()).collect();
-        let mut spare = Vec::new();
-        // Whole 39-bit keys; 9-bit keys (one pass); keys in order of their low 17 bits,
-        // sorted by the bits above (as the out-arcs' keys arrive).
-        for (low, high, mask) in [(0, 39, u64::MAX), (0, 9, 511), (17, 39, u64::MAX)] {
-            let mut sorted: Vec<u64> = keys.iter().map(|k| k & mask).collect();
-            let mut expected = sorted.clone();
-            expected.sort_unstable();
-            sorted.sort_by_key(|k| k & ((1 << low) - 1));
-            one.install(|| sort_bits(&mut sorted, &mut spare, low, high));
-            assert_eq!(sorted, expected, "bits {low}..{high}");
-        }
         let all = packgraph::io::generate::kronecker(12, 16, 7);
         let layout = Layout::new(Grid { rows: 1, cols: 1 }, 1 << 12, 0);
         let single = one.install(|| LocalGraph::build(&SelfComm, layout, &all));

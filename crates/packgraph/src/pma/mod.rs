@@ -73,7 +73,7 @@ pub use self::iter::Range;
 pub use self::leaf::{
     DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf,
 };
-pub use self::sort::sort_keys;
+pub use self::sort::{sort_key_bits, sort_keys};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
 const PADDING_BYTES: usize = 16;

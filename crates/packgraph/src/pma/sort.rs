@@ -143,12 +143,68 @@ fn radix_sort(keys: &mut Vec<u64>) {
             *offset = sum;
             sum += c;
         }
-        for &key in keys.iter() {
-            let bucket = ((key >> (8 * digit)) & 0xff) as usize;
-            buffer[offsets[bucket]] = key;
-            offsets[bucket] += 1;
-        }
+        scatter_digit(keys, &mut buffer, 8 * digit as u32, 0xff, &mut offsets);
         std::mem::swap(keys, &mut buffer);
+    }
+}
+
+/// Moves `from` into `to` stably by the digit `key >> shift & mask`, each digit's keys from
+/// `offsets[digit]` on (the digit counts' exclusive prefix sums, advanced as keys land).
+#[inline]
+fn scatter_digit(from: &[u64], to: &mut [u64], shift: u32, mask: u64, offsets: &mut [usize]) {
+    for &key in from {
+        let digit = (key >> shift & mask) as usize;
+        to[offsets[digit]] = key;
+        offsets[digit] += 1;
+    }
+}
+
+/// Widest digit of [`sort_key_bits`]: 2^11 counters (16 KiB) stay in the first-level cache.
+const MAX_DIGIT_BITS: u32 = 11;
+
+/// Sorts `keys` by their bits `low..high`, stably, where every higher bit is zero and the
+/// keys are already in order of their bits below `low` (or `low` is 0): the result is
+/// sorted.
+///
+/// On one thread a least-significant-digit radix sort over just those bits, in as few
+/// passes of at most 11 bits as they need, through `spare` (resized to the keys' length,
+/// so a caller can lend a buffer whose pages are already mapped; the sorted keys may end up
+/// in either vector, swapped into `keys`). Keys that arrive in order of their low half
+/// need passes over the high half only: the distributed graph builder orders arcs sorted
+/// by target by their 20-bit source in two passes, where a sort of the whole key took five.
+/// On several threads, or below 2^12 keys, [`sort_keys`].
+///
+/// ```
+/// // In order of the low 4 bits; sorted by bits 4..12.
+/// let mut keys = vec![0x31u64, 0x12, 0x23, 0x14];
+/// let mut spare = Vec::new();
+/// packgraph::pma::sort_key_bits(&mut keys, &mut spare, 4, 12);
+/// assert_eq!(keys, [0x12, 0x14, 0x23, 0x31]);
+/// ```
+pub fn sort_key_bits(keys: &mut Vec<u64>, spare: &mut Vec<u64>, low: u32, high: u32) {
+    if rayon::current_num_threads() > 1 || keys.len() < 1 << 12 || high <= low {
+        sort_keys(keys);
+        return;
+    }
+    spare.resize(keys.len(), 0);
+    let passes = (high - low).div_ceil(MAX_DIGIT_BITS);
+    let width = (high - low).div_ceil(passes);
+    let mask = (1u64 << width) - 1;
+    let mut offsets = vec![0usize; 1 << width];
+    for pass in 0..passes {
+        let shift = low + pass * width;
+        offsets.iter_mut().for_each(|o| *o = 0);
+        for &key in keys.iter() {
+            offsets[(key >> shift & mask) as usize] += 1;
+        }
+        let mut sum = 0;
+        for offset in offsets.iter_mut() {
+            let count = *offset;
+            *offset = sum;
+            sum += count;
+        }
+        scatter_digit(keys, spare, shift, mask, &mut offsets);
+        std::mem::swap(keys, spare);
     }
 }
 
@@ -156,6 +212,39 @@ fn radix_sort(keys: &mut Vec<u64>) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// On one thread (its radix path) and on two, `sort_key_bits` sorts keys that are in
+        /// order of their low bits by the bits above, as `sort_unstable` sorts them.
+        #[test]
+        fn sorting_by_a_bit_range_matches_sort_unstable(
+            seed in any::<u64>(),
+            len in 0usize..20_000,
+            low in 0u32..20,
+            span in 1u32..30,
+        ) {
+            let mut state = seed | 1;
+            let high = low + span;
+            let mut keys: Vec<u64> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state & ((1u64 << high) - 1)
+                })
+                .collect();
+            keys.sort_by_key(|k| k & ((1u64 << low) - 1));
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut sorted = keys.clone();
+                let mut spare = Vec::new();
+                pool.install(|| sort_key_bits(&mut sorted, &mut spare, low, high));
+                prop_assert_eq!(&sorted, &expected, "{} threads", threads);
+            }
+        }
+    }
 
     #[test]
     fn radix_sorts_wide_and_narrow_keys() {
