@@ -10,6 +10,9 @@ use crate::pma::{LeafCodec, Pma, ShortCursor};
 
 use super::read::VertexId;
 
+/// Runs of fewer arcs in all are decoded in one piece by [`RunIndex::targets_in`].
+const PAIR_MIN_ARCS: usize = 256;
+
 /// Start and length of every vertex's run in one edge CPMA.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunIndex {
@@ -155,16 +158,43 @@ impl RunIndex {
         vertices: std::ops::Range<VertexId>,
         out: &mut Vec<VertexId>,
     ) {
-        let Some((from, count)) = self.span(vertices) else {
+        let Some((from, count)) = self.span(vertices.clone()) else {
             out.clear();
             return;
         };
         // Every slot is written below: only slots past the old length need a value first
         // (a buffer reused across blocks is not cleared and refilled with zeros).
         out.resize(count, 0);
-        let written = edges.low_halves_from_short(self.starts[from], from as VertexId, out);
+        let written = match self.middle(from, vertices.end as usize, count) {
+            // Two halves decoded side by side (see `Pma::low_halves_pair_from_short`).
+            Some((mid, before)) if count >= PAIR_MIN_ARCS => {
+                let (a, b) = out.split_at_mut(before);
+                let runs = [
+                    (self.starts[from], from as VertexId),
+                    (self.starts[mid], mid as VertexId),
+                ];
+                edges.low_halves_pair_from_short(runs, [a, b]).iter().sum()
+            }
+            _ => edges.low_halves_from_short(self.starts[from], from as VertexId, out),
+        };
         debug_assert_eq!(written, count);
         out.truncate(written);
+    }
+
+    /// The vertex with arcs in `from + 1..end` whose run starts closest past the middle of
+    /// the `count` arcs from `from`'s run on, and the arcs before it; `None` if no later
+    /// vertex has arcs.
+    fn middle(&self, from: usize, end: usize, count: usize) -> Option<(usize, usize)> {
+        let end = end.min(self.degrees.len());
+        let mut before = self.degrees[from] as usize;
+        for v in from + 1..end {
+            let degree = self.degrees[v] as usize;
+            if degree > 0 && 2 * before >= count {
+                return Some((v, before));
+            }
+            before += degree;
+        }
+        None
     }
 
     pub(crate) fn size_in_bytes(&self) -> usize {
@@ -241,6 +271,37 @@ mod tests {
             let keys = keys_of(&arcs);
             prop_assert_eq!(runs(&Pma::<GroupLeaf>::from_sorted(&keys).unwrap(), 40), arcs.clone());
             prop_assert_eq!(runs(&Pma::<PlainLeaf>::from_sorted(&keys).unwrap(), 40), arcs);
+        }
+
+        /// The targets of a range of vertices, decoded in two halves side by side when the
+        /// range holds `PAIR_MIN_ARCS` arcs or more, equal the arcs, for ranges of every
+        /// width from every start.
+        #[test]
+        fn range_targets_match_the_arcs(
+            set in proptest::collection::btree_set((0u64..60, any::<u32>(), 0u32..4), 0..3000),
+            widths in proptest::collection::vec(1u32..70, 1..4),
+        ) {
+            let arcs: Vec<(u64, u64)> = set
+                .iter()
+                .map(|&(u, v, shift)| (u, u64::from(v >> (8 * shift))))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let keys = keys_of(&arcs);
+            let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
+            let index = RunIndex::build(&edges, 60);
+            let mut out = vec![9; 5];
+            for width in widths {
+                for start in (0..62u32).step_by(width as usize) {
+                    index.targets_in(&edges, start..start + width, &mut out);
+                    let want: Vec<VertexId> = arcs
+                        .iter()
+                        .filter(|&&(u, _)| (u64::from(start)..u64::from(start + width)).contains(&u))
+                        .map(|&(_, v)| v as VertexId)
+                        .collect();
+                    prop_assert_eq!(&out, &want, "vertices {}..{}", start, start + width);
+                }
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::leaf::LeafCodec;
+use super::leaf::{LeafCodec, SliceRun};
 use super::Pma;
 use super::LEAF_GRAIN;
 use std::sync::Arc;
@@ -135,6 +135,46 @@ impl<C: LeafCodec> Pma<C> {
             (leaf, offset, prev) = (leaf + 1, 0, 0);
         }
         1 + written
+    }
+
+    /// [`Pma::low_halves_from_short`] for two runs at once (each a [`ShortCursor`] and its
+    /// keys' high half), into two slices: the codec may decode them side by side
+    /// ([`LeafCodec::low_halves_pair`]). Returns how many each wrote.
+    pub fn low_halves_pair_from_short(
+        &self,
+        runs: [(ShortCursor, u32); 2],
+        outs: [&mut [u32]; 2],
+    ) -> [usize; 2] {
+        let [a_out, b_out] = outs;
+        let [(a, a_high), (b, b_high)] = runs;
+        let in_array = |short: ShortCursor| (short.leaf as usize) < self.num_leaves();
+        let (Some((a_first, a_rest)), Some((b_first, b_rest)), true, true) = (
+            a_out.split_first_mut(),
+            b_out.split_first_mut(),
+            in_array(a),
+            in_array(b),
+        ) else {
+            return [
+                self.low_halves_from_short(a, a_high, a_out),
+                self.low_halves_from_short(b, b_high, b_out),
+            ];
+        };
+        let start = |short: ShortCursor, high: u32, first: &mut u32| {
+            let index = short.leaf as usize;
+            *first = short.first_low;
+            SliceRun {
+                leaf: self.leaf(index),
+                index,
+                used: self.leaf_used(index),
+                offset: short.next as usize,
+                prev: u64::from(high) << 32 | u64::from(short.first_low),
+            }
+        };
+        let (a, b) = (start(a, a_high, a_first), start(b, b_high, b_first));
+        let next_leaf =
+            |j: usize| (j < self.num_leaves()).then(|| (self.leaf(j), self.leaf_used(j)));
+        let [a_written, b_written] = C::low_halves_pair([a, b], [a_rest, b_rest], next_leaf);
+        [1 + a_written, 1 + b_written]
     }
 
     /// Calls `f` on the `count` items from `cursor` on (fewer if the array ends first), in

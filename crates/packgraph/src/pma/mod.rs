@@ -71,7 +71,7 @@ pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, RunPiece, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{
-    DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf,
+    DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf, SliceRun,
 };
 pub use self::sort::{sort_key_bits, sort_keys};
 

@@ -57,6 +57,23 @@ pub enum LeafRemove {
     Full,
 }
 
+/// Where a run decoded by [`LeafCodec::low_halves_pair`] starts: a leaf (as the read
+/// functions take it), its number, the bytes it uses, and the first entry's offset and
+/// predecessor.
+#[derive(Debug, Clone, Copy)]
+pub struct SliceRun<'a> {
+    /// The leaf and whatever follows it in its page.
+    pub leaf: &'a [u8],
+    /// The leaf's number in its array: the run goes on in the leaves after it.
+    pub index: usize,
+    /// Bytes the leaf uses.
+    pub used: usize,
+    /// Offset of the first entry to decode.
+    pub offset: usize,
+    /// The key before it (unused at offset 0).
+    pub prev: u64,
+}
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -144,6 +161,29 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
             true
         })
         .0
+    }
+
+    /// [`LeafCodec::low_halves_from`] for two runs at once, each into its own slice until
+    /// it is full or the leaves end, going on from leaf to leaf (`next_leaf(j)`: leaf `j`
+    /// and its used bytes, `None` past the last); returns how many each wrote. A codec whose
+    /// decode is a chain of dependent loads can keep two chains in flight. The default
+    /// decodes one run after the other.
+    fn low_halves_pair<'a>(
+        runs: [SliceRun<'a>; 2],
+        outs: [&mut [u32]; 2],
+        next_leaf: impl Fn(usize) -> Option<(&'a [u8], usize)>,
+    ) -> [usize; 2] {
+        let mut written = [0; 2];
+        for ((run, out), written) in runs.into_iter().zip(outs).zip(&mut written) {
+            let mut place = Some((run.leaf, run.used));
+            let (mut index, mut offset, mut prev) = (run.index, run.offset, run.prev);
+            while let Some((leaf, used)) = place.filter(|_| *written < out.len()) {
+                *written += Self::low_halves_from(leaf, used, offset, prev, &mut out[*written..]);
+                (index, offset, prev) = (index + 1, 0, 0);
+                place = next_leaf(index);
+            }
+        }
+        written
     }
 
     /// The byte after the entry at `offset` (the head's end for an offset inside the head).

@@ -16,12 +16,26 @@
 //! (one table lookup), so the scan loads four differences without a branch per byte; see
 //! `docs/formats/leaf.md` for the measurements that chose it.
 //!
+//! Bulk decodes of targets into a slice (`low_halves`, what PageRank and betweenness read)
+//! take whole groups by SSSE3 byte shuffles where the CPU has them (`group/x86.rs`; the
+//! scalar `group_into` is their twin, and tests run both), and decode two runs at once
+//! ([`LeafCodec::low_halves_pair`]), because each group's position waits on the previous
+//! group's control byte and length, a chain that one run alone cannot hide.
+//!
 //! Positions ("offsets" in [`LeafCodec`]) are `4 * control byte offset + slot`; anything
 //! below `4 * HEAD_BYTES` is the head.
 
 use crate::pma::sort;
 
-use super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
+mod slice;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use self::slice::{low_halves, low_halves_two, simd_available};
+
+use super::{
+    read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, SliceRun, HEAD_BYTES,
+};
 
 /// The group-varint leaf (see the module documentation).
 #[derive(Debug, Clone, Copy, Default)]
@@ -352,81 +366,6 @@ fn scan_groups<const PADDED: bool>(
     (state.1, Scan::End)
 }
 
-/// [`LeafCodec::low_halves_from`]: whole groups four targets at a time, with no per-key
-/// checks; a run that starts or ends inside a group, a short last group and escapes go
-/// through [`scan`]. `PADDED` as in [`scan_groups`].
-#[inline(always)]
-fn low_halves<const PADDED: bool>(
-    leaf: &[u8],
-    used: usize,
-    offset: usize,
-    prev: u64,
-    out: &mut [u32],
-) -> usize {
-    if used == 0 || out.is_empty() {
-        return 0;
-    }
-    let (mut pos, mut key, mut written) = (offset, prev, 0);
-    if pos < FIRST {
-        key = read_head(leaf);
-        out[0] = key as u32;
-        (pos, written) = (FIRST, 1);
-    }
-    if pos & 3 != 0 {
-        // Finish the group the run starts in, then go on from the next control byte.
-        let want = (4 - (pos & 3)).min(out.len() - written);
-        let visited;
-        (visited, key) = scan_low_halves(leaf, used, pos, key, &mut out[written..written + want]);
-        written += visited;
-        if visited < want || written == out.len() {
-            return written;
-        }
-        pos = GroupLeaf::entry_end(leaf, pos | 3);
-    }
-    let mut c = pos >> 2;
-    while c < used && out.len() - written >= 4 {
-        let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) else {
-            break;
-        };
-        let k0 = key.wrapping_add(d0);
-        let k1 = k0.wrapping_add(d1);
-        let k2 = k1.wrapping_add(d2);
-        let k3 = k2.wrapping_add(d3);
-        let slots: &mut [u32; 4] = (&mut out[written..written + 4])
-            .try_into()
-            .expect("four slots");
-        *slots = [k0 as u32, k1 as u32, k2 as u32, k3 as u32];
-        key = k3;
-        written += 4;
-        c = end;
-    }
-    if c < used && written < out.len() {
-        written += scan_low_halves(leaf, used, 4 * c, key, &mut out[written..]).0;
-    }
-    written
-}
-
-/// The low halves of the keys from `pos` (predecessor `prev`) into `out` through [`scan`];
-/// returns how many it wrote and the last key written (`prev` if none).
-fn scan_low_halves(
-    leaf: &[u8],
-    used: usize,
-    pos: usize,
-    prev: u64,
-    out: &mut [u32],
-) -> (usize, u64) {
-    let mut slots = out.iter_mut();
-    let mut last = prev;
-    let (visited, _) = scan(leaf, used, pos, prev, slots.len(), &mut |key| {
-        if let Some(slot) = slots.next() {
-            *slot = key as u32;
-        }
-        last = key;
-        true
-    });
-    (visited, last)
-}
-
 thread_local! {
     /// Scratch for in-place inserts: the keys of a leaf's tail and their encoding.
     static TAIL: std::cell::RefCell<(Vec<u64>, Vec<u8>)> = const {
@@ -617,10 +556,18 @@ impl LeafCodec for GroupLeaf {
         out: &mut [u32],
     ) -> usize {
         if used.saturating_add(8) <= leaf.len() {
-            low_halves::<true>(leaf, used, offset, prev, out)
+            low_halves::<true>(leaf, used, offset, prev, out, simd_available())
         } else {
-            low_halves::<false>(leaf, used, offset, prev, out)
+            low_halves::<false>(leaf, used, offset, prev, out, false)
         }
+    }
+
+    fn low_halves_pair<'a>(
+        runs: [SliceRun<'a>; 2],
+        outs: [&mut [u32]; 2],
+        next_leaf: impl Fn(usize) -> Option<(&'a [u8], usize)>,
+    ) -> [usize; 2] {
+        low_halves_two(runs, outs, next_leaf, simd_available())
     }
 
     #[inline]
@@ -813,6 +760,18 @@ mod tests {
                     .copied()
                     .eq(want.iter().map(|&k| k as u32)));
                 assert!(low[written..].iter().all(|&x| x == 0xDEAD_BEEF));
+                // The scalar twin of the SIMD decode writes the same.
+                let mut twin = vec![0xDEAD_BEEF_u32; low.len()];
+                let twin_written = if len + 8 <= leaf.len() {
+                    low_halves::<true>(&leaf, len, pos, prev, &mut twin[..room], false)
+                } else {
+                    low_halves::<false>(&leaf, len, pos, prev, &mut twin[..room], false)
+                };
+                assert_eq!(
+                    (twin_written, &twin),
+                    (written, &low),
+                    "entry {i}, count {count}"
+                );
             }
             // Past the entry: the rest, starting from the entry's end.
             let mut rest = Vec::new();
@@ -850,11 +809,14 @@ mod tests {
             0x100_0100,
             0xFF_0100_0100,
             0xFF_0100_0101,
+            // A five-byte difference whose low four bytes are all ones, like an escape's.
+            0xFF_0100_0101 + 0x1_FFFF_FFFF,
             ESCAPE + 0xFF_0100_0101,
             u64::MAX - 1,
             u64::MAX,
         ];
-        for padding in [0, 16] {
+        // Past 27 bytes of padding every group goes through the SIMD decode where it runs.
+        for padding in [0, 16, 32] {
             for start in 0..keys.len() {
                 check_reads(&keys[start..], padding);
             }
@@ -925,7 +887,7 @@ mod tests {
         fn group_reads_match_the_keys(
             keys in proptest::collection::vec(
                 prop_oneof![0u64..300, 0u64..70_000, 0u64..(1 << 26), any::<u64>()], 1..40),
-            padding in prop_oneof![Just(0usize), Just(16)],
+            padding in prop_oneof![Just(0usize), Just(16), Just(32)],
         ) {
             check_reads(&sorted(keys), padding);
         }

@@ -1,0 +1,248 @@
+//! The group-varint decode of targets into a slice with SSSE3 byte shuffles: the x86-64 fast
+//! path of `slice.rs`, whose scalar twin is `group_into` there.
+//!
+//! A graph's key is `source << 32 | target`, so the low half of each key is the running sum,
+//! modulo 2^32, of the low halves of the differences. One group's four differences come out
+//! of two 16-byte loads and two shuffles (slots 0 and 1 from the group's first byte, slots 2
+//! and 3 from slot 2's), each slot's low four bytes (a five-byte slot's fifth byte is only
+//! above the target) zero-extended into a 32-bit lane. Two shifted adds and the previous
+//! target make the four targets.
+//!
+//! A five-byte slot whose low four bytes are all ones may be an escape (see `group.rs`):
+//! such a group, and any group too near the end of the leaf's page for the 16-byte loads,
+//! is left to the scalar code.
+
+use std::arch::x86_64::{
+    __m128i, _mm_add_epi32, _mm_cmpeq_epi32, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_movemask_epi8,
+    _mm_or_si128, _mm_set1_epi32, _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
+};
+
+use super::slice::SliceDecode;
+use super::LEN;
+
+/// Bytes a group's loads may reach past its control byte: slot 2 starts at most 10 bytes
+/// after the first slot, which is one byte after the control byte, and 16 are loaded there.
+pub(super) const REACH_BYTES: usize = 27;
+
+/// The two shuffles of a control byte: the first picks slots 0 and 1 from the bytes after
+/// the control byte into lanes 0 and 1; the second slots 2 and 3 from slot 2's first byte
+/// into lanes 2 and 3. Bytes past a slot's length, and lanes the shuffle does not fill, are
+/// `0x80` (zero).
+#[repr(align(16))]
+struct Shuffles([[[u8; 16]; 2]; 256]);
+
+static SHUFFLES: Shuffles = Shuffles(shuffle_table());
+
+const fn shuffle_table() -> [[[u8; 16]; 2]; 256] {
+    let mut table = [[[0x80u8; 16]; 2]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut offset = 0;
+        let mut slot = 0;
+        let mut slot2 = 0;
+        while slot < 4 {
+            let len = LEN[(ctrl >> (2 * slot)) & 3];
+            if slot == 2 {
+                slot2 = offset;
+            }
+            let (half, from) = if slot < 2 {
+                (0, offset)
+            } else {
+                (1, offset - slot2)
+            };
+            let mut byte = 0;
+            while byte < len && byte < 4 {
+                table[ctrl][half][4 * slot + byte] = (from + byte) as u8;
+                byte += 1;
+            }
+            offset += len;
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
+
+/// For each control byte: where slots 1, 2 and 3 start after the control byte (bits 0..8,
+/// 8..16, 16..24) and the group's bytes after it (bits 24..32).
+static STEPS: [u32; 256] = step_table();
+
+const fn step_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let one = LEN[ctrl & 3];
+        let two = one + LEN[(ctrl >> 2) & 3];
+        let three = two + LEN[(ctrl >> 4) & 3];
+        let bytes = three + LEN[ctrl >> 6];
+        table[ctrl] = (one | two << 8 | three << 16 | bytes << 24) as u32;
+        ctrl += 1;
+    }
+    table
+}
+
+/// Shuffles that copy lane `i` of four 32-bit lanes into all four.
+static BROADCAST: [[u8; 16]; 4] = broadcast_table();
+
+const fn broadcast_table() -> [[u8; 16]; 4] {
+    let mut table = [[0u8; 16]; 4];
+    let mut lane = 0;
+    while lane < 4 {
+        let mut byte = 0;
+        while byte < 16 {
+            table[lane][byte] = (4 * lane + byte % 4) as u8;
+            byte += 1;
+        }
+        lane += 1;
+    }
+    table
+}
+
+/// Whether this CPU has SSSE3 (checked once, then cached by the standard library).
+#[inline(always)]
+pub(super) fn available() -> bool {
+    std::arch::is_x86_feature_detected!("ssse3")
+}
+
+/// A decode in progress, its state in registers: the next control byte, the targets
+/// written and the previous target in every lane; [`Lanes::finish`] writes it back.
+pub(super) struct Lanes<'a, 'b> {
+    leaf: &'a [u8],
+    used: usize,
+    /// Control bytes below this have `REACH_BYTES` of `leaf` after them.
+    last_c: usize,
+    c: usize,
+    written: usize,
+    base: __m128i,
+    d: &'b mut SliceDecode,
+}
+
+impl<'a, 'b> Lanes<'a, 'b> {
+    /// Starts a decode of `leaf` (which uses `used` bytes) at `d`.
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    pub(super) fn new(leaf: &'a [u8], used: usize, d: &'b mut SliceDecode) -> Self {
+        Self {
+            leaf,
+            used,
+            last_c: used.min(leaf.len().saturating_sub(REACH_BYTES)),
+            c: d.c,
+            written: d.written,
+            base: _mm_set1_epi32(d.key as u32 as i32),
+            d,
+        }
+    }
+
+    /// Decodes the next group into `out` four targets at a time, if it is full, holds no
+    /// escape, ends by `used`, has `REACH_BYTES` of `leaf` after its control byte, and
+    /// `out` has four slots left; returns whether it did.
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    pub(super) fn group(&mut self, out: &mut [u32]) -> bool {
+        if self.c >= self.last_c || out.len() - self.written < 4 {
+            return false;
+        }
+        // SAFETY: `c < last_c <= leaf.len()`.
+        let ctrl = usize::from(unsafe { *self.leaf.get_unchecked(self.c) });
+        let step = STEPS[ctrl] as usize;
+        let first = self.c + 1;
+        let end = first + (step >> 24);
+        // Slots present: all four, or in the leaf's last group those starting before `used`;
+        // and the bytes of their lanes, in a mask.
+        let (slots, present) = if end <= self.used {
+            (4, 0xFFFF)
+        } else {
+            let room = self.used - first;
+            let slots = 1
+                + usize::from(step & 0xFF < room)
+                + usize::from((step >> 8) & 0xFF < room)
+                + usize::from((step >> 16) & 0xFF < room);
+            (slots, (1 << (4 * slots)) - 1)
+        };
+        let second = first + ((step >> 8) & 0xFF);
+        let shuffles = &SHUFFLES.0[ctrl];
+        // SAFETY: `c + REACH_BYTES <= leaf.len()` (`c < last_c`), and both 16-byte loads end
+        // by `c + REACH_BYTES`; the loads are unaligned ones. The shuffle masks are 16 bytes
+        // each.
+        let deltas = unsafe {
+            let low = _mm_loadu_si128(self.leaf.as_ptr().add(first).cast::<__m128i>());
+            let high = _mm_loadu_si128(self.leaf.as_ptr().add(second).cast::<__m128i>());
+            let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
+            let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
+            _mm_or_si128(
+                _mm_shuffle_epi8(low, low_mask),
+                _mm_shuffle_epi8(high, high_mask),
+            )
+        };
+        // Lanes of absent slots hold whatever follows the leaf: only present ones count.
+        if _mm_movemask_epi8(_mm_cmpeq_epi32(deltas, _mm_set1_epi32(-1))) & present != 0 {
+            return false;
+        }
+        let sums = _mm_add_epi32(deltas, _mm_slli_si128::<4>(deltas));
+        let sums = _mm_add_epi32(sums, _mm_slli_si128::<8>(sums));
+        let targets = _mm_add_epi32(sums, self.base);
+        if slots == 4 {
+            // SAFETY: `written + 4 <= out.len()` (checked above); the store is an unaligned
+            // one of four `u32`s.
+            unsafe {
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add(self.written).cast::<__m128i>(),
+                    targets,
+                )
+            };
+        } else {
+            // The leaf's last group: only its present slots, leaving the rest of `out` as it was.
+            let mut lanes = [0u32; 4];
+            // SAFETY: `lanes` is 16 bytes; the store is an unaligned one.
+            unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast::<__m128i>(), targets) };
+            out[self.written..self.written + slots].copy_from_slice(&lanes[..slots]);
+        }
+        // SAFETY: the broadcast masks are 16 bytes each.
+        let last = unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
+        self.base = _mm_shuffle_epi8(targets, last);
+        self.written += slots;
+        self.c = end.min(self.used);
+        true
+    }
+
+    /// Writes the state back: the next control byte, the count written, and the last
+    /// target as the key's low half (the high half is left as it was, since only low
+    /// halves are written).
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    pub(super) fn finish(self) {
+        let low = _mm_cvtsi128_si32(self.base) as u32;
+        self.d.key = (self.d.key & !0xFFFF_FFFF) | u64::from(low);
+        self.d.c = self.c;
+        self.d.written = self.written;
+    }
+}
+
+/// Decodes whole groups from `d` on into `out` while [`Lanes::group`] takes them.
+///
+/// Callers outside SSSE3 code must check [`available`] first.
+#[target_feature(enable = "ssse3")]
+pub(super) fn groups_ssse3(leaf: &[u8], used: usize, d: &mut SliceDecode, out: &mut [u32]) {
+    let mut lanes = Lanes::new(leaf, used, d);
+    while lanes.group(out) {}
+    lanes.finish();
+}
+
+/// [`groups_ssse3`] for two decodes at once, a group of each per step, while both go on:
+/// each group's position waits on the previous group's control byte and its length (two
+/// dependent loads), so two decodes in one loop overlap their waits.
+///
+/// Callers outside SSSE3 code must check [`available`] first.
+#[target_feature(enable = "ssse3")]
+pub(super) fn pair_ssse3(
+    a: (&[u8], usize, &mut SliceDecode, &mut [u32]),
+    b: (&[u8], usize, &mut SliceDecode, &mut [u32]),
+) {
+    let (a_leaf, a_used, a_decode, a_out) = a;
+    let (b_leaf, b_used, b_decode, b_out) = b;
+    let mut first = Lanes::new(a_leaf, a_used, a_decode);
+    let mut second = Lanes::new(b_leaf, b_used, b_decode);
+    while first.group(a_out) & second.group(b_out) {}
+    first.finish();
+    second.finish();
+}
