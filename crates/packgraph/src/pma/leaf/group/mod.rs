@@ -811,6 +811,8 @@ mod tests {
             0xFF_0100_0101,
             // A five-byte difference whose low four bytes are all ones, like an escape's.
             0xFF_0100_0101 + 0x1_FFFF_FFFF,
+            // One whose fifth byte is zero: a road network's next vertex, one target lower.
+            0xFF_0100_0101 + 0x1_FFFF_FFFF + 0xFFFF_FFFF,
             ESCAPE + 0xFF_0100_0101,
             u64::MAX - 1,
             u64::MAX,

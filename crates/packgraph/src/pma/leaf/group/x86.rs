@@ -13,8 +13,9 @@
 //! is left to the scalar code.
 
 use std::arch::x86_64::{
-    __m128i, _mm_add_epi32, _mm_cmpeq_epi32, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_movemask_epi8,
-    _mm_or_si128, _mm_set1_epi32, _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
+    __m128i, _mm_add_epi32, _mm_add_epi8, _mm_cmpeq_epi32, _mm_cvtsi128_si32, _mm_loadu_si128,
+    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_set1_epi8, _mm_shuffle_epi8,
+    _mm_slli_si128, _mm_storeu_si128,
 };
 
 use super::slice::SliceDecode;
@@ -81,6 +82,9 @@ const fn step_table() -> [u32; 256] {
     table
 }
 
+/// The index of each 32-bit lane's last byte, in all four of its bytes.
+static BYTE3: [u8; 16] = [3, 3, 3, 3, 7, 7, 7, 7, 11, 11, 11, 11, 15, 15, 15, 15];
+
 /// Shuffles that copy lane `i` of four 32-bit lanes into all four.
 static BROADCAST: [[u8; 16]; 4] = broadcast_table();
 
@@ -102,6 +106,109 @@ const fn broadcast_table() -> [[u8; 16]; 4] {
 #[inline(always)]
 pub(super) fn available() -> bool {
     std::arch::is_x86_feature_detected!("ssse3")
+}
+
+/// Decodes the next group of a [`Lanes`] into `out` four targets at a time, if it is full
+/// (or the leaf's last), holds no escape, ends by `used`, has `REACH_BYTES` of `leaf` after
+/// its control byte, and `out` has four slots left; evaluates to whether it did. A macro, so
+/// that it is inlined into the SIMD loops (a function with a target feature cannot be
+/// `#[inline(always)]`, and a call per group costs a third of the time).
+macro_rules! group_step {
+    ($lanes:expr, $out:expr) => {{
+        let lanes: &mut Lanes<'_, '_> = $lanes;
+        let out: &mut [u32] = $out;
+        'step: {
+            if lanes.c >= lanes.last_c || out.len() - lanes.written < 4 {
+                break 'step false;
+            }
+            // SAFETY: `c < last_c <= leaf.len()`.
+            let ctrl = usize::from(unsafe { *lanes.leaf.get_unchecked(lanes.c) });
+            let step = STEPS[ctrl] as usize;
+            let first = lanes.c + 1;
+            let end = first + (step >> 24);
+            // Slots present: all four, or in the leaf's last group those starting before
+            // `used`; and the bytes of their lanes, in a mask.
+            let (slots, present) = if end <= lanes.used {
+                (4, 0xFFFF)
+            } else {
+                let room = lanes.used - first;
+                let slots = 1
+                    + usize::from(step & 0xFF < room)
+                    + usize::from((step >> 8) & 0xFF < room)
+                    + usize::from((step >> 16) & 0xFF < room);
+                (slots, (1 << (4 * slots)) - 1)
+            };
+            let second = first + ((step >> 8) & 0xFF);
+            let shuffles = &SHUFFLES.0[ctrl];
+            // SAFETY: `c + REACH_BYTES <= leaf.len()` (`c < last_c`), and both 16-byte loads
+            // end by `c + REACH_BYTES`; the loads are unaligned ones. The shuffle masks are
+            // 16 bytes each.
+            let deltas = unsafe {
+                let low = _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>());
+                let high = _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>());
+                let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
+                let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
+                _mm_or_si128(
+                    _mm_shuffle_epi8(low, low_mask),
+                    _mm_shuffle_epi8(high, high_mask),
+                )
+            };
+            // A lane of all ones is a five-byte slot that may be an escape (lanes of absent
+            // slots hold whatever follows the leaf: only present ones count).
+            let ones = _mm_movemask_epi8(_mm_cmpeq_epi32(deltas, _mm_set1_epi32(-1))) & present;
+            // Such a lane is an escape only if the slot's fifth byte is all ones too: each
+            // lane's fifth byte, picked by the shuffles' byte-3 indices plus one (`0x80`,
+            // zero, stays zero), fills the lane for the same test.
+            if ones != 0 {
+                // SAFETY: as for the loads above; the index masks are 16 bytes each.
+                let escapes = unsafe {
+                    let byte3 = _mm_loadu_si128(BYTE3.as_ptr().cast::<__m128i>());
+                    let one = _mm_set1_epi8(1);
+                    let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
+                    let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
+                    let low = _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>());
+                    let high = _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>());
+                    let fifth = _mm_or_si128(
+                        _mm_shuffle_epi8(low, _mm_add_epi8(_mm_shuffle_epi8(low_mask, byte3), one)),
+                        _mm_shuffle_epi8(
+                            high,
+                            _mm_add_epi8(_mm_shuffle_epi8(high_mask, byte3), one),
+                        ),
+                    );
+                    _mm_movemask_epi8(_mm_cmpeq_epi32(fifth, _mm_set1_epi32(-1))) & ones
+                };
+                if escapes != 0 {
+                    break 'step false;
+                }
+            }
+            let sums = _mm_add_epi32(deltas, _mm_slli_si128::<4>(deltas));
+            let sums = _mm_add_epi32(sums, _mm_slli_si128::<8>(sums));
+            let targets = _mm_add_epi32(sums, lanes.base);
+            if slots == 4 {
+                // SAFETY: `written + 4 <= out.len()` (checked above); the store is an
+                // unaligned one of four `u32`s.
+                unsafe {
+                    _mm_storeu_si128(
+                        out.as_mut_ptr().add(lanes.written).cast::<__m128i>(),
+                        targets,
+                    )
+                };
+            } else {
+                // The leaf's last group: only its present slots, leaving the rest of `out`
+                // as it was.
+                let mut kept = [0u32; 4];
+                // SAFETY: `kept` is 16 bytes; the store is an unaligned one.
+                unsafe { _mm_storeu_si128(kept.as_mut_ptr().cast::<__m128i>(), targets) };
+                out[lanes.written..lanes.written + slots].copy_from_slice(&kept[..slots]);
+            }
+            // SAFETY: the broadcast masks are 16 bytes each.
+            let last = unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
+            lanes.base = _mm_shuffle_epi8(targets, last);
+            lanes.written += slots;
+            lanes.c = end.min(lanes.used);
+            true
+        }
+    }};
 }
 
 /// A decode in progress, its state in registers: the next control byte, the targets
@@ -133,78 +240,6 @@ impl<'a, 'b> Lanes<'a, 'b> {
         }
     }
 
-    /// Decodes the next group into `out` four targets at a time, if it is full, holds no
-    /// escape, ends by `used`, has `REACH_BYTES` of `leaf` after its control byte, and
-    /// `out` has four slots left; returns whether it did.
-    #[target_feature(enable = "ssse3")]
-    #[inline]
-    pub(super) fn group(&mut self, out: &mut [u32]) -> bool {
-        if self.c >= self.last_c || out.len() - self.written < 4 {
-            return false;
-        }
-        // SAFETY: `c < last_c <= leaf.len()`.
-        let ctrl = usize::from(unsafe { *self.leaf.get_unchecked(self.c) });
-        let step = STEPS[ctrl] as usize;
-        let first = self.c + 1;
-        let end = first + (step >> 24);
-        // Slots present: all four, or in the leaf's last group those starting before `used`;
-        // and the bytes of their lanes, in a mask.
-        let (slots, present) = if end <= self.used {
-            (4, 0xFFFF)
-        } else {
-            let room = self.used - first;
-            let slots = 1
-                + usize::from(step & 0xFF < room)
-                + usize::from((step >> 8) & 0xFF < room)
-                + usize::from((step >> 16) & 0xFF < room);
-            (slots, (1 << (4 * slots)) - 1)
-        };
-        let second = first + ((step >> 8) & 0xFF);
-        let shuffles = &SHUFFLES.0[ctrl];
-        // SAFETY: `c + REACH_BYTES <= leaf.len()` (`c < last_c`), and both 16-byte loads end
-        // by `c + REACH_BYTES`; the loads are unaligned ones. The shuffle masks are 16 bytes
-        // each.
-        let deltas = unsafe {
-            let low = _mm_loadu_si128(self.leaf.as_ptr().add(first).cast::<__m128i>());
-            let high = _mm_loadu_si128(self.leaf.as_ptr().add(second).cast::<__m128i>());
-            let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
-            let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
-            _mm_or_si128(
-                _mm_shuffle_epi8(low, low_mask),
-                _mm_shuffle_epi8(high, high_mask),
-            )
-        };
-        // Lanes of absent slots hold whatever follows the leaf: only present ones count.
-        if _mm_movemask_epi8(_mm_cmpeq_epi32(deltas, _mm_set1_epi32(-1))) & present != 0 {
-            return false;
-        }
-        let sums = _mm_add_epi32(deltas, _mm_slli_si128::<4>(deltas));
-        let sums = _mm_add_epi32(sums, _mm_slli_si128::<8>(sums));
-        let targets = _mm_add_epi32(sums, self.base);
-        if slots == 4 {
-            // SAFETY: `written + 4 <= out.len()` (checked above); the store is an unaligned
-            // one of four `u32`s.
-            unsafe {
-                _mm_storeu_si128(
-                    out.as_mut_ptr().add(self.written).cast::<__m128i>(),
-                    targets,
-                )
-            };
-        } else {
-            // The leaf's last group: only its present slots, leaving the rest of `out` as it was.
-            let mut lanes = [0u32; 4];
-            // SAFETY: `lanes` is 16 bytes; the store is an unaligned one.
-            unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast::<__m128i>(), targets) };
-            out[self.written..self.written + slots].copy_from_slice(&lanes[..slots]);
-        }
-        // SAFETY: the broadcast masks are 16 bytes each.
-        let last = unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
-        self.base = _mm_shuffle_epi8(targets, last);
-        self.written += slots;
-        self.c = end.min(self.used);
-        true
-    }
-
     /// Writes the state back: the next control byte, the count written, and the last
     /// target as the key's low half (the high half is left as it was, since only low
     /// halves are written).
@@ -218,13 +253,13 @@ impl<'a, 'b> Lanes<'a, 'b> {
     }
 }
 
-/// Decodes whole groups from `d` on into `out` while [`Lanes::group`] takes them.
+/// Decodes whole groups from `d` on into `out` while [`group_step`] takes them.
 ///
 /// Callers outside SSSE3 code must check [`available`] first.
 #[target_feature(enable = "ssse3")]
 pub(super) fn groups_ssse3(leaf: &[u8], used: usize, d: &mut SliceDecode, out: &mut [u32]) {
     let mut lanes = Lanes::new(leaf, used, d);
-    while lanes.group(out) {}
+    while group_step!(&mut lanes, out) {}
     lanes.finish();
 }
 
@@ -242,7 +277,7 @@ pub(super) fn pair_ssse3(
     let (b_leaf, b_used, b_decode, b_out) = b;
     let mut first = Lanes::new(a_leaf, a_used, a_decode);
     let mut second = Lanes::new(b_leaf, b_used, b_decode);
-    while first.group(a_out) & second.group(b_out) {}
+    while group_step!(&mut first, a_out) & group_step!(&mut second, b_out) {}
     first.finish();
     second.finish();
 }
