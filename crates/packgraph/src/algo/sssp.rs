@@ -154,13 +154,21 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
             .par_chunks(GRAIN)
             .map(|chunk| {
                 let mut reached = Vec::new();
+                let mut arcs: Vec<(VertexId, f64)> = Vec::new();
                 for &u in chunk {
                     let du = f64::from_bits(distance[u as usize].load(Ordering::Relaxed));
                     if bucket(du) != current {
                         // Its distance fell into a bucket already settled.
                         continue;
                     }
+                    // The run is decoded first, then relaxed in a loop of its own: the loads
+                    // of far distances then overlap instead of waiting between decode steps.
+                    arcs.clear();
                     graph.for_each_out_edge(u, |v, weight| {
+                        arcs.push((v, weight));
+                        true
+                    });
+                    for &(v, weight) in &arcs {
                         if weight.is_nan() || weight < 0.0 {
                             let mut slot = bad_weight.lock().unwrap_or_else(|e| e.into_inner());
                             slot.get_or_insert_with(|| {
@@ -171,7 +179,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
                                     ),
                                 )
                             });
-                            return false;
+                            break;
                         }
                         let candidate = (du + weight).to_bits();
                         let slot = &distance[v as usize];
@@ -182,8 +190,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
                         {
                             reached.push((bucket(f64::from_bits(candidate)), v));
                         }
-                        true
-                    });
+                    }
                 }
                 reached
             })
