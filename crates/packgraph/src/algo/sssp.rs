@@ -161,14 +161,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
                         // Its distance fell into a bucket already settled.
                         continue;
                     }
-                    // The run is decoded first, then relaxed in a loop of its own: the loads
-                    // of far distances then overlap instead of waiting between decode steps.
-                    arcs.clear();
-                    graph.for_each_out_edge(u, |v, weight| {
-                        arcs.push((v, weight));
-                        true
-                    });
-                    for &(v, weight) in &arcs {
+                    let mut relax = |v: VertexId, weight: f64| {
                         if weight.is_nan() || weight < 0.0 {
                             let mut slot = bad_weight.lock().unwrap_or_else(|e| e.into_inner());
                             slot.get_or_insert_with(|| {
@@ -179,7 +172,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
                                     ),
                                 )
                             });
-                            break;
+                            return false;
                         }
                         let candidate = (du + weight).to_bits();
                         let slot = &distance[v as usize];
@@ -190,6 +183,24 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
                         {
                             reached.push((bucket(f64::from_bits(candidate)), v));
                         }
+                        true
+                    };
+                    if G::DECODES {
+                        // The run is decoded first, then relaxed in a loop of its own: the
+                        // loads of far distances then overlap instead of waiting between
+                        // decode steps.
+                        arcs.clear();
+                        graph.for_each_out_edge(u, |v, weight| {
+                            arcs.push((v, weight));
+                            true
+                        });
+                        for &(v, weight) in &arcs {
+                            if !relax(v, weight) {
+                                break;
+                            }
+                        }
+                    } else {
+                        graph.for_each_out_edge(u, relax);
                     }
                 }
                 reached

@@ -191,6 +191,8 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
 
 /// Unweighted edges have weight 1.
 impl<C: EdgeLeaf> WeightedGraphRead for Graph<C> {
+    const DECODES: bool = true;
+
     fn for_each_out_edge(&self, v: VertexId, mut f: impl FnMut(VertexId, f64) -> bool) -> bool {
         self.flat().out.for_each(&self.out, v, |item| {
             f(C::key(item) as VertexId, C::weight(item))

@@ -243,6 +243,8 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
 }
 
 impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
+    const DECODES: bool = true;
+
     fn for_each_out_edge(&self, v: VertexId, f: impl FnMut(VertexId, f64) -> bool) -> bool {
         self.graph.for_each_out_edge(v, f)
     }
