@@ -148,16 +148,18 @@ macro_rules! group_step {
             // SAFETY: `c + REACH_BYTES <= leaf.len()` (`c < last_c`), and both 16-byte loads
             // end by `c + REACH_BYTES`; the loads are unaligned ones. The shuffle masks are
             // 16 bytes each.
-            let deltas = unsafe {
-                let low = _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>());
-                let high = _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>());
-                let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
-                let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
-                _mm_or_si128(
-                    _mm_shuffle_epi8(low, low_mask),
-                    _mm_shuffle_epi8(high, high_mask),
+            let (low, high, low_mask, high_mask) = unsafe {
+                (
+                    _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>()),
+                    _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>()),
+                    _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>()),
+                    _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>()),
                 )
             };
+            let deltas = _mm_or_si128(
+                _mm_shuffle_epi8(low, low_mask),
+                _mm_shuffle_epi8(high, high_mask),
+            );
             // A lane of all ones is a five-byte slot, and an escape only if the slot's fifth
             // byte is all ones too: each lane's fifth byte, picked by the shuffles' byte-3
             // indices plus one (`0x80`, zero, stays zero), fills a lane for the same test.
@@ -171,24 +173,14 @@ macro_rules! group_step {
             let escapes = if $lazy && _mm_movemask_epi8(ones) & present == 0 {
                 0
             } else {
-                // SAFETY: as for the loads above; the index masks are 16 bytes each.
-                unsafe {
-                    let byte3 = _mm_loadu_si128(BYTE3.as_ptr().cast::<__m128i>());
-                    let one = _mm_set1_epi8(1);
-                    let low_mask = _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>());
-                    let high_mask = _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>());
-                    let low = _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>());
-                    let high = _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>());
-                    let fifth = _mm_or_si128(
-                        _mm_shuffle_epi8(low, _mm_add_epi8(_mm_shuffle_epi8(low_mask, byte3), one)),
-                        _mm_shuffle_epi8(
-                            high,
-                            _mm_add_epi8(_mm_shuffle_epi8(high_mask, byte3), one),
-                        ),
-                    );
-                    _mm_movemask_epi8(_mm_and_si128(ones, _mm_cmpeq_epi32(fifth, all_ones)))
-                        & present
-                }
+                // SAFETY: `BYTE3` is 16 bytes; the load is an unaligned one.
+                let byte3 = unsafe { _mm_loadu_si128(BYTE3.as_ptr().cast::<__m128i>()) };
+                let one = _mm_set1_epi8(1);
+                let fifth = _mm_or_si128(
+                    _mm_shuffle_epi8(low, _mm_add_epi8(_mm_shuffle_epi8(low_mask, byte3), one)),
+                    _mm_shuffle_epi8(high, _mm_add_epi8(_mm_shuffle_epi8(high_mask, byte3), one)),
+                );
+                _mm_movemask_epi8(_mm_and_si128(ones, _mm_cmpeq_epi32(fifth, all_ones))) & present
             };
             if escapes != 0 {
                 break 'step false;
