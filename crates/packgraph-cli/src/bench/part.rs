@@ -2,8 +2,9 @@
 //!
 //! `--keys` uniform random 4-byte keys with 4-byte values, on one thread, for PART, std's
 //! `HashMap` and `BTreeMap` (persistence emulated by cloning, as the paper did for its
-//! mutable baselines) and the persistent `imbl::OrdMap`: random lookups of present keys,
-//! a full scan, random inserts with a snapshot every 1 or 1000 operations or never, bytes
+//! mutable baselines) and the persistent `imbl::OrdMap`: random lookups of present keys
+//! (one after another, and in batches of 1024: PART's `get_many` overlaps the keys' cache
+//! misses, the others look up one key after another), a full scan, random inserts with a snapshot every 1 or 1000 operations or never, bytes
 //! per entry (allocator-counted) and the time to take a snapshot. Also `insert_batch`:
 //! the same inserts given as batches of 1000 with a snapshot before each (PART sorts a
 //! batch and walks the tree once; the others insert one by one). A measurement that would
@@ -45,6 +46,9 @@ pub(crate) struct PartArgs {
     json: bool,
 }
 
+/// Keys per batch in the batched-lookup measurement.
+const LOOKUP_BATCH: usize = 1024;
+
 /// What the benchmark needs of a map.
 trait BenchMap: Clone {
     const NAME: &'static str;
@@ -57,6 +61,11 @@ trait BenchMap: Clone {
         for &(k, v) in items {
             self.put(k, v);
         }
+    }
+    /// How many of `keys` are present (one lookup after another unless the structure has
+    /// batched lookups).
+    fn count_batch(&self, keys: &[u32]) -> u64 {
+        keys.iter().map(|&k| u64::from(self.find(k).is_some())).sum()
     }
     /// A copy laid out for scans, if the structure has such an operation.
     fn compacted(&self) -> Option<Self> {
@@ -74,6 +83,13 @@ impl BenchMap for Part<u32> {
     }
     fn find(&self, key: u32) -> Option<u32> {
         self.get(&key.to_be_bytes()).copied()
+    }
+    fn count_batch(&self, keys: &[u32]) -> u64 {
+        let keys: Vec<[u8; 4]> = keys.iter().map(|k| k.to_be_bytes()).collect();
+        self.get_many(&keys)
+            .iter()
+            .map(|v| u64::from(v.is_some()))
+            .sum()
     }
     fn put_batch(&mut self, items: &[(u32, u32)]) {
         self.insert_batch(items.iter().map(|&(k, v)| (k.to_be_bytes(), v)));
@@ -204,6 +220,26 @@ fn measure<M: BenchMap>(
     emit(
         "lookup",
         0,
+        probes.len() as f64 / took,
+        "keys/s",
+        probes.len(),
+    )?;
+    // The same probes in batches of LOOKUP_BATCH, as a loader translating a chunk of ids
+    // asks them (PART walks them together; the others have no batched lookup).
+    let start = Instant::now();
+    let found: u64 = probes
+        .chunks(LOOKUP_BATCH)
+        .map(|batch| map.count_batch(batch))
+        .sum();
+    let took = start.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        found == probes.len() as u64,
+        "{}: a present key was not found in a batch",
+        M::NAME
+    );
+    emit(
+        "lookup_batch",
+        LOOKUP_BATCH as u64,
         probes.len() as f64 / took,
         "keys/s",
         probes.len(),

@@ -32,7 +32,7 @@
 //! Where things are: the node kinds in `node/` (`inner.rs`, `values.rs`); point operations
 //! (get, insert, remove and the shape repairs after a removal) in `point.rs`; sorted
 //! batches in `batch.rs`; bulk building in traversal order and `compact` in `build.rs`;
-//! union and intersection by tree shape in `set_ops.rs`; iteration and range seeks in
+//! batched lookups with prefetching in `lookup.rs`; union and intersection by tree shape in `set_ops.rs`; iteration and range seeks in
 //! `iter.rs`; the self-check in `check.rs`; incremental checkpoints (section 4.1) in
 //! `checkpoint.rs`; hashed keys (section 3.5, [`HashedPart`], off unless chosen) in
 //! `hashed.rs`.
@@ -43,6 +43,7 @@ mod check;
 mod checkpoint;
 mod hashed;
 mod iter;
+mod lookup;
 mod node;
 mod point;
 mod set_ops;

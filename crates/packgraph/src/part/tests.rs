@@ -90,6 +90,16 @@ fn check(part: &Part<Value>, oracle: &BTreeMap<Vec<u8>, u32>, probes: &[Vec<u8>]
     let got: Vec<(Vec<u8>, u32)> = part.iter().map(|(k, v)| (k.to_vec(), v.0)).collect();
     let want: Vec<(Vec<u8>, u32)> = oracle.iter().map(|(k, &v)| (k.clone(), v)).collect();
     assert_eq!(got, want, "iteration differs");
+    // Batched lookups walk the same paths in steps: every probe, and every key present,
+    // as one batch (more than one group of lanes when long).
+    let keys: Vec<&[u8]> = probes
+        .iter()
+        .map(Vec::as_slice)
+        .chain(oracle.keys().map(Vec::as_slice))
+        .collect();
+    let batched: Vec<Option<u32>> = part.get_many(&keys).iter().map(|v| v.map(|v| v.0)).collect();
+    let single: Vec<Option<u32>> = keys.iter().map(|k| oracle.get(*k).copied()).collect();
+    assert_eq!(batched, single, "get_many");
     for probe in probes {
         assert_eq!(
             part.get(probe).map(|v| v.0),
@@ -505,6 +515,17 @@ proptest! {
             for &k in &keys {
                 prop_assert_eq!(part.get(&key(k)), Some(&k));
             }
+            let asked: Vec<u32> = probes.iter().chain(&keys).copied().collect();
+            let want: Vec<Option<u32>> =
+                asked.iter().map(|p| keys.contains(p).then_some(*p)).collect();
+            let batched: Vec<Vec<u8>> = asked.iter().map(|&k| key(k)).collect();
+            let got: Vec<Option<u32>> = part.get_many(&batched).into_iter().map(|v| v.copied()).collect();
+            prop_assert_eq!(&got, &want);
+            if wide {
+                let ints: Vec<u64> = asked.iter().map(|&k| u64::from(k)).collect();
+                let got: Vec<Option<u32>> = part.get_many_u64(&ints).into_iter().map(|v| v.copied()).collect();
+                prop_assert_eq!(&got, &want);
+            }
             for &p in &probes {
                 prop_assert_eq!(part.get(&key(p)).copied(), keys.contains(&p).then_some(p));
                 let first = part.range(Bound::Included(&key(p)), Bound::Unbounded).next();
@@ -548,4 +569,19 @@ proptest! {
             prop_assert_eq!(node.find_fast(&key), node.find_serial(&key));
         }
     }
+}
+
+#[test]
+fn batched_lookups_of_an_empty_map_and_of_no_keys() {
+    let empty: Part<u32> = Part::new();
+    assert_eq!(empty.get_many(&[b"a".as_slice(), b""]), [None, None]);
+    assert_eq!(empty.get_many_u64(&[1, 2, 3]), [None, None, None]);
+    let mut map = Part::new();
+    map.insert_u64(7, 70u32);
+    map.insert(b"", 1);
+    assert!(map.get_many::<&[u8]>(&[]).is_empty());
+    assert_eq!(map.get_many_u64(&[7, 8]), [Some(&70), None]);
+    // A key that is a prefix of a stored key, the empty key, a longer key.
+    let asked: [&[u8]; 4] = [&[0, 0], b"", &[0, 0, 0, 0, 0, 0, 0, 7, 1], &7u64.to_be_bytes()];
+    assert_eq!(map.get_many(&asked), [None, Some(&1), None, Some(&70)]);
 }

@@ -43,13 +43,20 @@ pub(crate) struct Node256<V> {
 }
 
 /// Sixteen child slots of a [`Node256`].
-type Chunk<V> = [Option<NodeRef<V>>; 16];
+pub(crate) type Chunk<V> = [Option<NodeRef<V>>; 16];
 
 impl<V: Clone> Node256<V> {
     /// The child under byte `byte` (as an index).
     #[inline]
     pub(crate) fn slot(&self, byte: usize) -> Option<&NodeRef<V>> {
         self.chunks[byte >> 4][byte & 15].as_ref()
+    }
+
+    /// The chunk holding the child under `byte` (at `byte & 15`): batched lookups fetch it
+    /// as a step of its own.
+    #[inline]
+    pub(crate) fn chunk(&self, byte: u8) -> &Chunk<V> {
+        &self.chunks[usize::from(byte >> 4)]
     }
 
     /// Chunks this node shares with `other`. For tests.

@@ -14,7 +14,7 @@ mod values;
 
 use std::sync::Arc;
 
-pub(crate) use self::inner::{Node16, Node256, Node4, Node48};
+pub(crate) use self::inner::{Chunk, Node16, Node256, Node4, Node48};
 pub(crate) use self::values::{ValueNode, VALUES_MAX};
 
 /// A key of up to `INLINE` bytes is stored inside its leaf; longer keys on the heap.

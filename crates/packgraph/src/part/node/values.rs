@@ -131,8 +131,7 @@ impl<V: Clone> ValueNode<V> {
             // the two bytes after it place the key to within a few entries; a binary
             // search of a small window around that guess touches one or two cache lines
             // where a search of the whole node touches four or five.
-            let spread = (target << (8 * self.shared)) >> 48;
-            let guess = ((spread as usize * n) >> 16).min(n - 1);
+            let guess = self.guess(target);
             const WINDOW: usize = 16;
             return match probe(guess) {
                 std::cmp::Ordering::Equal => Ok(guess),
@@ -155,6 +154,43 @@ impl<V: Clone> ValueNode<V> {
             };
         }
         self.search(0, self.len(), |i| self.key(i).cmp(key))
+    }
+
+    /// The interpolation guess of `find` for a key of `width <= 8` bytes as the integer
+    /// `target`, in a node of more than 16 entries whose path is shorter than 8 bytes.
+    #[inline]
+    fn guess(&self, target: u64) -> usize {
+        let n = self.len();
+        let spread = (target << (8 * self.shared)) >> 48;
+        ((spread as usize * n) >> 16).min(n - 1)
+    }
+
+    /// The key bytes a lookup of `key` will most likely read first (the interpolation
+    /// guess, else the middle entry), for a batched lookup to prefetch before it searches.
+    #[inline]
+    pub(crate) fn likely_key(&self, key: &[u8]) -> *const u8 {
+        let n = self.len();
+        let at = if key.len() == self.width && self.width <= 8 && n > 16 && self.shared < 8 {
+            self.guess(as_int(key))
+        } else {
+            n / 2
+        };
+        self.keys.as_ptr().wrapping_add(at * self.width)
+    }
+
+    /// The position of `key`, if present.
+    #[inline]
+    pub(crate) fn position(&self, key: &[u8]) -> Option<usize> {
+        if key.len() != self.width {
+            return None;
+        }
+        self.find(key).ok()
+    }
+
+    /// The value of entry `i`.
+    #[inline]
+    pub(crate) fn value(&self, i: usize) -> &V {
+        &self.values[i]
     }
 
     /// The position of `key` by a plain binary search of byte strings: the reference twin
