@@ -183,12 +183,18 @@ fn lookup_ints<C: EdgeLeaf>(
         return all().map(|&id| table.get(id)).collect();
     }
     if src.len() + dst.len() < PARALLEL_LOOKUPS {
-        return all().map(|&id| ids.internal(id)).collect();
+        let mut out = ids.internal_many(src);
+        out.extend(ids.internal_many(dst));
+        return out;
     }
-    src.par_iter()
-        .chain(dst.par_iter())
-        .map(|&id| ids.internal(id))
-        .collect()
+    let lookup = |part: &[u64]| -> Vec<Option<VertexId>> {
+        part.par_chunks(PARALLEL_LOOKUPS)
+            .flat_map_iter(|chunk| ids.internal_many(chunk))
+            .collect()
+    };
+    let (mut out, rest) = rayon::join(|| lookup(src), || lookup(dst));
+    out.extend(rest);
+    out
 }
 
 /// The edges `src[i] -> dst[i]` of an insert into `graph` in internal ids, and the ids

@@ -293,10 +293,8 @@ impl IdMap {
     /// The internal id of integer id `id`, if it is a vertex.
     #[inline]
     pub fn internal(&self, id: u64) -> Option<VertexId> {
-        if let Some(offset) = id.checked_sub(self.first) {
-            if offset < self.dense as u64 {
-                return Some(offset as VertexId);
-            }
+        if let Some(v) = self.dense_internal(id) {
+            return Some(v);
         }
         self.by_external.get(&int_key(id)).copied()
     }
@@ -312,6 +310,68 @@ impl IdMap {
             ExternalId::Int(id) => self.internal(*id),
             ExternalId::Name(name) => self.internal_name(name),
         }
+    }
+
+    /// [`IdMap::internal`] of every id in `ids`, in order. The ids outside the dense range
+    /// are looked up in the dictionary together ([`Part::get_many`], which overlaps their
+    /// cache misses).
+    pub fn internal_many(&self, ids: &[u64]) -> Vec<Option<VertexId>> {
+        self.lookup_many(ids, |&id| self.dense_internal(id), |&id| int_key(id))
+    }
+
+    /// [`IdMap::internal_id`] of every id in `ids`, in order, looked up together as
+    /// [`IdMap::internal_many`] does.
+    pub fn internal_ids(&self, ids: &[ExternalId]) -> Vec<Option<VertexId>> {
+        self.lookup_many(
+            ids,
+            |id| match id {
+                ExternalId::Int(id) => self.dense_internal(*id),
+                ExternalId::Name(_) => None,
+            },
+            external_key,
+        )
+    }
+
+    /// The internal id of `id` when it is in the dense range.
+    #[inline]
+    fn dense_internal(&self, id: u64) -> Option<VertexId> {
+        let offset = id.checked_sub(self.first)?;
+        (offset < self.dense as u64).then_some(offset as VertexId)
+    }
+
+    /// Each id's internal id: `dense(id)` if it has one, else the dictionary's entry for
+    /// `key(id)`, the dictionary asked in batches.
+    fn lookup_many<T, K: AsRef<[u8]>>(
+        &self,
+        ids: &[T],
+        dense: impl Fn(&T) -> Option<VertexId>,
+        key: impl Fn(&T) -> K,
+    ) -> Vec<Option<VertexId>> {
+        let mut out: Vec<Option<VertexId>> = ids.iter().map(&dense).collect();
+        if self.by_external.is_empty() {
+            return out;
+        }
+        const BATCH: usize = 1024;
+        let mut at = Vec::with_capacity(BATCH);
+        let mut keys = Vec::with_capacity(BATCH);
+        let flush = |at: &mut Vec<usize>, keys: &mut Vec<K>, out: &mut Vec<Option<VertexId>>| {
+            for (&i, v) in at.iter().zip(self.by_external.get_many(keys)) {
+                out[i] = v.copied();
+            }
+            at.clear();
+            keys.clear();
+        };
+        for (i, id) in ids.iter().enumerate() {
+            if out[i].is_none() {
+                at.push(i);
+                keys.push(key(id));
+                if at.len() == BATCH {
+                    flush(&mut at, &mut keys, &mut out);
+                }
+            }
+        }
+        flush(&mut at, &mut keys, &mut out);
+        out
     }
 
     /// `(first, len)` when the external ids are the range `first..first + len`.
@@ -755,6 +815,26 @@ mod tests {
         }
         assert!(map.iter().eq(oracle.iter().cloned()));
         assert_eq!(map.external_id(oracle.len() as VertexId), None);
+        // Batched lookups against single ones, absent ids included (the oracle's ids,
+        // integers around them, and names that are not vertices).
+        let mut asked: Vec<ExternalId> = oracle.to_vec();
+        for id in oracle {
+            if let ExternalId::Int(x) = id {
+                asked.extend([x.wrapping_add(1), x.wrapping_sub(1)].map(ExternalId::Int));
+            }
+        }
+        asked.extend(["nobody".into(), "".into()]);
+        let single: Vec<Option<VertexId>> = asked.iter().map(|id| map.internal_id(id)).collect();
+        assert_eq!(map.internal_ids(&asked), single);
+        let ints: Vec<u64> = asked
+            .iter()
+            .filter_map(|id| match id {
+                ExternalId::Int(x) => Some(*x),
+                ExternalId::Name(_) => None,
+            })
+            .collect();
+        let single: Vec<Option<VertexId>> = ints.iter().map(|&x| map.internal(x)).collect();
+        assert_eq!(map.internal_many(&ints), single);
         let names = oracle.iter().any(|id| matches!(id, ExternalId::Name(_)));
         assert_eq!(map.has_names(), names);
         if let Some(ints) = map.int_ids() {

@@ -132,8 +132,14 @@ impl<C: EdgeLeaf> Graph<C> {
         // On a copy (O(1)), so that a failure leaves the graph as it was.
         let mut ids = self.ids.clone();
         let mut vertices = Vec::with_capacity(update.vertices.len());
-        for id in update.vertices {
-            let (v, _) = ids.insert(id).map_err(|_| too_many(ids.len() + 1))?;
+        // The ids already present are looked up together; only the others are inserted
+        // (one by one, in order, so that a repeated new id gets one vertex).
+        let known = ids.internal_ids(update.vertices);
+        for (id, known) in update.vertices.iter().zip(known) {
+            let v = match known {
+                Some(v) => v,
+                None => ids.insert(id).map_err(|_| too_many(ids.len() + 1))?.0,
+            };
             vertices.push(v);
         }
         let (endpoints, self_loops) = scan_endpoints(update.inserts);
@@ -259,8 +265,9 @@ impl<C: EdgeLeaf> Graph<C> {
     pub fn plan_vertices(&self, ids: &[ExternalId]) -> Vec<VertexId> {
         let mut new: HashMap<&ExternalId, VertexId> = HashMap::new();
         ids.iter()
-            .map(|id| {
-                self.ids.internal_id(id).unwrap_or_else(|| {
+            .zip(self.ids.internal_ids(ids))
+            .map(|(id, known)| {
+                known.unwrap_or_else(|| {
                     let next = (self.num_vertices + new.len()) as VertexId;
                     *new.entry(id).or_insert(next)
                 })
