@@ -65,7 +65,9 @@ trait BenchMap: Clone {
     /// How many of `keys` are present (one lookup after another unless the structure has
     /// batched lookups).
     fn count_batch(&self, keys: &[u32]) -> u64 {
-        keys.iter().map(|&k| u64::from(self.find(k).is_some())).sum()
+        keys.iter()
+            .map(|&k| u64::from(self.find(k).is_some()))
+            .sum()
     }
     /// A copy laid out for scans, if the structure has such an operation.
     fn compacted(&self) -> Option<Self> {

@@ -97,7 +97,11 @@ fn check(part: &Part<Value>, oracle: &BTreeMap<Vec<u8>, u32>, probes: &[Vec<u8>]
         .map(Vec::as_slice)
         .chain(oracle.keys().map(Vec::as_slice))
         .collect();
-    let batched: Vec<Option<u32>> = part.get_many(&keys).iter().map(|v| v.map(|v| v.0)).collect();
+    let batched: Vec<Option<u32>> = part
+        .get_many(&keys)
+        .iter()
+        .map(|v| v.map(|v| v.0))
+        .collect();
     let single: Vec<Option<u32>> = keys.iter().map(|k| oracle.get(*k).copied()).collect();
     assert_eq!(batched, single, "get_many");
     for probe in probes {
@@ -542,21 +546,26 @@ proptest! {
     /// present and absent, of the widths with and without their own integer conversion.
     #[test]
     fn value_node_search_matches_its_serial_twin(
-        width in prop::sample::select(vec![3usize, 4, 6, 8]),
-        shared in 0usize..3,
+        width in prop::sample::select(vec![3usize, 4, 6, 8, 9, 12]),
+        shared in 0usize..6,
         bunched in any::<bool>(),
         raw in vec(any::<u64>(), 1..=super::node::VALUES_MAX),
-        probes in vec(any::<u64>(), 0..200),
+        probes in vec((any::<u64>(), 4u8..7), 0..200),
     ) {
         use super::node::{Header, ValueNode};
+        // Keys of `width` bytes agreeing on their first `shared` (byte 5), then at most
+        // eight bytes of `x`; wider keys (9 and 12 bytes, as the id dictionary's) compare
+        // their first bytes apart from the last eight.
+        let shared = shared.min(width - 1);
         let shape = |x: u64| {
             let x = if bunched { x % 64 } else { x };
             let mut k = vec![5u8; width];
             let tail = x.to_be_bytes();
-            k[shared..].copy_from_slice(&tail[8 - (width - shared)..]);
+            let len = (width - shared).min(8);
+            k[width - len..].copy_from_slice(&tail[8 - len..]);
             k
         };
-        let mut node = ValueNode::new(Header::new(&[5; 2][..shared]), width, shared);
+        let mut node = ValueNode::new(Header::new(&[5u8; 8][..shared]), width, shared);
         for &x in &raw {
             node.put(&shape(x), x);
         }
@@ -564,8 +573,14 @@ proptest! {
         for i in 1..node.len() {
             prop_assert!(node.entry(i - 1).0 < node.entry(i).0);
         }
-        for &x in raw.iter().chain(&probes) {
+        for &x in &raw {
             let key = shape(x);
+            prop_assert_eq!(node.find_fast(&key), node.find_serial(&key));
+        }
+        // Probes, some differing in the first byte (4 and 6 around the path's 5).
+        for &(x, lead) in &probes {
+            let mut key = shape(x);
+            key[0] = lead;
             prop_assert_eq!(node.find_fast(&key), node.find_serial(&key));
         }
     }
@@ -582,6 +597,11 @@ fn batched_lookups_of_an_empty_map_and_of_no_keys() {
     assert!(map.get_many::<&[u8]>(&[]).is_empty());
     assert_eq!(map.get_many_u64(&[7, 8]), [Some(&70), None]);
     // A key that is a prefix of a stored key, the empty key, a longer key.
-    let asked: [&[u8]; 4] = [&[0, 0], b"", &[0, 0, 0, 0, 0, 0, 0, 7, 1], &7u64.to_be_bytes()];
+    let asked: [&[u8]; 4] = [
+        &[0, 0],
+        b"",
+        &[0, 0, 0, 0, 0, 0, 0, 7, 1],
+        &7u64.to_be_bytes(),
+    ];
     assert_eq!(map.get_many(&asked), [None, Some(&1), None, Some(&70)]);
 }

@@ -118,20 +118,31 @@ impl<V: Clone> ValueNode<V> {
     /// The position of `key` (`width` bytes), or where it would go.
     #[inline]
     fn find(&self, key: &[u8]) -> Result<usize, usize> {
-        if self.width <= 8 {
-            // Keys of up to 8 bytes compare as big-endian integers (zero-padded alike):
-            // no call to `memcmp` per probe.
-            let target = as_int(key);
-            let probe = |i| as_int(self.key(i)).cmp(&target);
-            let n = self.len();
-            if n <= 16 || self.shared >= 8 {
+        let n = self.len();
+        let skip = self.width.saturating_sub(8);
+        if skip <= self.shared && n > 0 {
+            // The last 8 bytes (or fewer) of the keys compare as big-endian integers
+            // (zero-padded alike): no call to `memcmp` per probe. Longer keys (a tag byte
+            // and a `u64`, as the id dictionary's) agree on the bytes before those, which
+            // are part of the node's path: one comparison of them places a key that
+            // does not.
+            if skip > 0 {
+                match key[..skip].cmp(&self.key(0)[..skip]) {
+                    std::cmp::Ordering::Less => return Err(0),
+                    std::cmp::Ordering::Greater => return Err(n),
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+            let target = as_int(&key[skip..]);
+            let probe = |i| as_int(&self.key(i)[skip..]).cmp(&target);
+            if n <= 16 || self.shared - skip >= 8 {
                 return self.search(0, n, probe);
             }
             // Interpolation: below the shared path the keys of ids are spread evenly, so
             // the two bytes after it place the key to within a few entries; a binary
             // search of a small window around that guess touches one or two cache lines
             // where a search of the whole node touches four or five.
-            let guess = self.guess(target);
+            let guess = self.guess(target, skip);
             const WINDOW: usize = 16;
             return match probe(guess) {
                 std::cmp::Ordering::Equal => Ok(guess),
@@ -156,12 +167,13 @@ impl<V: Clone> ValueNode<V> {
         self.search(0, self.len(), |i| self.key(i).cmp(key))
     }
 
-    /// The interpolation guess of `find` for a key of `width <= 8` bytes as the integer
-    /// `target`, in a node of more than 16 entries whose path is shorter than 8 bytes.
+    /// The interpolation guess of `find` for the integer `target` of a key's last
+    /// `width - skip <= 8` bytes, in a node of more than 16 entries whose path ends less
+    /// than 8 bytes after `skip`.
     #[inline]
-    fn guess(&self, target: u64) -> usize {
+    fn guess(&self, target: u64, skip: usize) -> usize {
         let n = self.len();
-        let spread = (target << (8 * self.shared)) >> 48;
+        let spread = (target << (8 * (self.shared - skip))) >> 48;
         ((spread as usize * n) >> 16).min(n - 1)
     }
 
@@ -170,11 +182,13 @@ impl<V: Clone> ValueNode<V> {
     #[inline]
     pub(crate) fn likely_key(&self, key: &[u8]) -> *const u8 {
         let n = self.len();
-        let at = if key.len() == self.width && self.width <= 8 && n > 16 && self.shared < 8 {
-            self.guess(as_int(key))
-        } else {
-            n / 2
-        };
+        let skip = self.width.saturating_sub(8);
+        let at =
+            if key.len() == self.width && n > 16 && skip <= self.shared && self.shared - skip < 8 {
+                self.guess(as_int(&key[skip..]), skip)
+            } else {
+                n / 2
+            };
         self.keys.as_ptr().wrapping_add(at * self.width)
     }
 
