@@ -208,44 +208,38 @@ fn measure<M: BenchMap>(
         entries as usize,
     )?;
     reporter.step(format!("{}: lookups and scan", M::NAME));
-    let start = Instant::now();
-    let mut found = 0u64;
-    for &k in probes {
-        found += u64::from(map.find(k).is_some());
-    }
-    let took = start.elapsed().as_secs_f64();
-    anyhow::ensure!(
-        found == probes.len() as u64,
-        "{}: a present key was not found",
-        M::NAME
-    );
-    emit(
-        "lookup",
-        0,
-        probes.len() as f64 / took,
-        "keys/s",
-        probes.len(),
-    )?;
+    // Every probe is present: `count` must find them all.
+    let lookups = |op: &'static str, param: usize, count: &dyn Fn() -> u64| {
+        let start = Instant::now();
+        let found = count();
+        let took = start.elapsed().as_secs_f64();
+        anyhow::ensure!(
+            found == probes.len() as u64,
+            "{} ({op}): a present key was not found",
+            M::NAME
+        );
+        emit(
+            op,
+            param as u64,
+            probes.len() as f64 / took,
+            "keys/s",
+            probes.len(),
+        )
+    };
+    lookups("lookup", 0, &|| {
+        probes
+            .iter()
+            .map(|&k| u64::from(map.find(k).is_some()))
+            .sum()
+    })?;
     // The same probes in batches of LOOKUP_BATCH, as a loader translating a chunk of ids
     // asks them (PART walks them together; the others have no batched lookup).
-    let start = Instant::now();
-    let found: u64 = probes
-        .chunks(LOOKUP_BATCH)
-        .map(|batch| map.count_batch(batch))
-        .sum();
-    let took = start.elapsed().as_secs_f64();
-    anyhow::ensure!(
-        found == probes.len() as u64,
-        "{}: a present key was not found in a batch",
-        M::NAME
-    );
-    emit(
-        "lookup_batch",
-        LOOKUP_BATCH as u64,
-        probes.len() as f64 / took,
-        "keys/s",
-        probes.len(),
-    )?;
+    lookups("lookup_batch", LOOKUP_BATCH, &|| {
+        probes
+            .chunks(LOOKUP_BATCH)
+            .map(|batch| map.count_batch(batch))
+            .sum()
+    })?;
     let scan = |op: &'static str, map: &M| {
         let start = Instant::now();
         let (scanned, _) = std::hint::black_box(map.scan());

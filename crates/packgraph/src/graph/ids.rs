@@ -293,10 +293,8 @@ impl IdMap {
     /// The internal id of integer id `id`, if it is a vertex.
     #[inline]
     pub fn internal(&self, id: u64) -> Option<VertexId> {
-        if let Some(v) = self.dense_internal(id) {
-            return Some(v);
-        }
-        self.by_external.get(&int_key(id)).copied()
+        self.dense_internal(id)
+            .or_else(|| self.by_external.get(&int_key(id)).copied())
     }
 
     /// The internal id of the vertex named `name`.
