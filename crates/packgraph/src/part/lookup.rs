@@ -10,6 +10,7 @@
 //! prefixes of others.
 
 use super::node::{header_of, Chunk, Inner, NodeRef, ValueNode};
+use super::point::past_header;
 use super::Part;
 
 /// Keys in flight at once. Sixteen covers the misses a core keeps outstanding (10-12 line
@@ -53,20 +54,8 @@ impl<V: Clone> Part<V> {
 
     /// [`Part::get_many`] of `u64` keys (big-endian, as [`Part::insert_u64`] stores them).
     pub fn get_many_u64(&self, keys: &[u64]) -> Vec<Option<&V>> {
-        let mut out = Vec::with_capacity(keys.len());
-        let mut found = [None; LANES];
-        for group in keys.chunks(LANES) {
-            let bytes: [[u8; 8]; LANES] =
-                std::array::from_fn(|i| group.get(i).map_or([0; 8], |k| k.to_be_bytes()));
-            let slices: [&[u8]; LANES] = std::array::from_fn(|i| &bytes[i][..]);
-            let n = group.len();
-            match self.root.as_ref() {
-                Some(root) => walk(root, &slices[..n], &mut found[..n]),
-                None => found[..n].fill(None),
-            }
-            out.extend_from_slice(&found[..n]);
-        }
-        out
+        let keys: Vec<[u8; 8]> = keys.iter().map(|k| k.to_be_bytes()).collect();
+        self.get_many(&keys)
     }
 }
 
@@ -102,21 +91,9 @@ fn step<'a, V: Clone>(lane: &mut Lane<'a, V>, key: &[u8]) -> Option<Option<&'a V
                 return Some((l.key.as_slice() == key).then_some(&l.value));
             }
             let header = header_of(node).expect("inner and value nodes have headers");
-            if !header.prefix.is_empty() {
-                match key.get(depth..) {
-                    Some(rest) if rest.starts_with(&header.prefix) => {}
-                    _ => return Some(None),
-                }
-            }
-            let depth = depth + header.prefix.len();
-            let Some(&byte) = key.get(depth) else {
-                return Some(
-                    header
-                        .terminal
-                        .as_ref()
-                        .filter(|l| l.key.as_slice() == key)
-                        .map(|l| &l.value),
-                );
+            let (depth, byte) = match past_header(header, key, depth) {
+                Ok(next) => next,
+                Err(answer) => return Some(answer.map(|(_, v)| v)),
             };
             let child = match node {
                 NodeRef::Leaf(_) => unreachable!("leaves returned above"),

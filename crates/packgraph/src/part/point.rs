@@ -93,17 +93,10 @@ pub(super) fn entry_in<'a, V: Clone>(
             NodeRef::N256(n) => n.header(),
             NodeRef::Values(n) => &n.header,
         };
-        // Most nodes of fixed-length keys have no compressed path: no call to compare one.
-        if !header.prefix.is_empty() && !key.get(depth..)?.starts_with(&header.prefix) {
-            return None;
-        }
-        depth += header.prefix.len();
-        let Some(&byte) = key.get(depth) else {
-            return header
-                .terminal
-                .as_ref()
-                .filter(|l| l.key.as_slice() == key)
-                .map(|l| (l.key.as_slice(), &l.value));
+        let byte;
+        (depth, byte) = match past_header(header, key, depth) {
+            Ok(next) => next,
+            Err(answer) => return answer,
         };
         node = match node {
             NodeRef::Leaf(_) => unreachable!("leaves returned above"),
@@ -114,6 +107,38 @@ pub(super) fn entry_in<'a, V: Clone>(
             NodeRef::Values(n) => return n.get(key),
         };
         depth += 1;
+    }
+}
+
+/// An entry as a lookup returns it: the key as stored, and the value.
+pub(super) type Entry<'a, V> = (&'a [u8], &'a V);
+
+/// The first step of a lookup at an inner or value node reached at `depth`: `Ok` with the
+/// depth of the byte that picks the child and that byte, or `Err` with the answer where
+/// the walk ends here (the key leaves the node's compressed path, or ends at the node and
+/// the answer is its terminal).
+#[inline]
+pub(super) fn past_header<'a, V>(
+    header: &'a Header<V>,
+    key: &[u8],
+    depth: usize,
+) -> Result<(usize, u8), Option<Entry<'a, V>>> {
+    // Most nodes of fixed-length keys have no compressed path: no call to compare one.
+    if !header.prefix.is_empty()
+        && !key
+            .get(depth..)
+            .is_some_and(|rest| rest.starts_with(&header.prefix))
+    {
+        return Err(None);
+    }
+    let depth = depth + header.prefix.len();
+    match key.get(depth) {
+        Some(&byte) => Ok((depth, byte)),
+        None => Err(header
+            .terminal
+            .as_ref()
+            .filter(|l| l.key.as_slice() == key)
+            .map(|l| (l.key.as_slice(), &l.value))),
     }
 }
 
