@@ -27,6 +27,7 @@
 
 use crate::pma::sort;
 
+mod edit;
 mod slice;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -366,82 +367,6 @@ fn scan_groups<const PADDED: bool>(
     (state.1, Scan::End)
 }
 
-thread_local! {
-    /// Scratch for in-place inserts: the keys of a leaf's tail and their encoding.
-    static TAIL: std::cell::RefCell<(Vec<u64>, Vec<u8>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
-}
-
-/// The control byte offset of the group holding the first difference whose key is `>= key`
-/// (the last group if every key is smaller; `used` if the leaf holds only its head), and
-/// the key before that group; `key` is above the leaf's head.
-fn group_of(leaf: &[u8], used: usize, key: u64) -> (usize, u64) {
-    let (mut c, mut prev) = (HEAD_BYTES, read_head(leaf));
-    while c < used {
-        let ctrl = leaf[c] as usize;
-        let mut p = c + 1;
-        let mut last = prev;
-        for slot in 0..4 {
-            if p >= used {
-                break;
-            }
-            let (delta, len) = slot_at(leaf, p, (ctrl >> (2 * slot)) & 3);
-            last = last.wrapping_add(delta);
-            p += len;
-        }
-        // The last group also takes keys above all others: it may be short, and only
-        // the last group may be.
-        if last >= key || p >= used {
-            return (c, prev);
-        }
-        (c, prev) = (p, last);
-    }
-    (used, prev)
-}
-
-/// How an edit of a leaf's tail ([`edit_tail`]) went.
-enum TailEdit {
-    /// The edit changed nothing; neither did the leaf.
-    Unchanged,
-    /// The tail was rewritten; the leaf now uses this many bytes.
-    Written(usize),
-    /// The edited tail does not fit; the leaf is unchanged.
-    Full,
-}
-
-/// Re-encodes the groups of `leaf` from the one holding `key` (which is above the head) on,
-/// after `edit` changes their keys (through thread-local scratch); `edit` returns whether
-/// it changed anything. The groups before stay as they are.
-fn edit_tail(
-    leaf: &mut [u8],
-    used: usize,
-    key: u64,
-    edit: impl FnOnce(&mut Vec<u64>) -> bool,
-) -> TailEdit {
-    let (c, prev) = group_of(leaf, used, key);
-    TAIL.with(|tail| {
-        let (keys, bytes) = &mut *tail.borrow_mut();
-        keys.clear();
-        GroupLeaf::for_each_from(leaf, used, 4 * c, prev, |k| {
-            keys.push(k);
-            true
-        });
-        if !edit(keys) {
-            return TailEdit::Unchanged;
-        }
-        bytes.clear();
-        bytes.resize(leaf.len() - c, 0);
-        match encode_groups(prev, keys, bytes, 0) {
-            Some(len) => {
-                leaf[c..c + len].copy_from_slice(&bytes[..len]);
-                TailEdit::Written(c + len)
-            }
-            None => TailEdit::Full,
-        }
-    })
-}
-
 /// The leaf's keys.
 fn keys_of(leaf: &[u8], used: usize) -> Vec<u64> {
     let mut keys = Vec::with_capacity(used);
@@ -657,17 +582,10 @@ impl LeafCodec for GroupLeaf {
             return LeafInsert::Inserted(Self::encode(&keys, leaf));
         }
         // Only the groups from the one the key falls in onward change.
-        let edit = edit_tail(leaf, used, key, |keys| match keys.binary_search(&key) {
-            Ok(_) => false,
-            Err(at) => {
-                keys.insert(at, key);
-                true
-            }
-        });
-        match edit {
-            TailEdit::Unchanged => LeafInsert::Present,
-            TailEdit::Written(now) => LeafInsert::Inserted(now),
-            TailEdit::Full => LeafInsert::Full,
+        match edit::edit(leaf, used, key, edit::Edit::Insert) {
+            edit::TailEdit::Unchanged => LeafInsert::Present,
+            edit::TailEdit::Written(now) => LeafInsert::Inserted(now),
+            edit::TailEdit::Full => LeafInsert::Full,
         }
     }
 
@@ -692,17 +610,10 @@ impl LeafCodec for GroupLeaf {
         // As for inserts, only the tail from the key's group changes. The two differences
         // around the key merge into one, whose code can be longer than both together
         // (3 + 1 bytes become 5; 5 + 1 become an escaped 13): then the tail may not fit.
-        let edit = edit_tail(leaf, used, key, |keys| match keys.binary_search(&key) {
-            Ok(at) => {
-                keys.remove(at);
-                true
-            }
-            Err(_) => false,
-        });
-        match edit {
-            TailEdit::Unchanged => LeafRemove::Absent,
-            TailEdit::Written(now) => LeafRemove::Removed(now),
-            TailEdit::Full => LeafRemove::Full,
+        match edit::edit(leaf, used, key, edit::Edit::Remove) {
+            edit::TailEdit::Unchanged => LeafRemove::Absent,
+            edit::TailEdit::Written(now) => LeafRemove::Removed(now),
+            edit::TailEdit::Full => LeafRemove::Full,
         }
     }
 
