@@ -174,31 +174,82 @@ const CODE_BY_BYTES: [u8; 9] = [0, 0, 1, 2, 3, 3, 3, 3, 3];
 /// Writes `keys` (strictly increasing, all above `prev`) as groups into `out` from byte
 /// `p`; returns the end, or `None` if they do not fit.
 fn encode_groups(mut prev: u64, keys: &[u64], out: &mut [u8], mut p: usize) -> Option<usize> {
-    for group in keys.chunks(4) {
-        let c = p;
-        p += 1;
-        let mut ctrl = 0;
-        for (slot, &key) in group.iter().enumerate() {
-            let delta = key.wrapping_sub(prev);
-            prev = key;
-            let code = CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
-            ctrl |= code << (2 * slot);
-            let len = LEN[code as usize];
-            if delta < ESCAPE {
-                // Eight bytes when they fit (one store), else exactly the slot's.
-                if let Some(word) = out.get_mut(p..p + 8) {
-                    word.copy_from_slice(&delta.to_le_bytes());
-                } else {
-                    out.get_mut(p..p + len)?
-                        .copy_from_slice(&delta.to_le_bytes()[..len]);
+    let mut groups = keys.chunks_exact(4);
+    for group in &mut groups {
+        // A whole group without escapes, with room for an eight-byte store at each slot:
+        // its four lengths at once from the control byte's table (no chain of lengths).
+        if let Some(window) = out.get_mut(p..p + FAST_GROUP_BYTES) {
+            let deltas = [
+                group[0].wrapping_sub(prev),
+                group[1].wrapping_sub(group[0]),
+                group[2].wrapping_sub(group[1]),
+                group[3].wrapping_sub(group[2]),
+            ];
+            if deltas[0] | deltas[1] | deltas[2] | deltas[3] < ESCAPE {
+                let code =
+                    |delta: u64| CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
+                let ctrl = code(deltas[0])
+                    | code(deltas[1]) << 2
+                    | code(deltas[2]) << 4
+                    | code(deltas[3]) << 6;
+                let offsets = GROUPS[usize::from(ctrl)] as usize;
+                let starts = [
+                    1,
+                    1 + (offsets & 0xFF),
+                    1 + ((offsets >> 8) & 0xFF),
+                    1 + ((offsets >> 16) & 0xFF),
+                ];
+                window[0] = ctrl;
+                // Each store's bytes past its slot are overwritten by the next slot's, or
+                // lie past the group.
+                for (&start, delta) in starts.iter().zip(deltas) {
+                    window[start..start + 8].copy_from_slice(&delta.to_le_bytes());
                 }
-                p += len;
-            } else {
-                p += write_slot(out, p, delta)?.1;
+                p += 1 + (offsets >> 24);
+                prev = group[3];
+                continue;
             }
         }
-        *out.get_mut(c)? = ctrl;
+        p = encode_group(prev, group, out, p)?;
+        prev = group[3];
     }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        p = encode_group(prev, rest, out, p)?;
+    }
+    (p <= out.len()).then_some(p)
+}
+
+/// Bytes a group's fast encode writes: the control byte, and eight from the last slot's
+/// start, at most 1 + 15.
+const FAST_GROUP_BYTES: usize = 1 + 15 + 8;
+
+/// [`encode_groups`] for one group of one to four keys, slot by slot (escapes, the leaf's
+/// end, a short last group); returns the end, or `None` if it does not fit.
+fn encode_group(mut prev: u64, group: &[u64], out: &mut [u8], mut p: usize) -> Option<usize> {
+    let c = p;
+    p += 1;
+    let mut ctrl = 0;
+    for (slot, &key) in group.iter().enumerate() {
+        let delta = key.wrapping_sub(prev);
+        prev = key;
+        let code = CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
+        ctrl |= code << (2 * slot);
+        let len = LEN[code as usize];
+        if delta < ESCAPE {
+            // Eight bytes when they fit (one store), else exactly the slot's.
+            if let Some(word) = out.get_mut(p..p + 8) {
+                word.copy_from_slice(&delta.to_le_bytes());
+            } else {
+                out.get_mut(p..p + len)?
+                    .copy_from_slice(&delta.to_le_bytes()[..len]);
+            }
+            p += len;
+        } else {
+            p += write_slot(out, p, delta)?.1;
+        }
+    }
+    *out.get_mut(c)? = ctrl;
     (p <= out.len()).then_some(p)
 }
 
@@ -803,6 +854,30 @@ mod tests {
             padding in prop_oneof![Just(0usize), Just(16), Just(32)],
         ) {
             check_reads(&sorted(keys), padding);
+        }
+
+        #[test]
+        fn whole_group_encode_matches_its_slot_by_slot_twin(
+            keys in proptest::collection::vec(
+                prop_oneof![0u64..300, 0u64..70_000, 0u64..(1 << 26), 0u64..(1 << 42), any::<u64>()], 1..60),
+            room in 0usize..40,
+        ) {
+            let keys = sorted(keys);
+            let len = GroupLeaf::encoded_len(&keys);
+            let mut fast = vec![0u8; len + room];
+            let mut slow = vec![0u8; len + room];
+            prop_assert_eq!(encode_keys(&keys, &mut fast), Some(len));
+            slow[..HEAD_BYTES].copy_from_slice(&keys[0].to_le_bytes());
+            let mut p = HEAD_BYTES;
+            let mut prev = keys[0];
+            for group in keys[1..].chunks(4) {
+                p = encode_group(prev, group, &mut slow, p).expect("sized");
+                prev = group[group.len() - 1];
+            }
+            prop_assert_eq!(p, len);
+            prop_assert_eq!(&fast[..len], &slow[..len]);
+            // One byte short never fits.
+            prop_assert_eq!(encode_keys(&keys, &mut vec![0u8; len - 1]), None);
         }
 
         #[test]
