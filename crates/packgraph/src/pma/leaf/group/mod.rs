@@ -418,6 +418,36 @@ fn scan_groups<const PADDED: bool>(
     (state.1, Scan::End)
 }
 
+/// [`LeafCodec::decode_into`] for a leaf that uses `used > 0` bytes: whole groups four
+/// keys at a time (what redistributions gather), short and escaped groups slot by slot.
+/// `PADDED` as in [`scan_groups`].
+#[inline(always)]
+fn decode_all<const PADDED: bool>(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
+    let mut key = read_head(leaf);
+    out.push(key);
+    let mut c = HEAD_BYTES;
+    while c < used {
+        if let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) {
+            let k0 = key.wrapping_add(d0);
+            let k1 = k0.wrapping_add(d1);
+            let k2 = k1.wrapping_add(d2);
+            key = k2.wrapping_add(d3);
+            out.extend_from_slice(&[k0, k1, k2, key]);
+            c = end;
+        } else {
+            let mut state = (key, 0, usize::MAX);
+            let next = slow_group(leaf, used, c, 0, &mut state, &mut |k| {
+                out.push(k);
+                true
+            });
+            match next {
+                Ok(next) => (key, c) = (state.0, next),
+                Err(_) => return,
+            }
+        }
+    }
+}
+
 /// The leaf's keys.
 fn keys_of(leaf: &[u8], used: usize) -> Vec<u64> {
     let mut keys = Vec::with_capacity(used);
@@ -669,10 +699,15 @@ impl LeafCodec for GroupLeaf {
     }
 
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<u64>) {
-        Self::for_each_while(leaf, used, |key| {
-            out.push(key);
-            true
-        });
+        if used == 0 {
+            return;
+        }
+        // Leaves inside an array have padding after them: loads need no bounds checks.
+        if used.saturating_add(8) <= leaf.len() {
+            decode_all::<true>(leaf, used, out);
+        } else {
+            decode_all::<false>(leaf, used, out);
+        }
     }
 }
 
