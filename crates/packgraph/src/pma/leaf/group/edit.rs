@@ -14,9 +14,7 @@
 
 use std::cell::RefCell;
 
-use super::{
-    encode_groups, full_group, load, read_head, slot_at, write_slot, ESCAPE, GROUPS, HEAD_BYTES,
-};
+use super::{encode_groups, full_group, read_head, slot_at, write_slot, GROUPS, HEAD_BYTES};
 
 /// Which edit [`edit`] makes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -73,11 +71,7 @@ fn group_of_in<const PADDED: bool>(leaf: &[u8], used: usize, key: u64) -> (usize
             ),
             None => {
                 let slots = Slots::of(leaf, used, c);
-                let mut last = prev;
-                for slot in 0..slots.n {
-                    last = last.wrapping_add(slot_at(leaf, slots.at[slot], slots.code(slot)).0);
-                }
-                (last, slots.at[slots.n])
+                (slots.keys(leaf, prev, |_| {}), slots.at[slots.n])
             }
         };
         // The last group also takes keys above all others: it may be short, and only
@@ -101,16 +95,14 @@ struct Slots {
 
 impl Slots {
     /// The slots of the group whose control byte is at `c < used`: the group table's
-    /// offsets for a full group without escapes, else slot by slot.
+    /// offsets for a full group without escapes (what [`full_group`] reads), else slot by
+    /// slot.
     #[inline(always)]
     fn of(bytes: &[u8], used: usize, c: usize) -> Self {
         let ctrl = bytes[c];
-        let offsets = GROUPS[usize::from(ctrl)] as usize;
         let first = c + 1;
-        let end = first + (offsets >> 24);
-        // Only a slot of code 3 (five bytes) can be an escape.
-        let fives = ctrl & (ctrl >> 1) & 0x55;
-        if end <= used && (fives == 0 || !has_escape(bytes, first, offsets, fives)) {
+        if let Some((_, end)) = full_group::<false>(bytes, used, c) {
+            let offsets = GROUPS[usize::from(ctrl)] as usize;
             return Self {
                 at: [
                     first,
@@ -133,24 +125,21 @@ impl Slots {
         Self { at, ctrl, n }
     }
 
+    /// Calls `f` on the group's keys in order, the first following `prev`; returns the
+    /// last (`prev` for no slots).
+    #[inline(always)]
+    fn keys(&self, bytes: &[u8], mut prev: u64, mut f: impl FnMut(u64)) -> u64 {
+        for slot in 0..self.n {
+            prev = prev.wrapping_add(slot_at(bytes, self.at[slot], self.code(slot)).0);
+            f(prev);
+        }
+        prev
+    }
+
     #[inline(always)]
     fn code(&self, slot: usize) -> usize {
         usize::from(self.ctrl >> (2 * slot)) & 3
     }
-}
-
-/// Whether a five-byte slot of the group at `first` (slots by `offsets`, the five-byte
-/// ones flagged in `fives`' even bits) holds an escape. Vertex jumps in a graph's keys
-/// make five-byte slots common, so this stays a few loads and compares.
-#[inline(always)]
-fn has_escape(bytes: &[u8], first: usize, offsets: usize, fives: u8) -> bool {
-    let escaped = |slot: usize, start: usize| {
-        fives >> (2 * slot) & 1 != 0 && load(bytes, start) & ESCAPE == ESCAPE
-    };
-    escaped(0, first)
-        | escaped(1, first + (offsets & 0xFF))
-        | escaped(2, first + ((offsets >> 8) & 0xFF))
-        | escaped(3, first + ((offsets >> 16) & 0xFF))
 }
 
 /// Slots waiting for the next group: their codes (slot `i` at bits `2i..2i+2`), count and
@@ -208,11 +197,10 @@ pub(super) fn edit(leaf: &mut [u8], used: usize, key: u64, what: Edit) -> TailEd
             break;
         }
         let slots = Slots::of(leaf, used, end);
-        for slot in 0..slots.n {
-            last = last.wrapping_add(slot_at(leaf, slots.at[slot], slots.code(slot)).0);
-            keys[m] = last;
+        last = slots.keys(leaf, last, |key| {
+            keys[m] = key;
             m += 1;
-        }
+        });
         end = slots.at[slots.n];
     }
     match (keys[..m].binary_search(&key), what) {
@@ -304,8 +292,7 @@ fn rewrite(
 
 #[cfg(test)]
 mod tests {
-    use super::super::GroupLeaf;
-    use super::*;
+    use super::super::{GroupLeaf, ESCAPE};
     use crate::pma::leaf::{LeafCodec, LeafInsert, LeafRemove};
     use proptest::prelude::*;
 
