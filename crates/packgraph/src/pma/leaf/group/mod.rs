@@ -96,18 +96,10 @@ const fn group_table() -> [u32; 256] {
     table
 }
 
-/// The length code of a difference.
+/// The length code of a difference, by the bytes it needs (one table for every encoder).
 #[inline(always)]
 fn code_of(delta: u64) -> usize {
-    if delta < 1 << 8 {
-        0
-    } else if delta < 1 << 16 {
-        1
-    } else if delta < 1 << 24 {
-        2
-    } else {
-        3
-    }
+    usize::from(CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize])
 }
 
 /// Bytes a difference takes in its slot (the control byte not counted).
@@ -186,20 +178,18 @@ fn encode_groups(mut prev: u64, keys: &[u64], out: &mut [u8], mut p: usize) -> O
                 group[3].wrapping_sub(group[2]),
             ];
             if deltas[0] | deltas[1] | deltas[2] | deltas[3] < ESCAPE {
-                let code =
-                    |delta: u64| CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
-                let ctrl = code(deltas[0])
-                    | code(deltas[1]) << 2
-                    | code(deltas[2]) << 4
-                    | code(deltas[3]) << 6;
-                let offsets = GROUPS[usize::from(ctrl)] as usize;
+                let ctrl = code_of(deltas[0])
+                    | code_of(deltas[1]) << 2
+                    | code_of(deltas[2]) << 4
+                    | code_of(deltas[3]) << 6;
+                let offsets = GROUPS[ctrl] as usize;
                 let starts = [
                     1,
                     1 + (offsets & 0xFF),
                     1 + ((offsets >> 8) & 0xFF),
                     1 + ((offsets >> 16) & 0xFF),
                 ];
-                window[0] = ctrl;
+                window[0] = ctrl as u8;
                 // Each store's bytes past its slot are overwritten by the next slot's, or
                 // lie past the group.
                 for (&start, delta) in starts.iter().zip(deltas) {
@@ -233,9 +223,9 @@ fn encode_group(mut prev: u64, group: &[u64], out: &mut [u8], mut p: usize) -> O
     for (slot, &key) in group.iter().enumerate() {
         let delta = key.wrapping_sub(prev);
         prev = key;
-        let code = CODE_BY_BYTES[((71 - (delta | 1).leading_zeros()) / 8) as usize];
+        let code = code_of(delta);
         ctrl |= code << (2 * slot);
-        let len = LEN[code as usize];
+        let len = LEN[code];
         if delta < ESCAPE {
             // Eight bytes when they fit (one store), else exactly the slot's.
             if let Some(word) = out.get_mut(p..p + 8) {
@@ -249,7 +239,7 @@ fn encode_group(mut prev: u64, group: &[u64], out: &mut [u8], mut p: usize) -> O
             p += write_slot(out, p, delta)?.1;
         }
     }
-    *out.get_mut(c)? = ctrl;
+    *out.get_mut(c)? = ctrl as u8;
     (p <= out.len()).then_some(p)
 }
 
