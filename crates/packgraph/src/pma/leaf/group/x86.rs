@@ -16,8 +16,10 @@
 use std::arch::x86_64::{
     __m128i, _mm_add_epi32, _mm_add_epi8, _mm_and_si128, _mm_cmpeq_epi32, _mm_cvtsi128_si32,
     _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_set1_epi8,
-    _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
+    _mm_shuffle_epi32, _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
 };
+
+use std::marker::PhantomData;
 
 use super::slice::SliceDecode;
 use super::LEN;
@@ -109,49 +111,55 @@ pub(super) fn available() -> bool {
     std::arch::is_x86_feature_detected!("ssse3")
 }
 
-/// Decodes the next group of a [`Lanes`] into `out` four targets at a time, if it is full
-/// (or the leaf's last), holds no escape, ends by `used`, has `REACH_BYTES` of `leaf` after
-/// its control byte, and `out` has four slots left; evaluates to whether it did. A macro, so
-/// that it is inlined into the SIMD loops (a function with a target feature cannot be
-/// `#[inline(always)]`, and a call per group costs a third of the time). `$lazy` tests
-/// for escapes behind a branch on lanes of all ones: the pair decode, which runs on blocks
-/// of high-degree vertices, sets it; the one-run decode, which low-degree graphs take,
-/// does not (Luxembourg's road network 1.4-1.5 ns/arc without the branch, 1.8-2.1 with
-/// it; Kronecker s20 pairs 1.16-1.20 with it, 1.24-1.28 without).
+/// Decodes the next group of a [`Lanes`] into its slice four targets at a time, if it is
+/// full (or the leaf's last), holds no escape, ends by `used`, has `REACH_BYTES` of the leaf
+/// after its control byte, and the slice has four slots left; evaluates to whether it did.
+/// A macro, so that it is inlined into the SIMD loops (a function with a target feature
+/// cannot be `#[inline(always)]`, and a call per group costs a third of the time). `$lazy`
+/// tests for escapes behind a branch on lanes of all ones: the pair decode, which runs on
+/// blocks of high-degree vertices, sets it; the one-run decode, which low-degree graphs
+/// take, does not (Luxembourg's road network 1.4-1.5 ns/arc without the branch, 1.8-2.1
+/// with it; Kronecker s20 pairs 1.16-1.20 with it, 1.24-1.28 without).
+///
+/// The state is five addresses (the next control byte, the last one with room for the
+/// loads, the leaf's end of use, the next slot and the last with room for four), so that
+/// two decodes in one loop keep all of it in registers: with a leaf, offsets and a slice
+/// each, the pair loop spilled one decode's control-byte offset and previous target to the
+/// stack, lengthening the chain each group waits on (Kronecker s20, blocks of 2048
+/// vertices into a slice, one thread: 1.02-1.05 ns/arc against 1.16-1.17).
 macro_rules! group_step {
-    ($lanes:expr, $out:expr, $lazy:expr) => {{
+    ($lanes:expr, $lazy:expr) => {{
         let lanes: &mut Lanes<'_, '_> = $lanes;
-        let out: &mut [u32] = $out;
         'step: {
-            if lanes.c >= lanes.last_c || out.len() - lanes.written < 4 {
+            if lanes.c >= lanes.last_c || lanes.dst > lanes.last_dst {
                 break 'step false;
             }
-            // SAFETY: `c < last_c <= leaf.len()`.
-            let ctrl = usize::from(unsafe { *lanes.leaf.get_unchecked(lanes.c) });
+            // SAFETY: `c < last_c`, inside the leaf, and so is the byte after it.
+            let (ctrl, first) = unsafe { (usize::from(*lanes.c), lanes.c.add(1)) };
             let step = STEPS[ctrl] as usize;
-            let first = lanes.c + 1;
-            let end = first + (step >> 24);
+            let end = first.wrapping_add(step >> 24);
             // Slots present: all four, or in the leaf's last group those starting before
             // `used`; and the bytes of their lanes, in a mask.
             let (slots, present) = if end <= lanes.used {
                 (4, 0xFFFF)
             } else {
-                let room = lanes.used - first;
+                // SAFETY: `first <= used`, both inside the leaf.
+                let room = unsafe { lanes.used.offset_from(first) } as usize;
                 let slots = 1
                     + usize::from(step & 0xFF < room)
                     + usize::from((step >> 8) & 0xFF < room)
                     + usize::from((step >> 16) & 0xFF < room);
                 (slots, (1 << (4 * slots)) - 1)
             };
-            let second = first + ((step >> 8) & 0xFF);
+            let second = first.wrapping_add((step >> 8) & 0xFF);
             let shuffles = &SHUFFLES.0[ctrl];
-            // SAFETY: `c + REACH_BYTES <= leaf.len()` (`c < last_c`), and both 16-byte loads
+            // SAFETY: `c + REACH_BYTES <= leaf end` (`c < last_c`), and both 16-byte loads
             // end by `c + REACH_BYTES`; the loads are unaligned ones. The shuffle masks are
             // 16 bytes each.
             let (low, high, low_mask, high_mask) = unsafe {
                 (
-                    _mm_loadu_si128(lanes.leaf.as_ptr().add(first).cast::<__m128i>()),
-                    _mm_loadu_si128(lanes.leaf.as_ptr().add(second).cast::<__m128i>()),
+                    _mm_loadu_si128(first.cast::<__m128i>()),
+                    _mm_loadu_si128(second.cast::<__m128i>()),
                     _mm_loadu_si128(shuffles[0].as_ptr().cast::<__m128i>()),
                     _mm_loadu_si128(shuffles[1].as_ptr().cast::<__m128i>()),
                 )
@@ -189,58 +197,85 @@ macro_rules! group_step {
             let sums = _mm_add_epi32(sums, _mm_slli_si128::<8>(sums));
             let targets = _mm_add_epi32(sums, lanes.base);
             if slots == 4 {
-                // SAFETY: `written + 4 <= out.len()` (checked above); the store is an
+                // SAFETY: `dst <= last_dst`, so four slots are left; the store is an
                 // unaligned one of four `u32`s.
-                unsafe {
-                    _mm_storeu_si128(
-                        out.as_mut_ptr().add(lanes.written).cast::<__m128i>(),
-                        targets,
-                    )
-                };
+                unsafe { _mm_storeu_si128(lanes.dst.cast::<__m128i>(), targets) };
+                lanes.base = _mm_shuffle_epi32::<0xFF>(targets);
+                // SAFETY: `dst <= last_dst`, so `dst + 4` is at most the slice's end; the
+                // group ends by `used`.
+                (lanes.dst, lanes.c) = unsafe { (lanes.dst.add(4), end) };
             } else {
-                // The leaf's last group: only its present slots, leaving the rest of `out`
-                // as it was.
+                // The leaf's last group: only its present slots, one at a time (a copy
+                // would call `memcpy`, and around a call the loop keeps its vectors on the
+                // stack), leaving the rest of the slice as it was.
                 let mut kept = [0u32; 4];
                 // SAFETY: `kept` is 16 bytes; the store is an unaligned one.
                 unsafe { _mm_storeu_si128(kept.as_mut_ptr().cast::<__m128i>(), targets) };
-                out[lanes.written..lanes.written + slots].copy_from_slice(&kept[..slots]);
+                for (slot, &target) in kept.iter().enumerate().take(slots) {
+                    // SAFETY: `slot < slots < 4`, and four slots were left.
+                    unsafe { lanes.dst.add(slot).write(target) };
+                }
+                // SAFETY: the broadcast masks are 16 bytes each.
+                let last =
+                    unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
+                lanes.base = _mm_shuffle_epi8(targets, last);
+                // SAFETY: `slots < 4` and four slots were left.
+                lanes.dst = unsafe { lanes.dst.add(slots) };
+                lanes.c = lanes.used;
             }
-            // SAFETY: the broadcast masks are 16 bytes each.
-            let last = unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
-            lanes.base = _mm_shuffle_epi8(targets, last);
-            lanes.written += slots;
-            lanes.c = end.min(lanes.used);
             true
         }
     }};
 }
 
-/// A decode in progress, its state in registers: the next control byte, the targets
-/// written and the previous target in every lane; [`Lanes::finish`] writes it back.
+/// A decode in progress, its state in registers as addresses: the next control byte, the
+/// last with `REACH_BYTES` of the leaf after it, the end of the leaf's used bytes, the next
+/// slot of the slice and the last with four slots from it, and the previous target in every
+/// lane; [`Lanes::finish`] writes it back.
 pub(super) struct Lanes<'a, 'b> {
-    leaf: &'a [u8],
-    used: usize,
-    /// Control bytes below this have `REACH_BYTES` of `leaf` after them.
-    last_c: usize,
-    c: usize,
-    written: usize,
+    c: *const u8,
+    last_c: *const u8,
+    used: *const u8,
+    dst: *mut u32,
+    last_dst: *mut u32,
     base: __m128i,
+    /// Where the leaf and the slice start, for [`Lanes::finish`].
+    leaf: *const u8,
+    out: *mut u32,
     d: &'b mut SliceDecode,
+    /// The borrows the addresses come from.
+    borrows: PhantomData<(&'a [u8], &'b mut [u32])>,
 }
 
 impl<'a, 'b> Lanes<'a, 'b> {
-    /// Starts a decode of `leaf` (which uses `used` bytes) at `d`.
+    /// Starts a decode of `leaf` (which uses `used` bytes) at `d`, into `out`.
     #[target_feature(enable = "ssse3")]
     #[inline]
-    pub(super) fn new(leaf: &'a [u8], used: usize, d: &'b mut SliceDecode) -> Self {
+    pub(super) fn new(
+        leaf: &'a [u8],
+        used: usize,
+        d: &'b mut SliceDecode,
+        out: &'b mut [u32],
+    ) -> Self {
+        let at = leaf.as_ptr();
+        let slots = out.as_mut_ptr();
+        // With fewer than four slots left, `last_dst` is null, below `dst`: no group is taken.
+        let last_dst = if out.len() - d.written >= 4 {
+            slots.wrapping_add(out.len() - 4)
+        } else {
+            std::ptr::null_mut()
+        };
         Self {
-            leaf,
-            used,
-            last_c: used.min(leaf.len().saturating_sub(REACH_BYTES)),
-            c: d.c,
-            written: d.written,
+            c: at.wrapping_add(d.c),
+            last_c: at.wrapping_add(used.min(leaf.len().saturating_sub(REACH_BYTES))),
+            used: at.wrapping_add(used),
+            dst: slots.wrapping_add(d.written),
+            last_dst,
             base: _mm_set1_epi32(d.key as u32 as i32),
+            leaf: at,
+            out: slots,
             d,
+            borrows: PhantomData,
         }
     }
 
@@ -252,8 +287,12 @@ impl<'a, 'b> Lanes<'a, 'b> {
     pub(super) fn finish(self) {
         let low = _mm_cvtsi128_si32(self.base) as u32;
         self.d.key = (self.d.key & !0xFFFF_FFFF) | u64::from(low);
-        self.d.c = self.c;
-        self.d.written = self.written;
+        // SAFETY: `c` and `dst` only move forward from inside `leaf` and `out`, to at most
+        // their ends.
+        unsafe {
+            self.d.c = self.c.offset_from(self.leaf) as usize;
+            self.d.written = self.dst.offset_from(self.out) as usize;
+        }
     }
 }
 
@@ -262,8 +301,8 @@ impl<'a, 'b> Lanes<'a, 'b> {
 /// Callers outside SSSE3 code must check [`available`] first.
 #[target_feature(enable = "ssse3")]
 pub(super) fn groups_ssse3(leaf: &[u8], used: usize, d: &mut SliceDecode, out: &mut [u32]) {
-    let mut lanes = Lanes::new(leaf, used, d);
-    while group_step!(&mut lanes, out, false) {}
+    let mut lanes = Lanes::new(leaf, used, d, out);
+    while group_step!(&mut lanes, false) {}
     lanes.finish();
 }
 
@@ -279,9 +318,9 @@ pub(super) fn pair_ssse3(
 ) {
     let (a_leaf, a_used, a_decode, a_out) = a;
     let (b_leaf, b_used, b_decode, b_out) = b;
-    let mut first = Lanes::new(a_leaf, a_used, a_decode);
-    let mut second = Lanes::new(b_leaf, b_used, b_decode);
-    while group_step!(&mut first, a_out, true) & group_step!(&mut second, b_out, true) {}
+    let mut first = Lanes::new(a_leaf, a_used, a_decode, a_out);
+    let mut second = Lanes::new(b_leaf, b_used, b_decode, b_out);
+    while group_step!(&mut first, true) & group_step!(&mut second, true) {}
     first.finish();
     second.finish();
 }
