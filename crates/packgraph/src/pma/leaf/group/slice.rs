@@ -6,7 +6,9 @@
 //! loop leaves. A run that starts inside a group, a group holding an escape and the
 //! slice's last slots go through the key-at-a-time [`scan`]. Two runs decode side by side
 //! in [`low_halves_two`]: each group's position waits on the previous group's control byte
-//! and length, a chain of two loads that one run alone cannot hide.
+//! and length, a chain of two loads that one run alone cannot hide. The SIMD pair loop
+//! also goes on from leaf to leaf by itself; the scalar code takes over only at escapes,
+//! near a page's end and at the slices' ends.
 
 use super::{full_group, read_head, scan, GroupLeaf, FIRST};
 use crate::pma::leaf::{LeafCodec, SliceRun};
@@ -159,11 +161,11 @@ fn groups_into<const PADDED: bool>(
 
 /// One run of [`LeafCodec::low_halves_pair`]: its leaf, the leaf's number and used bytes,
 /// and the decode in it.
-struct PairRun<'a> {
-    leaf: &'a [u8],
-    index: usize,
-    used: usize,
-    d: SliceDecode,
+pub(super) struct PairRun<'a> {
+    pub(super) leaf: &'a [u8],
+    pub(super) index: usize,
+    pub(super) used: usize,
+    pub(super) d: SliceDecode,
 }
 
 impl<'a> PairRun<'a> {
@@ -268,12 +270,7 @@ pub(super) fn low_halves_two<'a>(
         #[cfg(target_arch = "x86_64")]
         if simd {
             // SAFETY: `simd` is true only where the CPU has SSSE3.
-            unsafe {
-                super::x86::pair_ssse3(
-                    (a.leaf, a.used, &mut a.d, a_out),
-                    (b.leaf, b.used, &mut b.d, b_out),
-                )
-            };
+            unsafe { super::x86::pair_ssse3((&mut a, a_out), (&mut b, b_out), &next_leaf) };
         }
         // One of them stopped (or SIMD is off): a step of each without SIMD.
         match (a.advance(a_out, &next_leaf), b.advance(b_out, &next_leaf)) {
@@ -342,17 +339,25 @@ mod tests {
 
     /// [`low_halves_two`], with and without SIMD, against the keys: `keys` in leaves of
     /// `per_leaf` keys laid out one after another as in a page with `tail` bytes after the
-    /// last, two runs from entries picked by `starts`, into slices of `lens` slots.
+    /// last, an empty leaf after every `empty_after` (none if 0), two runs from entries
+    /// picked by `starts`, into slices of `lens` slots.
     fn check_pair(
         keys: &[u64],
-        per_leaf: usize,
+        (per_leaf, empty_after): (usize, usize),
         tail: usize,
         starts: (prop::sample::Index, prop::sample::Index),
         lens: (usize, usize),
     ) {
-        let chunks: Vec<&[u64]> = keys.chunks(per_leaf).collect();
+        let mut chunks: Vec<&[u64]> = Vec::new();
+        for (i, chunk) in keys.chunks(per_leaf).enumerate() {
+            chunks.push(chunk);
+            if empty_after > 0 && i % empty_after == empty_after - 1 {
+                chunks.push(&[]);
+            }
+        }
         let leaf_bytes = chunks
             .iter()
+            .filter(|c| !c.is_empty())
             .map(|c| GroupLeaf::encoded_len(c))
             .max()
             .unwrap_or(0);
@@ -360,7 +365,11 @@ mod tests {
         let mut used = Vec::new();
         for (j, chunk) in chunks.iter().enumerate() {
             let leaf = &mut page[j * leaf_bytes..(j + 1) * leaf_bytes];
-            used.push(GroupLeaf::encode(chunk, leaf));
+            used.push(if chunk.is_empty() {
+                0
+            } else {
+                GroupLeaf::encode(chunk, leaf)
+            });
         }
         // Every entry: (leaf, offset, predecessor, index of its key).
         let mut entries = Vec::new();
@@ -412,6 +421,7 @@ mod tests {
         fn pair_decode_matches_the_keys(
             raw in proptest::collection::vec((0u32..64, any::<u32>(), 0u8..4), 1..600),
             per_leaf in 1usize..70,
+            empty_after in 0usize..4,
             tail in prop_oneof![Just(0usize), Just(8), Just(32)],
             starts in (any::<prop::sample::Index>(), any::<prop::sample::Index>()),
             lens in (0usize..700, 0usize..700),
@@ -420,7 +430,7 @@ mod tests {
             let keys = sorted(raw.into_iter().map(|(v, t, width)| {
                 u64::from(v) << 32 | u64::from(t >> (8 * u32::from(width)))
             }).collect());
-            check_pair(&keys, per_leaf, tail, starts, lens);
+            check_pair(&keys, (per_leaf, empty_after), tail, starts, lens);
         }
 
     }

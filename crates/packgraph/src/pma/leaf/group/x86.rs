@@ -21,8 +21,8 @@ use std::arch::x86_64::{
 
 use std::marker::PhantomData;
 
-use super::slice::SliceDecode;
-use super::LEN;
+use super::slice::{PairRun, SliceDecode};
+use super::{read_head, HEAD_BYTES, LEN};
 
 /// Bytes a group's loads may reach past its control byte: slot 2 starts at most 10 bytes
 /// after the first slot, which is one byte after the control byte, and 16 are loaded there.
@@ -239,20 +239,23 @@ pub(super) struct Lanes<'a, 'b> {
     dst: *mut u32,
     last_dst: *mut u32,
     base: __m128i,
-    /// Where the leaf and the slice start, for [`Lanes::finish`].
-    leaf: *const u8,
+    /// The leaf, its number (for [`Lanes::next_leaf`]) and where the slice starts.
+    leaf: &'a [u8],
+    index: usize,
     out: *mut u32,
     d: &'b mut SliceDecode,
-    /// The borrows the addresses come from.
-    borrows: PhantomData<(&'a [u8], &'b mut [u32])>,
+    /// The borrow the slice's addresses come from.
+    borrows: PhantomData<&'b mut [u32]>,
 }
 
 impl<'a, 'b> Lanes<'a, 'b> {
-    /// Starts a decode of `leaf` (which uses `used` bytes) at `d`, into `out`.
+    /// Starts a decode of `leaf` (number `index`, which uses `used` bytes) at `d`, into
+    /// `out`.
     #[target_feature(enable = "ssse3")]
     #[inline]
     pub(super) fn new(
         leaf: &'a [u8],
+        index: usize,
         used: usize,
         d: &'b mut SliceDecode,
         out: &'b mut [u32],
@@ -272,27 +275,65 @@ impl<'a, 'b> Lanes<'a, 'b> {
             dst: slots.wrapping_add(d.written),
             last_dst,
             base: _mm_set1_epi32(d.key as u32 as i32),
-            leaf: at,
+            leaf,
+            index,
             out: slots,
             d,
             borrows: PhantomData,
         }
     }
 
-    /// Writes the state back: the next control byte, the count written, and the last
-    /// target as the key's low half (the high half is left as it was, since only low
-    /// halves are written).
+    /// Goes on to the next leaf with keys (`next_leaf(j)`: leaf `j` and its used bytes,
+    /// `None` past the last) if this one is decoded to its end and the slice has four slots
+    /// left: writes the new leaf's head and stands at its first control byte. Returns
+    /// whether it did. Decoding on from leaf to leaf here spares a pair decode its way out
+    /// to the scalar code and back at every leaf's end.
     #[target_feature(enable = "ssse3")]
     #[inline]
-    pub(super) fn finish(self) {
+    fn next_leaf(&mut self, next_leaf: &impl Fn(usize) -> Option<(&'a [u8], usize)>) -> bool {
+        if self.c != self.used || self.dst > self.last_dst {
+            return false;
+        }
+        let mut index = self.index;
+        let (leaf, used) = loop {
+            index += 1;
+            match next_leaf(index) {
+                None => return false,
+                Some((_, 0)) => continue,
+                Some(found) => break found,
+            }
+        };
+        let head = read_head(leaf) as u32;
+        // SAFETY: `dst <= last_dst`: four slots are left, and the head takes one.
+        self.dst = unsafe {
+            self.dst.write(head);
+            self.dst.add(1)
+        };
+        self.base = _mm_set1_epi32(head as i32);
+        let at = leaf.as_ptr();
+        self.c = at.wrapping_add(HEAD_BYTES);
+        self.last_c = at.wrapping_add(used.min(leaf.len().saturating_sub(REACH_BYTES)));
+        self.used = at.wrapping_add(used);
+        (self.leaf, self.index) = (leaf, index);
+        true
+    }
+
+    /// Writes the state back: the next control byte, the count written, and the last
+    /// target as the key's low half (the high half is left as it was, since only low
+    /// halves are written); returns the leaf it stands in, its number and used bytes.
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    pub(super) fn finish(self) -> (&'a [u8], usize, usize) {
         let low = _mm_cvtsi128_si32(self.base) as u32;
         self.d.key = (self.d.key & !0xFFFF_FFFF) | u64::from(low);
-        // SAFETY: `c` and `dst` only move forward from inside `leaf` and `out`, to at most
-        // their ends.
-        unsafe {
-            self.d.c = self.c.offset_from(self.leaf) as usize;
+        // SAFETY: `c` and `used` lie in `leaf` (or at its end), and `dst` only moves forward
+        // from inside `out`, to at most its end.
+        let used = unsafe {
+            self.d.c = self.c.offset_from(self.leaf.as_ptr()) as usize;
             self.d.written = self.dst.offset_from(self.out) as usize;
-        }
+            self.used.offset_from(self.leaf.as_ptr()) as usize
+        };
+        (self.leaf, self.index, used)
     }
 }
 
@@ -301,26 +342,33 @@ impl<'a, 'b> Lanes<'a, 'b> {
 /// Callers outside SSSE3 code must check [`available`] first.
 #[target_feature(enable = "ssse3")]
 pub(super) fn groups_ssse3(leaf: &[u8], used: usize, d: &mut SliceDecode, out: &mut [u32]) {
-    let mut lanes = Lanes::new(leaf, used, d, out);
+    let mut lanes = Lanes::new(leaf, 0, used, d, out);
     while group_step!(&mut lanes, false) {}
     lanes.finish();
 }
 
-/// [`groups_ssse3`] for two decodes at once, a group of each per step, while both go on:
-/// each group's position waits on the previous group's control byte and its length (two
-/// dependent loads), so two decodes in one loop overlap their waits.
+/// [`groups_ssse3`] for two decodes at once, a group of each per step, while both go on,
+/// and from leaf to leaf (`next_leaf` as in [`Lanes::next_leaf`]): each group's position
+/// waits on the previous group's control byte and its length (two dependent loads), so two
+/// decodes in one loop overlap their waits.
 ///
 /// Callers outside SSSE3 code must check [`available`] first.
 #[target_feature(enable = "ssse3")]
-pub(super) fn pair_ssse3(
-    a: (&[u8], usize, &mut SliceDecode, &mut [u32]),
-    b: (&[u8], usize, &mut SliceDecode, &mut [u32]),
+pub(super) fn pair_ssse3<'a>(
+    a: (&mut PairRun<'a>, &mut [u32]),
+    b: (&mut PairRun<'a>, &mut [u32]),
+    next_leaf: &impl Fn(usize) -> Option<(&'a [u8], usize)>,
 ) {
-    let (a_leaf, a_used, a_decode, a_out) = a;
-    let (b_leaf, b_used, b_decode, b_out) = b;
-    let mut first = Lanes::new(a_leaf, a_used, a_decode, a_out);
-    let mut second = Lanes::new(b_leaf, b_used, b_decode, b_out);
-    while group_step!(&mut first, true) & group_step!(&mut second, true) {}
-    first.finish();
-    second.finish();
+    let ((a, a_out), (b, b_out)) = (a, b);
+    let mut first = Lanes::new(a.leaf, a.index, a.used, &mut a.d, a_out);
+    let mut second = Lanes::new(b.leaf, b.index, b.used, &mut b.d, b_out);
+    loop {
+        while group_step!(&mut first, true) & group_step!(&mut second, true) {}
+        // Both calls run: each decode at its leaf's end goes on to the next.
+        if !(first.next_leaf(next_leaf) | second.next_leaf(next_leaf)) {
+            break;
+        }
+    }
+    (a.leaf, a.index, a.used) = first.finish();
+    (b.leaf, b.index, b.used) = second.finish();
 }
