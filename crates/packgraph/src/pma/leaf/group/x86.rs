@@ -215,9 +215,9 @@ macro_rules! group_step {
                     // SAFETY: `slot < slots < 4`, and four slots were left.
                     unsafe { lanes.dst.add(slot).write(target) };
                 }
+                let mask = BROADCAST[slots - 1].as_ptr().cast::<__m128i>();
                 // SAFETY: the broadcast masks are 16 bytes each.
-                let last =
-                    unsafe { _mm_loadu_si128(BROADCAST[slots - 1].as_ptr().cast::<__m128i>()) };
+                let last = unsafe { _mm_loadu_si128(mask) };
                 lanes.base = _mm_shuffle_epi8(targets, last);
                 // SAFETY: `slots < 4` and four slots were left.
                 lanes.dst = unsafe { lanes.dst.add(slots) };
