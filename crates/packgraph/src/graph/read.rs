@@ -40,6 +40,13 @@ pub trait GraphRead: Sync {
     /// Number of in-neighbors of `v`.
     fn in_degree(&self, v: VertexId) -> usize;
 
+    /// A hint that `v`'s in-neighbors will be read soon: graphs whose runs may not be in
+    /// cache start loading them. The default does nothing.
+    #[inline]
+    fn prefetch_in_neighbors(&self, v: VertexId) {
+        let _ = v;
+    }
+
     /// Calls `f` on the out-neighbors of `v` in increasing order until it returns `false`;
     /// returns whether all were visited.
     fn for_each_out_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool;

@@ -139,6 +139,15 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         flat.incoming.as_ref().unwrap_or(&flat.out).degree(v)
     }
 
+    #[inline]
+    fn prefetch_in_neighbors(&self, v: VertexId) {
+        let flat = self.flat();
+        match (&flat.incoming, &self.incoming) {
+            (Some(index), Some(set)) => index.prefetch(set, v),
+            _ => flat.out.prefetch(&self.out, v),
+        }
+    }
+
     fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         self.flat()
             .out

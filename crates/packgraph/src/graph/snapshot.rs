@@ -209,6 +209,11 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
         self.graph.for_each_in_neighbor(v, f)
     }
 
+    #[inline]
+    fn prefetch_in_neighbors(&self, v: VertexId) {
+        self.graph.prefetch_in_neighbors(v);
+    }
+
     fn for_each_out_arc_in(
         &self,
         vertices: std::ops::Range<VertexId>,

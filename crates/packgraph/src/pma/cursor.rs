@@ -110,6 +110,17 @@ impl<C: LeafCodec> Pma<C> {
         self.for_count_from(rest, count - 1, f)
     }
 
+    /// Starts loading the cache line where the run after `short`'s first key is
+    /// encoded (a hint: nothing is read).
+    #[inline]
+    pub(crate) fn prefetch_short(&self, short: ShortCursor) {
+        let leaf = short.leaf as usize;
+        if leaf < self.num_leaves() {
+            let at = (short.next as usize) >> 2;
+            super::raw::prefetch(&self.leaf(leaf)[at.min(self.leaf_bytes - 1)..], 1);
+        }
+    }
+
     /// Fills `out` with the low halves of the keys of a run read from a [`ShortCursor`]
     /// (as [`Pma::for_count_from_short`] with `count = out.len()`); returns how many it
     /// wrote (fewer only if the array ends first).
