@@ -16,6 +16,11 @@ const PAIR_MIN_ARCS: usize = 256;
 /// graph read in blocks of 2048 vertices: 1.8 ns/arc in one piece, 2.1-2.2 in two halves).
 const PAIR_MIN_DEGREE: usize = 8;
 
+/// Leaves per parallel task of [`RunIndex::build`]. Each task writes the entries of the
+/// vertices whose runs start in its leaves (Kronecker s20, 2 threads: 0.12 s, against
+/// 0.17-0.19 s when the tasks returned run pieces for one thread to apply).
+const BUILD_GRAIN: usize = 64;
+
 /// Start and length of every vertex's run in one edge CPMA.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunIndex {
@@ -26,15 +31,12 @@ pub(crate) struct RunIndex {
 impl RunIndex {
     /// Indexes the runs of `edges` (keys `(source << 32) | target`) for `num_vertices`.
     pub(crate) fn build<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize) -> Self {
-        let mut starts = vec![ShortCursor::default(); num_vertices];
-        let mut degrees = vec![0u32; num_vertices];
-        for piece in edges.run_pieces(32) {
-            let v = piece.group as usize;
-            if degrees[v] == 0 {
-                starts[v] = edges.short_cursor(piece.start, piece.first);
-            }
-            degrees[v] += piece.len;
-        }
+        Self::build_in_chunks(edges, num_vertices, BUILD_GRAIN)
+    }
+
+    /// [`RunIndex::build`] with parallel tasks of `grain` leaves.
+    fn build_in_chunks<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize, grain: usize) -> Self {
+        let (starts, degrees) = edges.run_starts(num_vertices, grain);
         Self { starts, degrees }
     }
 
@@ -318,6 +320,44 @@ mod tests {
             let keys = keys_of(&arcs);
             prop_assert_eq!(runs(&Pma::<GroupLeaf>::from_sorted(&keys).unwrap(), 40), arcs.clone());
             prop_assert_eq!(runs(&Pma::<PlainLeaf>::from_sorted(&keys).unwrap(), 40), arcs);
+        }
+
+        /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves give every vertex's
+        /// degree and run, on skewed graphs whose low vertices' runs cross chunks or span
+        /// whole ones (chunks where no run starts).
+        #[test]
+        fn chunked_builds_match_the_arcs(
+            set in proptest::collection::btree_set(((0u64..40).prop_map(|x| x * x / 40), any::<u32>()), 0..1500),
+            empty_tail in 0u64..3,
+            hole in proptest::option::of((0u64..40, 0u64..40)),
+        ) {
+            let mut arcs: Vec<(u64, u64)> = set.iter().map(|&(u, v)| (u, u64::from(v))).collect();
+            let mut edges = Pma::<GroupLeaf>::from_sorted(&keys_of(&arcs)).unwrap();
+            // Removing a range of vertices' arcs leaves empty leaves between chunks.
+            if let Some((a, b)) = hole {
+                let gone: Vec<(u64, u64)> =
+                    arcs.iter().copied().filter(|&(u, _)| (a.min(b)..=a.max(b)).contains(&u)).collect();
+                edges.remove_batch(&keys_of(&gone));
+                arcs.retain(|arc| !gone.contains(arc));
+            }
+            // Vertices past the last with arcs have none.
+            let n = 40 + empty_tail as usize;
+            let mut degrees = vec![0u32; n];
+            for &(u, _) in &arcs {
+                degrees[u as usize] += 1;
+            }
+            for grain in [1, 2, 3, 64] {
+                let index = RunIndex::build_in_chunks(&edges, n, grain);
+                prop_assert_eq!(&index.degrees, &degrees, "grain {}", grain);
+                let mut read = Vec::new();
+                for v in 0..n as VertexId {
+                    index.for_each(&edges, v, |key| {
+                        read.push((key >> 32, key & 0xffff_ffff));
+                        true
+                    });
+                }
+                prop_assert_eq!(&read, &arcs, "grain {}", grain);
+            }
         }
 
         /// The targets of a range of vertices, decoded in two halves side by side when the

@@ -229,6 +229,117 @@ impl<C: LeafCodec> Pma<C> {
 }
 
 impl<C: LeafCodec> Pma<C> {
+    /// For every group `g < num_groups` of keys sharing `key >> 32` (a vertex's run of edge
+    /// keys): where its run starts, and how many keys it has (0 and a default cursor for a
+    /// group with none). Computed in parallel over chunks of `grain` leaves, each writing its
+    /// own range of groups: a chunk takes the groups whose first key lies in its leaves, and
+    /// reads on past its last leaf to count the rest of its last run.
+    pub(crate) fn run_starts(
+        &self,
+        num_groups: usize,
+        grain: usize,
+    ) -> (Vec<ShortCursor>, Vec<u32>) {
+        let mut starts = vec![ShortCursor::default(); num_groups];
+        let mut counts = vec![0u32; num_groups];
+        let grain = grain.max(1);
+        let chunks = self.num_leaves().div_ceil(grain).max(1);
+        // bounds[k]: the first group chunk k takes; monotone, 0 first and num_groups last.
+        // Two scans that only move forward find, for each chunk's first leaf, the last
+        // non-empty leaf before it and the first at or after it: O(leaves) in all, however
+        // many chunks are empty.
+        let mut bounds = vec![0; chunks + 1];
+        let (mut scanned, mut last_before, mut found) = (0, None, 0);
+        for k in 1..chunks {
+            let j = k * grain;
+            while scanned < j {
+                if self.leaf_used(scanned) > 0 {
+                    last_before = Some(scanned);
+                }
+                scanned += 1;
+            }
+            found = found.max(j);
+            while found < self.num_leaves() && self.leaf_used(found) == 0 {
+                found += 1;
+            }
+            bounds[k] = self
+                .first_run_at(found, last_before, num_groups)
+                .max(bounds[k - 1]);
+        }
+        bounds[chunks] = num_groups;
+        let mut parts = Vec::with_capacity(chunks);
+        let (mut starts_left, mut counts_left) = (&mut starts[..], &mut counts[..]);
+        for k in 0..chunks {
+            let len = bounds[k + 1] - bounds[k];
+            let (s, rest) = std::mem::take(&mut starts_left).split_at_mut(len);
+            starts_left = rest;
+            let (c, rest) = std::mem::take(&mut counts_left).split_at_mut(len);
+            counts_left = rest;
+            parts.push((k * grain, bounds[k], s, c));
+        }
+        parts
+            .into_par_iter()
+            .for_each(|(first_leaf, low, s, c)| self.fill_runs(first_leaf, low, s, c));
+        (starts, counts)
+    }
+
+    /// The first group whose first key lies in leaf `first` (the first non-empty leaf of a
+    /// chunk, or `num_leaves` for none) or later: that of its head, or the next group when
+    /// the head's run began in `before` (the last non-empty leaf before the chunk);
+    /// `num_groups` when no key follows.
+    fn first_run_at(&self, first: usize, before: Option<usize>, num_groups: usize) -> usize {
+        if first >= self.num_leaves() {
+            return num_groups;
+        }
+        let group = self.head(first) >> 32;
+        let low = match before.and_then(|i| C::last(self.leaf(i), self.leaf_used(i))) {
+            Some(last) if last >> 32 == group => group + 1,
+            _ => group,
+        };
+        usize::try_from(low).map_or(num_groups, |low| low.min(num_groups))
+    }
+
+    /// Fills the starts and counts of the groups `low..low + starts.len()`, scanning from
+    /// leaf `first_leaf` (keys of earlier groups there are another chunk's run going on).
+    fn fill_runs(
+        &self,
+        first_leaf: usize,
+        low: usize,
+        starts: &mut [ShortCursor],
+        counts: &mut [u32],
+    ) {
+        let high = (low + starts.len()) as u64;
+        if starts.is_empty() {
+            return;
+        }
+        let low = low as u64;
+        for j in first_leaf..self.num_leaves() {
+            let (leaf, used) = (self.leaf(j), self.leaf_used(j));
+            let mut done = false;
+            C::for_each_entry(leaf, used, |key, offset, _| {
+                let group = key >> 32;
+                if group < low || done {
+                    return;
+                }
+                if group >= high {
+                    done = true;
+                    return;
+                }
+                let i = (group - low) as usize;
+                if counts[i] == 0 {
+                    starts[i] = ShortCursor {
+                        leaf: j as u32,
+                        next: C::entry_end(leaf, offset) as u32,
+                        first_low: key as u32,
+                    };
+                }
+                counts[i] += 1;
+            });
+            if done {
+                return;
+            }
+        }
+    }
+
     /// [`Pma::run_pieces`] over the leaves `leaves` only, serially.
     pub(crate) fn run_pieces_in(
         &self,
