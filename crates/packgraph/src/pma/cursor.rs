@@ -5,7 +5,6 @@ use rayon::prelude::*;
 
 use super::leaf::{LeafCodec, SliceRun};
 use super::Pma;
-use super::LEAF_GRAIN;
 use std::sync::Arc;
 
 /// The position of one key: its leaf, the byte offset of its entry in the leaf, and the key
@@ -30,9 +29,9 @@ pub struct ShortCursor {
     first_low: u32,
 }
 
-/// A maximal run of keys sharing `key >> shift` inside one leaf./// A maximal run of keys sharing `key >> shift` inside one leaf.
+/// A maximal run of keys sharing `key >> shift` inside one leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunPiece {
+pub(crate) struct RunPiece {
     /// `key >> shift` of the run's keys.
     pub group: u64,
     /// Where the run starts.
@@ -215,17 +214,6 @@ impl<C: LeafCodec> Pma<C> {
         }
         true
     }
-
-    /// Every run of keys with equal `key >> shift`, cut at leaf boundaries, in key order;
-    /// computed in parallel over the leaves. A run spanning leaves appears once per leaf.
-    pub fn run_pieces(&self, shift: u32) -> Vec<RunPiece> {
-        let groups = self.num_leaves().div_ceil(LEAF_GRAIN);
-        let parts: Vec<Vec<RunPiece>> = (0..groups)
-            .into_par_iter()
-            .map(|g| self.run_pieces_in(shift, g * LEAF_GRAIN..(g + 1) * LEAF_GRAIN))
-            .collect();
-        parts.concat()
-    }
 }
 
 impl<C: LeafCodec> Pma<C> {
@@ -307,11 +295,10 @@ impl<C: LeafCodec> Pma<C> {
         starts: &mut [ShortCursor],
         counts: &mut [u32],
     ) {
-        let high = (low + starts.len()) as u64;
         if starts.is_empty() {
             return;
         }
-        let low = low as u64;
+        let (low, high) = (low as u64, (low + starts.len()) as u64);
         for j in first_leaf..self.num_leaves() {
             let (leaf, used) = (self.leaf(j), self.leaf_used(j));
             let mut done = false;
@@ -342,7 +329,8 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
-    /// [`Pma::run_pieces`] over the leaves `leaves` only, serially.
+    /// Every run of keys with equal `key >> shift` in the leaves `leaves`, cut at leaf
+    /// boundaries, in key order (a run spanning leaves appears once per leaf); serially.
     pub(crate) fn run_pieces_in(
         &self,
         shift: u32,
@@ -524,7 +512,7 @@ mod tests {
 
     fn check<C: LeafCodec<Item = u64>>(keys: &[u64]) {
         let pma = Pma::<C>::from_sorted_with_config(keys, config()).unwrap();
-        let pieces = pma.run_pieces(32);
+        let pieces = pma.run_pieces_in(32, 0..pma.num_leaves());
         assert_eq!(
             pieces.iter().map(|p| p.len as usize).sum::<usize>(),
             keys.len()
@@ -560,7 +548,7 @@ mod tests {
             .collect();
         check::<crate::pma::DeltaLeaf>(&keys);
         check::<crate::pma::PlainLeaf>(&keys);
-        assert!(Cpma::new().run_pieces(32).is_empty());
+        assert!(Cpma::new().run_pieces_in(32, 0..1).is_empty());
         let _ = PlainPma::new();
     }
 }

@@ -68,7 +68,7 @@ use std::sync::Arc;
 
 pub use self::arrays::{PmaParts, PmaPartsRef};
 pub use self::config::PmaConfig;
-pub use self::cursor::{CopyVolume, Cursor, RunPiece, ShortCursor};
+pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{
     DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf, SliceRun,
