@@ -10,6 +10,7 @@ mod reorder;
 mod run;
 mod stream;
 
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -33,7 +34,7 @@ static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INST
 struct Cli {
     /// Worker threads (default: RAYON_NUM_THREADS, else one per core).
     #[arg(long, global = true, value_name = "N")]
-    threads: Option<usize>,
+    threads: Option<NonZeroUsize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -119,15 +120,7 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let threads = match cli.threads {
-        Some(0) => return Err(UsageError("--threads must be at least 1".into()).into()),
-        Some(n) => n,
-        None => std::env::var("RAYON_NUM_THREADS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-    };
+    let threads = packgraph::io::thread_count(cli.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

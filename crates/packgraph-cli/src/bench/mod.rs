@@ -172,7 +172,7 @@ impl std::ops::DerefMut for CountList {
 }
 
 /// Parses a [`CountList`] such as `1e3,1e4` (each item as [`parse_count`]).
-pub(crate) fn parse_count_list(text: &str) -> Result<CountList, String> {
+pub(crate) fn parse_count_list(text: &str) -> Result<CountList, packgraph::io::CountError> {
     let text = text.trim();
     if text.is_empty() || text.eq_ignore_ascii_case("none") {
         return Ok(CountList(Vec::new()));
