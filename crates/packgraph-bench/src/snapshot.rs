@@ -17,9 +17,9 @@ use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate;
 use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
-use super::pma::{fresh_keys, random_keys, run_batches};
-use super::{parse_count, parse_count_list, CountList, Record, Reporter};
+use crate::pma::{fresh_keys, random_keys, run_batches};
 use crate::UsageError;
+use crate::{parse_count, parse_count_list, CountList, Record, Reporter};
 
 /// Arguments of `packgraph bench snapshot`.
 #[derive(Args, Debug, Clone)]

@@ -22,10 +22,10 @@ use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
 use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
 
-use super::gap::Gap;
-use super::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
-use crate::input::{self, ReadArgs};
+use crate::gap::Gap;
+use crate::workload::read_graph;
 use crate::UsageError;
+use crate::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
 use anyhow::Context;
 
 /// Options of `packgraph bench graph`.
@@ -430,14 +430,9 @@ fn measure_dataset(
 /// A graph file's edges over dense ids (each undirected edge once, weights dropped), read
 /// as `packgraph run --undirected` reads it.
 fn read_edges(path: &std::path::Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
-    let options = ReadArgs {
-        format: None,
-        directed: false,
-        undirected: true,
-    };
-    let (dataset, _) =
-        input::read(path, &options).with_context(|| format!("reading {}", path.display()))?;
-    let graph = &dataset.graph;
+    let graph =
+        read_graph(path, Some(false)).with_context(|| format!("reading {}", path.display()))?;
+    let graph = &graph;
     let n = graph.num_vertices();
     let mut edges = Vec::with_capacity(graph.num_edges());
     match graph {

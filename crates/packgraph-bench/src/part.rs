@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use packgraph::part::Part;
 
-use super::{parse_count, Record, Reporter};
 use crate::UsageError;
+use crate::{parse_count, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
 /// Arguments of `packgraph bench part`.

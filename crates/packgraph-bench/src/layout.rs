@@ -19,13 +19,13 @@ use clap::Args;
 use packgraph::algo::{bfs, pagerank, sssp};
 use packgraph::graph::{AnyGraph, Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate;
-use packgraph::io::{load, LoadOptions};
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
-use super::{parse_count, pick_sources, timed};
-use crate::input;
+use crate::report::{print_line, progress_bar};
+use crate::workload::read_graph;
 use crate::UsageError;
+use crate::{parse_count, pick_sources, timed};
 
 /// Options of `packgraph bench layout`.
 #[derive(Args, Debug, Clone)]
@@ -128,10 +128,7 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
         inputs.push(file_input(path)?);
     }
     let printer = Printer::new(args.json);
-    let bar = input::progress_bar(
-        (inputs.len() * ORDERS.len()) as u64,
-        "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}",
-    );
+    let bar = progress_bar((inputs.len() * ORDERS.len()) as u64);
     for graph in &inputs {
         measure(graph, &args, &levels, threads, &printer, &bar)?;
     }
@@ -178,8 +175,8 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
 
 /// A graph file's edges, in its own numbering (its "natural" order).
 fn file_input(path: &std::path::Path) -> anyhow::Result<Input> {
-    let data = load(path, &LoadOptions::default()).map_err(input::BadInput)?;
-    let edges = match &data.graph {
+    let graph = read_graph(path, None)?;
+    let edges = match &graph {
         AnyGraph::Unweighted(g) => edges_of(g),
         AnyGraph::Weighted(g) => edges_of(g),
     };
@@ -188,9 +185,9 @@ fn file_input(path: &std::path::Path) -> anyhow::Result<Input> {
         .map_or("input".into(), |n| n.to_string_lossy().into_owned());
     Ok(Input {
         name: name.split('.').next().unwrap_or(&name).to_string(),
-        num_vertices: data.graph.num_vertices(),
+        num_vertices: graph.num_vertices(),
         edges,
-        directed: data.graph.is_directed(),
+        directed: graph.is_directed(),
     })
 }
 
@@ -410,11 +407,6 @@ impl Printer {
                 row.threads
             )
         };
-        bar.suspend(|| {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{line}").and_then(|()| out.flush())
-        })?;
-        Ok(())
+        print_line(bar, &line)
     }
 }

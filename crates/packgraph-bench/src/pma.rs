@@ -17,8 +17,8 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
-use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use crate::UsageError;
+use crate::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
 /// Options of `packgraph bench pma`.

@@ -46,8 +46,8 @@ use packgraph::graph::{Graph, GraphRead, SharedGraph, Update, VertexId};
 use packgraph::io::generate::{kronecker, rmat, Initiator, SplitMix64};
 use packgraph::store::{Store, StoreOptions, SyncPolicy};
 
-use super::{parse_count, timed, Record, Reporter};
 use crate::UsageError;
+use crate::{parse_count, timed, Record, Reporter};
 
 /// Options of `packgraph bench store`.
 #[derive(Args, Debug, Clone)]

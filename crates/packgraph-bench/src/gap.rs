@@ -27,8 +27,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
-use super::Record;
-use super::Reporter;
+use crate::Record;
+use crate::Reporter;
 use crate::UsageError;
 
 /// Trials of the kernels that take no source (PageRank and WCC).

@@ -1,0 +1,85 @@
+//! What the suites' options share: count lists such as `1e3,1e4`, and the error of a bad
+//! option value (exit code 2).
+
+use packgraph::io::{parse_count, CountError};
+
+/// A comma-separated list of counts; an empty text or `none` is the empty list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CountList(pub(crate) Vec<usize>);
+
+impl std::ops::Deref for CountList {
+    type Target = Vec<usize>;
+
+    fn deref(&self) -> &Vec<usize> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for CountList {
+    fn deref_mut(&mut self) -> &mut Vec<usize> {
+        &mut self.0
+    }
+}
+
+/// Parses a [`CountList`] such as `1e3,1e4` (each item as [`parse_count`]).
+pub(crate) fn parse_count_list(text: &str) -> Result<CountList, CountError> {
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("none") {
+        return Ok(CountList(Vec::new()));
+    }
+    text.split(',')
+        .map(|item| parse_count(item.trim()))
+        .collect::<Result<_, _>>()
+        .map(CountList)
+}
+
+/// A bad option value or input the user can fix, found after parsing (exit code 2).
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Exit code 2 for what the user can fix (a [`UsageError`], or a file the library found
+/// malformed), 1 for everything else.
+pub(crate) fn exit_code(error: &anyhow::Error) -> u8 {
+    let fixable = error.chain().any(|cause| {
+        cause.is::<UsageError>()
+            || (cause.downcast_ref::<packgraph::Error>())
+                .is_some_and(packgraph::Error::is_input_error)
+    });
+    if fixable {
+        2
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_lists_parse_items_and_the_empty_list() {
+        assert_eq!(
+            parse_count_list("1e3, 10_000"),
+            Ok(CountList(vec![1_000, 10_000]))
+        );
+        assert_eq!(parse_count_list(""), Ok(CountList(Vec::new())));
+        assert_eq!(parse_count_list("None"), Ok(CountList(Vec::new())));
+        assert!(parse_count_list("1e3,lots").is_err());
+    }
+
+    #[test]
+    fn usage_and_input_errors_exit_2_others_1() {
+        assert_eq!(exit_code(&UsageError("bad".into()).into()), 2);
+        let wrapped = anyhow::Error::new(UsageError("bad".into())).context("reading");
+        assert_eq!(exit_code(&wrapped), 2);
+        assert_eq!(exit_code(&anyhow::anyhow!("disk full")), 1);
+    }
+}
