@@ -1,7 +1,23 @@
-//! What the suites' options share: count lists such as `1e3,1e4`, and the error of a bad
-//! option value (exit code 2).
+//! What the suites' options share: the `--quick`/`--seed`/`--json` block, count lists such
+//! as `1e3,1e4`, and the error of a bad option value (exit code 2).
 
+use clap::Args;
 use packgraph::io::{parse_count, CountError};
+
+/// Options every suite takes (flattened into each suite's own).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct CommonArgs {
+    /// A small, fast preset: caps the suite's sizes (the suite's help says at what);
+    /// smaller sizes given with it still apply.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Random seed (of the inputs, keys, weights, orders and sources a suite draws).
+    #[arg(long, default_value_t = 42)]
+    pub(crate) seed: u64,
+    /// Print JSON Lines instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
 
 /// A comma-separated list of counts; an empty text or `none` is the empty list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +34,16 @@ impl std::ops::Deref for CountList {
 impl std::ops::DerefMut for CountList {
     fn deref_mut(&mut self) -> &mut Vec<usize> {
         &mut self.0
+    }
+}
+
+impl CountList {
+    /// Caps every count at `max` (for `--quick`), dropping the repeats this makes.
+    pub(crate) fn cap(&mut self, max: usize) {
+        for count in &mut self.0 {
+            *count = (*count).min(max);
+        }
+        self.0.dedup();
     }
 }
 
@@ -73,6 +99,13 @@ mod tests {
         assert_eq!(parse_count_list(""), Ok(CountList(Vec::new())));
         assert_eq!(parse_count_list("None"), Ok(CountList(Vec::new())));
         assert!(parse_count_list("1e3,lots").is_err());
+    }
+
+    #[test]
+    fn capping_a_count_list_drops_the_repeats() {
+        let mut list = CountList(vec![10, 1_000, 10_000, 100_000]);
+        list.cap(1_000);
+        assert_eq!(list, CountList(vec![10, 1_000]));
     }
 
     #[test]

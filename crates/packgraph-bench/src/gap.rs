@@ -1,4 +1,4 @@
-//! GAP rows of `packgraph bench graph --gap DIR`: the GAP Benchmark Suite's reference C++
+//! GAP rows of `packgraph-bench graph --gap DIR`: the GAP Benchmark Suite's reference C++
 //! kernels (static CSR, OpenMP), run as child processes in the same run as packgraph's.
 //!
 //! DIR holds GAP's built binaries `bfs`, `cc`, `pr` and `bc`. Each kernel generates its own

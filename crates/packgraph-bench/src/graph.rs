@@ -1,4 +1,4 @@
-//! `packgraph bench graph`: graph algorithms and edge updates on the dynamic graph against
+//! `packgraph-bench graph`: graph algorithms and edge updates on the dynamic graph against
 //! the static CSR in the same run (CPMA paper, section 6, scaled to this machine).
 //!
 //! For a Graph500 Kronecker graph and an Erdős–Rényi graph of the same size, both
@@ -22,13 +22,14 @@ use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
 use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
 
+use crate::args::CommonArgs;
 use crate::gap::Gap;
 use crate::workload::read_graph;
 use crate::UsageError;
 use crate::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
 use anyhow::Context;
 
-/// Options of `packgraph bench graph`.
+/// Options of `packgraph-bench graph`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct GraphArgs {
     /// log2 of the vertex count.
@@ -46,12 +47,8 @@ pub(crate) struct GraphArgs {
     /// BFS sources (the median time is reported).
     #[arg(long, default_value_t = 5)]
     sources: usize,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
     /// Also run the GAP Benchmark Suite's kernels from this directory of its built binaries
     /// (`bfs`, `cc`, `pr`, `bc`) on GAP's own graphs of the same size; rows "gap".
     #[arg(long, value_name = "DIR")]
@@ -204,6 +201,14 @@ fn run_algorithms<G: GraphRead>(
 }
 
 pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.common.quick {
+        args.scale = args.scale.min(12);
+        args.batch_sizes.retain(|&b| b <= 10_000);
+        args.max_batch_edges = args.max_batch_edges.min(100_000);
+        args.sources = args.sources.min(3);
+    }
+    let args = &args;
     if !(1..=30).contains(&args.scale) || args.edge_factor == 0 || args.batch_sizes.contains(&0) {
         return Err(UsageError(
             "--scale must be in 1..=30, --edge-factor and --batch-sizes positive".into(),
@@ -223,20 +228,20 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         .as_deref()
         .map(|dir| Gap::open(dir, args.scale, args.edge_factor, args.sources))
         .transpose()?;
-    let reporter = Reporter::new(args.json, 2 + args.inputs.len() as u64);
+    let reporter = Reporter::new(args.common.json, 2 + args.inputs.len() as u64);
     let n = 1usize << args.scale;
     let m = args.edge_factor << args.scale;
     eprintln!(
         "bench graph: {threads} threads, scale {} ({n} vertices), edge factor {}, seed {}",
-        args.scale, args.edge_factor, args.seed
+        args.scale, args.edge_factor, args.common.seed
     );
     let param = u64::from(args.scale);
     for dataset in ["kronecker", "er"] {
         reporter.step(format!("{dataset}: generating"));
         let edges = if dataset == "kronecker" {
-            kronecker(args.scale, args.edge_factor, args.seed)
+            kronecker(args.scale, args.edge_factor, args.common.seed)
         } else {
-            erdos_renyi(n, m, args.seed)
+            erdos_renyi(n, m, args.common.seed)
         };
         let (mut graph, csr) = measure_dataset(&reporter, args, dataset, param, n, edges, threads)?;
         if let Some(gap) = &gap {
@@ -277,16 +282,17 @@ fn measure_sssp(
     n: usize,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let mut rng = SplitMix64::new(args.seed, 0x55_5350);
-    let edges: Vec<(VertexId, VertexId, f64)> = kronecker(args.scale, args.edge_factor, args.seed)
-        .into_iter()
-        .map(|(u, v)| (u, v, 1.0 - rng.next_f64()))
-        .collect();
+    let mut rng = SplitMix64::new(args.common.seed, 0x55_5350);
+    let edges: Vec<(VertexId, VertexId, f64)> =
+        kronecker(args.scale, args.edge_factor, args.common.seed)
+            .into_iter()
+            .map(|(u, v)| (u, v, 1.0 - rng.next_f64()))
+            .collect();
     let graph = WeightedGraph::from_weighted_edges(n, &edges, false)?;
     let csr = CsrGraph::from_weighted_edges(n, &edges, false);
     drop(edges);
     graph.build_index();
-    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    let sources = pick_sources(&csr, args.sources, args.common.seed, 7);
     for (structure, time) in [
         (
             "packgraph",
@@ -381,7 +387,7 @@ fn measure_dataset(
         graph.num_vertices(),
         graph.num_arcs()
     );
-    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    let sources = pick_sources(&csr, args.sources, args.common.seed, 7);
     reporter.step(format!("{dataset}: algorithms"));
     run_algorithms(
         reporter,
@@ -473,7 +479,7 @@ fn fresh_edges(
             args.scale,
             count,
             init,
-            args.seed ^ stream.wrapping_add(round << 32),
+            args.common.seed ^ stream.wrapping_add(round << 32),
         );
         for (u, v) in candidates {
             let pair = (u.min(v), u.max(v));

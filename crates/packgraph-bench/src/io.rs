@@ -16,10 +16,11 @@ use packgraph::graph::{AnyGraph, GraphRead};
 use packgraph::io::generate::kronecker;
 use packgraph::io::{load, save, Dataset, Format, LoadOptions};
 
+use crate::args::CommonArgs;
 use crate::UsageError;
 use crate::{timed, Record, Reporter};
 
-/// Options of `packgraph bench io`.
+/// Options of `packgraph-bench io`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct IoArgs {
     /// log2 of the vertex count.
@@ -35,15 +36,16 @@ pub(crate) struct IoArgs {
     /// binary, else `packgraph` on PATH).
     #[arg(long, value_name = "FILE")]
     packgraph: Option<PathBuf>,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.common.quick {
+        args.scale = args.scale.min(12);
+    }
+    let args = &args;
     if !(4..=26).contains(&args.scale) {
         return Err(UsageError(format!("--scale {}: must be in 4..=26", args.scale)).into());
     }
@@ -52,7 +54,7 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
         .dir
         .clone()
         .unwrap_or_else(|| temp.path().to_path_buf());
-    let reporter = Reporter::new(args.json, 6);
+    let reporter = Reporter::new(args.common.json, 6);
     let scale = u64::from(args.scale);
     let emit = |structure, op, value, unit, keys: Option<u64>| {
         reporter.emit(Record {
@@ -69,7 +71,7 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
     };
 
     reporter.step("generating".into());
-    let (edges, generated) = timed(|| kronecker(args.scale, args.edge_factor, args.seed));
+    let (edges, generated) = timed(|| kronecker(args.scale, args.edge_factor, args.common.seed));
     emit(
         "kronecker",
         "generate",

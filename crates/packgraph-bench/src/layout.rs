@@ -1,4 +1,4 @@
-//! `packgraph bench layout`: what a vertex order buys (Roy, "Memory Hierarchy Sensitive
+//! `packgraph-bench layout`: what a vertex order buys (Roy, "Memory Hierarchy Sensitive
 //! Graph Layout", section 9.2, on packgraph's compressed arrays).
 //!
 //! For each graph family (Watts–Strogatz, Barabási–Albert, 2-D mesh, 4-ary tree, Graph500
@@ -22,12 +22,13 @@ use packgraph::io::generate;
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
+use crate::args::CommonArgs;
 use crate::report::{print_line, progress_bar};
 use crate::workload::read_graph;
 use crate::UsageError;
 use crate::{parse_count, pick_sources, timed};
 
-/// Options of `packgraph bench layout`.
+/// Options of `packgraph-bench layout`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LayoutArgs {
     /// Vertices of the ws, ba and tree graphs (the mesh is the nearest square).
@@ -55,16 +56,8 @@ pub(crate) struct LayoutArgs {
     /// HBA block sizes, smallest first.
     #[arg(long, default_value = "64,1K,4K,2M")]
     levels: String,
-    /// Random seed (graphs, weights, the random order, sources).
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// A small preset for tests: 20,000 vertices, Kronecker scale 12, one source, two
-    /// PageRank iterations.
-    #[arg(long)]
-    quick: bool,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 /// One measurement.
@@ -96,11 +89,11 @@ const ORDERS: [&str; 6] = ["random", "natural", "bfs", "rcm", "degree", "hba"];
 
 pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
-        args.vertices = 20_000;
+    if args.common.quick {
+        args.vertices = args.vertices.min(20_000);
         args.kronecker_scale = args.kronecker_scale.min(12);
-        args.sources = 1;
-        args.iterations = 2;
+        args.sources = args.sources.min(1);
+        args.iterations = args.iterations.min(2);
     }
     let levels: Levels = args
         .levels
@@ -127,7 +120,7 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
     for path in &args.inputs {
         inputs.push(file_input(path)?);
     }
-    let printer = Printer::new(args.json);
+    let printer = Printer::new(args.common.json);
     let bar = progress_bar((inputs.len() * ORDERS.len()) as u64);
     for graph in &inputs {
         measure(graph, &args, &levels, threads, &printer, &bar)?;
@@ -140,8 +133,12 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
 fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>> {
     let n = args.vertices;
     let (name, num_vertices, edges) = match family {
-        "ws" => ("ws", n, generate::watts_strogatz(n, 6, 0.1, args.seed)),
-        "ba" => ("ba", n, generate::barabasi_albert(n, 4, args.seed)),
+        "ws" => (
+            "ws",
+            n,
+            generate::watts_strogatz(n, 6, 0.1, args.common.seed),
+        ),
+        "ba" => ("ba", n, generate::barabasi_albert(n, 4, args.common.seed)),
         "mesh" => {
             let side = (n as f64).sqrt().round().max(2.0) as usize;
             ("mesh", side * side, generate::mesh(side, side, false))
@@ -150,7 +147,7 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
         "kronecker" if args.kronecker_scale == 0 => return Ok(None),
         "kronecker" => {
             let scale = args.kronecker_scale;
-            let edges = generate::kronecker(scale, 16, args.seed);
+            let edges = generate::kronecker(scale, 16, args.common.seed);
             return Ok(Some(Input {
                 name: format!("kronecker{scale}"),
                 num_vertices: 1 << scale,
@@ -306,14 +303,22 @@ fn measure(
     let weighted_edges: Vec<_> = input
         .edges
         .iter()
-        .zip(generate::uniform_weights(input.edges.len(), args.seed))
+        .zip(generate::uniform_weights(
+            input.edges.len(),
+            args.common.seed,
+        ))
         .map(|(&(u, v), w)| (u, v, (w * n as f64).ceil()))
         .collect();
     let weighted = WeightedGraph::from_weighted_edges(n, &weighted_edges, input.directed)?;
     drop(weighted_edges);
     let natural = Numbered::new(graph, weighted, Permutation::identity(n), None);
-    let sources = pick_sources(&natural.graph, args.sources, args.seed, 11);
-    let random = Numbered::reordered(&natural, &Order::Random { seed: args.seed })?;
+    let sources = pick_sources(&natural.graph, args.sources, args.common.seed, 11);
+    let random = Numbered::reordered(
+        &natural,
+        &Order::Random {
+            seed: args.common.seed,
+        },
+    )?;
     let mut baseline: HashMap<&'static str, f64> = HashMap::new();
     let mut random_bfs = 0.0;
     for name in ORDERS {
@@ -323,7 +328,7 @@ fn measure(
             "random" => &random,
             "natural" => &natural,
             other => {
-                let order = Order::from_name(other, levels.clone(), args.seed)?;
+                let order = Order::from_name(other, levels.clone(), args.common.seed)?;
                 computed = Numbered::reordered(&random, &order)?;
                 &computed
             }

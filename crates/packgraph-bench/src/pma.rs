@@ -1,4 +1,4 @@
-//! `packgraph bench pma`: the CPMA paper's microbenchmarks scaled to this machine.
+//! `packgraph-bench pma`: the CPMA paper's microbenchmarks scaled to this machine.
 //!
 //! Start from `--keys` uniform random 40-bit keys; for each batch size insert
 //! min(`--max-batch-keys`, 2000 × batch) more in batches (inserts/s), then remove the same
@@ -17,11 +17,12 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
+use crate::args::CommonArgs;
 use crate::UsageError;
 use crate::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
-/// Options of `packgraph bench pma`.
+/// Options of `packgraph-bench pma`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct PmaArgs {
     /// Keys in the set before the batch, range and scan measurements.
@@ -58,15 +59,8 @@ pub(crate) struct PmaArgs {
     /// CPMA/PMA growth factor.
     #[arg(long)]
     growth: Option<f64>,
-    /// A small, fast preset: 1e6 keys, batches up to 1e5, sizes at 1e6 only.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 const KNOWN: [&str; 4] = ["cpma", "pma", "btreeset", "sorted_vec"];
@@ -241,19 +235,16 @@ fn static_name(name: &str) -> &'static str {
 }
 
 pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
-    let mut args_owned;
-    let args = if args.quick {
-        args_owned = args.clone();
-        args_owned.keys = 1_000_000;
-        args_owned.max_batch_keys = 1_000_000;
-        args_owned.batch_sizes.retain(|&b| b <= 100_000);
-        args_owned.size_keys = CountList(vec![1_000_000]);
-        args_owned.range_sizes.retain(|&r| r <= 10_000);
-        args_owned.budget = args.budget.min(2.0);
-        &args_owned
-    } else {
-        args
-    };
+    let mut args = args.clone();
+    if args.common.quick {
+        args.keys = args.keys.min(1_000_000);
+        args.max_batch_keys = args.max_batch_keys.min(1_000_000);
+        args.batch_sizes.retain(|&b| b <= 100_000);
+        args.size_keys.cap(1_000_000);
+        args.range_sizes.retain(|&r| r <= 10_000);
+        args.budget = args.budget.min(2.0);
+    }
+    let args = &args;
     for name in &args.structures {
         if !KNOWN.contains(&name.as_str()) {
             return Err(UsageError(format!(
@@ -271,12 +262,12 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
     let config = pma_config(args)?;
     let steps = (args.structures.len() * (args.batch_sizes.len() + args.range_sizes.len() + 1)
         + args.size_keys.len() * args.structures.len()) as u64;
-    let reporter = Reporter::new(args.json, steps);
+    let reporter = Reporter::new(args.common.json, steps);
     eprintln!(
         "bench pma: {} threads, {} start keys ({KEY_BITS}-bit uniform), seed {}",
-        threads, args.keys, args.seed
+        threads, args.keys, args.common.seed
     );
-    let mut start = random_keys(args.keys, args.seed);
+    let mut start = random_keys(args.keys, args.common.seed);
     start.par_sort_unstable();
     start.dedup();
     for name in &args.structures {
@@ -329,7 +320,7 @@ fn measure_batches(
     let total = args.max_batch_keys.min(2000 * batch);
     let keys = fresh_keys(
         total,
-        args.seed ^ (batch as u64).wrapping_mul(0x9e37),
+        args.common.seed ^ (batch as u64).wrapping_mul(0x9e37),
         start,
     );
     let budget = Duration::from_secs_f64(args.budget);
@@ -395,7 +386,7 @@ fn measure_ranges(
     let width = ((size as u128) << KEY_BITS) / set.len().max(1) as u128;
     let width = u64::try_from(width).unwrap_or(u64::MAX);
     let queries = (2 * set.len() / size).clamp(8, 200_000);
-    let mut rng = SplitMix64::new(args.seed ^ 0x5eed, size as u64);
+    let mut rng = SplitMix64::new(args.common.seed ^ 0x5eed, size as u64);
     let starts: Vec<u64> = (0..queries)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
         .collect();
@@ -457,7 +448,7 @@ fn measure_size(
     count: usize,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let keys = random_keys(count, args.seed ^ 0x512e ^ count as u64);
+    let keys = random_keys(count, args.common.seed ^ 0x512e ^ count as u64);
     let batch = (count / 100).max(1_000);
     let region = stats_alloc::Region::new(crate::GLOBAL);
     let mut set = build(name, &[], config)?;

@@ -1,4 +1,4 @@
-//! `packgraph bench store`: what durability costs, on this machine's disk.
+//! `packgraph-bench store`: what durability costs, on this machine's disk.
 //!
 //! All in one run, in a temporary directory under `--dir` (default: the system's temporary
 //! directory; it must be on the disk being measured, not a RAM file system), with the
@@ -46,10 +46,11 @@ use packgraph::graph::{Graph, GraphRead, SharedGraph, Update, VertexId};
 use packgraph::io::generate::{kronecker, rmat, Initiator, SplitMix64};
 use packgraph::store::{Store, StoreOptions, SyncPolicy};
 
+use crate::args::CommonArgs;
 use crate::UsageError;
 use crate::{parse_count, timed, Record, Reporter};
 
-/// Options of `packgraph bench store`.
+/// Options of `packgraph-bench store`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct StoreArgs {
     /// log2 of the vertex count of the Kronecker graph.
@@ -81,15 +82,8 @@ pub(crate) struct StoreArgs {
     /// be on the disk to measure.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// A small, fast preset: scale 14, 2e5 edges, 50 fsyncs, 2e4 replayed records.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 /// The group-commit interval measured.
@@ -100,19 +94,19 @@ type Emit<'a> = &'a mut dyn FnMut(Record) -> anyhow::Result<()>;
 
 pub(crate) fn run(args: &StoreArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
+    if args.common.quick {
         args.scale = args.scale.min(14);
         args.insert_edges = args.insert_edges.min(200_000);
         args.fsyncs = args.fsyncs.min(50);
         args.replay_records = args.replay_records.min(20_000);
     }
-    let reporter = Reporter::new(args.json, 4);
+    let reporter = Reporter::new(args.common.json, 4);
     eprintln!(
         "bench store: {threads} threads, scale {} ({} vertices), edge factor {}, seed {}",
         args.scale,
         1u64 << args.scale.min(63),
         args.edge_factor,
-        args.seed
+        args.common.seed
     );
     let mut emit = |record: Record| reporter.emit(record);
     let step = |message: &str| {
@@ -164,7 +158,7 @@ fn measure(
     let n = 1usize << args.scale;
     let graph = Graph::from_edges(
         n,
-        &kronecker(args.scale, args.edge_factor, args.seed),
+        &kronecker(args.scale, args.edge_factor, args.common.seed),
         false,
     )?;
     eprintln!(
@@ -359,7 +353,7 @@ fn measure_ingest(
         graph,
         args.scale,
         args.insert_edges,
-        args.seed ^ 0x5354_4f52,
+        args.common.seed ^ 0x5354_4f52,
     );
     let dataset = Some("kronecker");
     let store_dir = dir.join("ingest");
@@ -557,7 +551,10 @@ fn measure_checkpoints(
         Some(graph.num_arcs() as u64),
         dataset,
     )?;
-    for (structure, seed) in [("uniform", args.seed ^ 1), ("zipf", args.seed ^ 2)] {
+    for (structure, seed) in [
+        ("uniform", args.common.seed ^ 1),
+        ("zipf", args.common.seed ^ 2),
+    ] {
         let current = store.snapshot().to_graph();
         let update = if structure == "uniform" {
             uniform_change(&current, args.change, seed)
@@ -603,7 +600,7 @@ fn measure_checkpoints(
         &store.snapshot().to_graph(),
         args.scale,
         args.small_batch * 10,
-        args.seed ^ 3,
+        args.common.seed ^ 3,
     );
     for batch in batches(&edges, args.small_batch) {
         store.commit(&batch)?;
@@ -649,7 +646,7 @@ fn measure_replay(
     emit: Emit<'_>,
 ) -> anyhow::Result<()> {
     let store_dir = dir.join("replay");
-    let edges = fresh_edges(graph, args.scale, args.replay_records, args.seed ^ 4);
+    let edges = fresh_edges(graph, args.scale, args.replay_records, args.common.seed ^ 4);
     let updates: Vec<Update> = edges
         .iter()
         .map(|&edge| Update::from_edges(vec![edge]))
@@ -725,9 +722,11 @@ mod tests {
             change: 0.05,
             replay_records: 300,
             dir: None,
-            quick: false,
-            seed: 7,
-            json: true,
+            common: CommonArgs {
+                quick: false,
+                seed: 7,
+                json: true,
+            },
         };
         let mut records = Vec::new();
         measure(
