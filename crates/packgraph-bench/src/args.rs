@@ -59,27 +59,19 @@ pub(crate) fn parse_count_list(text: &str) -> Result<CountList, CountError> {
         .map(CountList)
 }
 
-/// A bad option value or input the user can fix, found after parsing (exit code 2).
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A bad option value found after parsing, or an input file the library cannot read: the
+/// library's error for input the user can fix (an argument out of range), so exit code 2.
+pub(crate) fn usage_error(reason: String) -> anyhow::Error {
+    packgraph::Error::invalid_reason(reason).into()
 }
 
-impl std::error::Error for UsageError {}
-
-/// Exit code 2 for what the user can fix (a [`UsageError`], or a file the library found
-/// malformed), 1 for everything else.
+/// Exit code 2 for what the user can fix (a [`usage_error`], or a file the library found
+/// malformed), 1 for everything else (the disk, the operating system, a child process).
 pub(crate) fn exit_code(error: &anyhow::Error) -> u8 {
-    let fixable = error.chain().any(|cause| {
-        cause.is::<UsageError>()
-            || (cause.downcast_ref::<packgraph::Error>())
-                .is_some_and(packgraph::Error::is_input_error)
-    });
-    if fixable {
+    let fixable = |cause: &(dyn std::error::Error + 'static)| {
+        (cause.downcast_ref::<packgraph::Error>()).is_some_and(packgraph::Error::is_input_error)
+    };
+    if error.chain().any(fixable) {
         2
     } else {
         1
@@ -110,8 +102,8 @@ mod tests {
 
     #[test]
     fn usage_and_input_errors_exit_2_others_1() {
-        assert_eq!(exit_code(&UsageError("bad".into()).into()), 2);
-        let wrapped = anyhow::Error::new(UsageError("bad".into())).context("reading");
+        assert_eq!(exit_code(&usage_error("bad".into())), 2);
+        let wrapped = usage_error("bad".into()).context("reading");
         assert_eq!(exit_code(&wrapped), 2);
         assert_eq!(exit_code(&anyhow::anyhow!("disk full")), 1);
     }

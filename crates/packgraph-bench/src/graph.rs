@@ -14,18 +14,18 @@
 //! graph with uniform random weights, weighted dynamic graph against weighted CSR. Graph files given with
 //! `--inputs` (a real graph, a road network) get the same rows except updates and GAP.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
-use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
-use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::io::generate::{erdos_renyi, kronecker, SplitMix64};
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
 use crate::gap::Gap;
-use crate::workload::read_graph;
-use crate::UsageError;
+use crate::workload::{any_edges_of, fresh_edges, median, read_graph};
 use crate::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
 use anyhow::Context;
 
@@ -169,11 +169,6 @@ fn best_ns_per_arc<G: GraphRead>(graph: &G, mut scan: impl FnMut() -> u64) -> f6
     best.as_secs_f64() * 1e9 / graph.num_arcs().max(1) as f64
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort_unstable();
-    times.get(times.len() / 2).copied().unwrap_or_default()
-}
-
 /// Times the algorithms on one structure.
 fn run_algorithms<G: GraphRead>(
     reporter: &Reporter,
@@ -210,10 +205,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
     }
     let args = &args;
     if !(1..=30).contains(&args.scale) || args.edge_factor == 0 || args.batch_sizes.contains(&0) {
-        return Err(UsageError(
+        return Err(usage_error(
             "--scale must be in 1..=30, --edge-factor and --batch-sizes positive".into(),
-        )
-        .into());
+        ));
     }
     // A file that cannot be read fails the run before anything is measured.
     if let Some((path, e)) = args
@@ -221,7 +215,10 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         .iter()
         .find_map(|p| std::fs::File::open(p).err().map(|e| (p, e)))
     {
-        return Err(UsageError(format!("--inputs: cannot read {}: {e}", path.display())).into());
+        return Err(usage_error(format!(
+            "--inputs: cannot read {}: {e}",
+            path.display()
+        )));
     }
     let gap = args
         .gap
@@ -435,65 +432,10 @@ fn measure_dataset(
 
 /// A graph file's edges over dense ids (each undirected edge once, weights dropped), read
 /// as `packgraph run --undirected` reads it.
-fn read_edges(path: &std::path::Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
+fn read_edges(path: &Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
     let graph =
         read_graph(path, Some(false)).with_context(|| format!("reading {}", path.display()))?;
-    let graph = &graph;
-    let n = graph.num_vertices();
-    let mut edges = Vec::with_capacity(graph.num_edges());
-    match graph {
-        AnyGraph::Unweighted(g) => collect_edges(g, &mut edges),
-        AnyGraph::Weighted(g) => collect_edges(g, &mut edges),
-    }
-    Ok((n, edges))
-}
-
-fn collect_edges<G: GraphRead>(graph: &G, edges: &mut Vec<(VertexId, VertexId)>) {
-    for v in 0..graph.num_vertices() as VertexId {
-        graph.for_each_out_neighbor(v, |u| {
-            if v < u {
-                edges.push((v, u));
-            }
-            true
-        });
-    }
-}
-
-/// R-MAT edges not in the graph, without self-loops or repeats (as unordered pairs).
-fn fresh_edges(
-    args: &GraphArgs,
-    csr: &CsrGraph,
-    count: usize,
-    stream: u64,
-) -> Vec<(VertexId, VertexId)> {
-    let init = Initiator {
-        a: 0.5,
-        b: 0.1,
-        c: 0.1,
-    };
-    let mut out = Vec::with_capacity(count);
-    let mut seen = std::collections::HashSet::with_capacity(count);
-    let mut round = 0;
-    while out.len() < count && round < 64 {
-        let candidates = rmat(
-            args.scale,
-            count,
-            init,
-            args.common.seed ^ stream.wrapping_add(round << 32),
-        );
-        for (u, v) in candidates {
-            let pair = (u.min(v), u.max(v));
-            if u != v
-                && out.len() < count
-                && csr.out_slice(u).binary_search(&v).is_err()
-                && seen.insert(pair)
-            {
-                out.push((u, v));
-            }
-        }
-        round += 1;
-    }
-    out
+    Ok((graph.num_vertices(), any_edges_of(&graph)))
 }
 
 fn measure_updates(
@@ -506,7 +448,10 @@ fn measure_updates(
     let before = graph.num_arcs();
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_edges.min(100 * batch).max(batch);
-        let edges = fresh_edges(args, csr, total, batch as u64);
+        let seed = (args.common.seed, batch as u64);
+        let edges = fresh_edges(args.scale, total, seed, |u, v| {
+            csr.out_slice(u).binary_search(&v).is_ok()
+        });
         let (inserts, insert_time) = timed(|| {
             edges
                 .chunks(batch)

@@ -16,8 +16,8 @@ use packgraph::graph::{AnyGraph, GraphRead};
 use packgraph::io::generate::kronecker;
 use packgraph::io::{load, save, Dataset, Format, LoadOptions};
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
-use crate::UsageError;
 use crate::{timed, Record, Reporter};
 
 /// Options of `packgraph-bench io`.
@@ -47,7 +47,10 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
     }
     let args = &args;
     if !(4..=26).contains(&args.scale) {
-        return Err(UsageError(format!("--scale {}: must be in 4..=26", args.scale)).into());
+        return Err(usage_error(format!(
+            "--scale {}: must be in 4..=26",
+            args.scale
+        )));
     }
     let temp = tempfile::tempdir().context("creating a temporary directory")?;
     let dir = args

@@ -17,15 +17,15 @@ use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{bfs, pagerank, sssp};
-use packgraph::graph::{AnyGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::graph::{Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate;
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
 use crate::report::{print_line, progress_bar};
-use crate::workload::read_graph;
-use crate::UsageError;
+use crate::workload::{any_edges_of, median, read_graph};
 use crate::{parse_count, pick_sources, timed};
 
 /// Options of `packgraph-bench layout`.
@@ -38,11 +38,7 @@ pub(crate) struct LayoutArgs {
     #[arg(long, default_value_t = 20)]
     kronecker_scale: u32,
     /// Families to run (comma-separated): ws, ba, mesh, tree, kronecker.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "ws,ba,mesh,tree,kronecker"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = FAMILIES)]
     families: Vec<String>,
     /// Graph files to run too (comma-separated; any supported format).
     #[arg(long, value_delimiter = ',')]
@@ -59,6 +55,9 @@ pub(crate) struct LayoutArgs {
     #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
+
+/// The generated families, all run by default.
+const FAMILIES: &str = "ws,ba,mesh,tree,kronecker";
 
 /// One measurement.
 #[derive(Debug, Clone, Serialize)]
@@ -98,20 +97,18 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
     let levels: Levels = args
         .levels
         .parse()
-        .map_err(|e| UsageError(format!("--levels {}: {e}", args.levels)))?;
+        .map_err(|e| usage_error(format!("--levels {}: {e}", args.levels)))?;
     if args.vertices < 4 || args.vertices > u32::MAX as usize {
-        return Err(UsageError(format!(
+        return Err(usage_error(format!(
             "--vertices {}: must be in 4..=4294967295",
             args.vertices
-        ))
-        .into());
+        )));
     }
     if args.kronecker_scale > 30 {
-        return Err(UsageError(format!(
+        return Err(usage_error(format!(
             "--kronecker-scale {}: must be in 0..=30",
             args.kronecker_scale
-        ))
-        .into());
+        )));
     }
     let mut inputs = Vec::new();
     for family in &args.families {
@@ -156,10 +153,9 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
             }));
         }
         other => {
-            return Err(UsageError(format!(
+            return Err(usage_error(format!(
                 "--families: unknown family {other:?}; one of ws, ba, mesh, tree, kronecker"
-            ))
-            .into())
+            )))
         }
     };
     Ok(Some(Input {
@@ -173,10 +169,7 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
 /// A graph file's edges, in its own numbering (its "natural" order).
 fn file_input(path: &std::path::Path) -> anyhow::Result<Input> {
     let graph = read_graph(path, None)?;
-    let edges = match &graph {
-        AnyGraph::Unweighted(g) => edges_of(g),
-        AnyGraph::Weighted(g) => edges_of(g),
-    };
+    let edges = any_edges_of(&graph);
     let name = path
         .file_name()
         .map_or("input".into(), |n| n.to_string_lossy().into_owned());
@@ -186,20 +179,6 @@ fn file_input(path: &std::path::Path) -> anyhow::Result<Input> {
         edges,
         directed: graph.is_directed(),
     })
-}
-
-/// Every edge once (an undirected edge from its smaller end).
-fn edges_of<G: GraphRead>(graph: &G) -> Vec<(VertexId, VertexId)> {
-    let mut edges = Vec::with_capacity(graph.num_edges());
-    for u in 0..graph.num_vertices() as VertexId {
-        graph.for_each_out_neighbor(u, |v| {
-            if graph.is_directed() || u < v {
-                edges.push((u, v));
-            }
-            true
-        });
-    }
-    edges
 }
 
 /// One graph in one numbering, unweighted and weighted, and the map from natural ids.
@@ -246,13 +225,6 @@ impl Numbered {
     }
 }
 
-fn median(mut times: Vec<Duration>) -> f64 {
-    times.sort_unstable();
-    times
-        .get(times.len() / 2)
-        .map_or(0.0, Duration::as_secs_f64)
-}
-
 /// The figures of one numbering: `(op, value, unit)`.
 fn figures(
     numbered: &Numbered,
@@ -275,8 +247,8 @@ fn figures(
     }
     let (_, pagerank_time) = timed(|| pagerank(&numbered.graph, 0.85, iterations));
     let mut rows = vec![
-        ("bfs", median(bfs_times), "s"),
-        ("sssp", median(sssp_times), "s"),
+        ("bfs", median(bfs_times).as_secs_f64(), "s"),
+        ("sssp", median(sssp_times).as_secs_f64(), "s"),
         ("pagerank", pagerank_time.as_secs_f64(), "s"),
         ("bytes_per_edge", numbered.edge_bytes as f64 / edges, "B"),
         ("log2_gap", gap, "bits"),
@@ -342,37 +314,28 @@ fn measure(
                 }
             }
             let base = baseline.get(op).copied().unwrap_or(f64::NAN);
-            printer.emit(
-                bar,
-                &Row {
-                    bench: "layout",
-                    graph: input.name.clone(),
-                    vertices: n,
-                    edges: numbered.graph.num_edges(),
-                    order: name,
-                    op,
-                    value,
-                    unit,
-                    ratio: value / base,
-                    threads,
-                },
-            )?;
+            let row = Row {
+                bench: "layout",
+                graph: input.name.clone(),
+                vertices: n,
+                edges: numbered.graph.num_edges(),
+                order: name,
+                op,
+                value,
+                unit,
+                ratio: value / base,
+                threads,
+            };
+            printer.emit(bar, &row)?;
             if op == "reorder" && random_bfs > 0.0 {
-                printer.emit(
-                    bar,
-                    &Row {
-                        bench: "layout",
-                        graph: input.name.clone(),
-                        vertices: n,
-                        edges: numbered.graph.num_edges(),
-                        order: name,
-                        op: "reorder_in_bfs",
-                        value: value / random_bfs,
-                        unit: "bfs",
-                        ratio: value / base,
-                        threads,
-                    },
-                )?;
+                // The same time in passes of BFS on the random order.
+                let in_bfs = Row {
+                    op: "reorder_in_bfs",
+                    value: value / random_bfs,
+                    unit: "bfs",
+                    ..row
+                };
+                printer.emit(bar, &in_bfs)?;
             }
         }
         bar.inc(1);

@@ -25,7 +25,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-pub(crate) use args::{parse_count_list, CountList, UsageError};
+use graph::GraphArgs;
+use io::IoArgs;
+use layout::LayoutArgs;
+use part::PartArgs;
+use pma::PmaArgs;
+use snapshot::SnapshotArgs;
+use store::StoreArgs;
+
+pub(crate) use args::{parse_count_list, CountList};
 pub(crate) use packgraph::io::parse_count;
 pub(crate) use report::{Record, Reporter};
 pub(crate) use workload::{pick_sources, timed};
@@ -53,42 +61,41 @@ struct Cli {
 enum Suite {
     /// Packed memory array microbenchmarks (CPMA paper, section 5), against the
     /// uncompressed PMA, std's BTreeSet and a sorted Vec rebuilt by merging each batch.
-    #[command(
-        after_help = "--quick caps: 1e6 keys, batches up to 1e5 (at most 1e6 keys each), ranges up to 1e4, sizes at 1e6 keys, a 2 s budget."
-    )]
-    Pma(pma::PmaArgs),
+    ///
+    /// `--quick` caps: 1e6 keys, batches up to 1e5 (at most 1e6 keys each), ranges up to 1e4, sizes at 1e6 keys, a 2 s budget.
+    Pma(PmaArgs),
     /// Graph algorithms and edge updates on the dynamic graph against a static CSR
     /// (CPMA paper, section 6).
-    #[command(
-        after_help = "--quick caps: scale 12, batches up to 1e4 (at most 1e5 edges each), 3 sources."
-    )]
-    Graph(graph::GraphArgs),
+    ///
+    /// `--quick` caps: scale 12, batches up to 1e4 (at most 1e5 edges each), 3 sources.
+    Graph(GraphArgs),
     /// Getting graphs in: Kronecker generation, text edge-list load against the raw read,
     /// snapshot reload, and `packgraph run bfs` end to end.
-    #[command(after_help = "--quick caps: scale 12.")]
-    Io(io::IoArgs),
+    ///
+    /// `--quick` caps: scale 12.
+    Io(IoArgs),
     /// The persistent adaptive radix tree (PART paper, section 3.6) against std's HashMap
     /// and BTreeMap (cloned per snapshot) and imbl's persistent OrdMap, on one thread.
-    #[command(after_help = "--quick caps: 1e6 keys, 2e5 lookups, 2e4 inserts, a 2 s budget.")]
-    Part(part::PartArgs),
+    ///
+    /// `--quick` caps: 1e6 keys, 2e5 lookups, 2e4 inserts, a 2 s budget.
+    Part(PartArgs),
     /// Vertex orders (hierarchical blocking, BFS, RCM, degree, random, the generator's) on
     /// Watts–Strogatz, Barabási–Albert, mesh, 4-ary tree and Kronecker graphs: BFS, SSSP,
     /// PageRank, bytes per edge and reorder time, each against the random order.
-    #[command(
-        after_help = "--quick caps: 20,000 vertices, Kronecker scale 12, one source, two PageRank iterations."
-    )]
-    Layout(layout::LayoutArgs),
+    ///
+    /// `--quick` caps: 20,000 vertices, Kronecker scale 12, one source, two PageRank iterations.
+    Layout(LayoutArgs),
     /// What versions cost the writer: batch inserts with no snapshot, one held, or a fresh
     /// one before every batch; taking a snapshot and the first update after it.
-    #[command(
-        after_help = "--quick caps: 1e6 keys, batches up to 1e4 (at most 1e6 keys each), graphs of 1e6 arcs."
-    )]
-    Snapshot(snapshot::SnapshotArgs),
+    ///
+    /// `--quick` caps: 1e6 keys, batches up to 1e4 (at most 1e6 keys each), graphs of 1e6 arcs.
+    Snapshot(SnapshotArgs),
     /// What durability costs on this disk: fsync latency, durable ingest (fsync per batch,
     /// group commit) against in-memory commits, incremental checkpoint sizes under uniform
     /// and Zipf changes, checkpoint load and log replay rates.
-    #[command(after_help = "--quick caps: scale 14, 2e5 edges, 50 fsyncs, 2e4 replayed records.")]
-    Store(store::StoreArgs),
+    ///
+    /// `--quick` caps: scale 14, 2e5 edges, 50 fsyncs, 2e4 replayed records.
+    Store(StoreArgs),
 }
 
 impl Suite {

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use packgraph::part::Part;
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
-use crate::UsageError;
 use crate::{parse_count, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
@@ -140,10 +140,9 @@ pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
         || args.budget.is_nan()
         || args.budget <= 0.0
     {
-        return Err(UsageError(
+        return Err(usage_error(
             "--keys, --lookups, --inserts and --budget must be positive".into(),
-        )
-        .into());
+        ));
     }
     let reporter = Reporter::new(args.common.json, 4);
     let mut rng = SplitMix64::new(args.common.seed, 0);

@@ -17,8 +17,8 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
-use crate::UsageError;
 use crate::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
@@ -44,11 +44,7 @@ pub(crate) struct PmaArgs {
     #[arg(long, default_value = "1e7", value_parser = parse_count)]
     baseline_size_max: usize,
     /// Structures to run (cpma, pma, btreeset, sorted_vec).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "cpma,pma,btreeset,sorted_vec"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = ALL_STRUCTURES)]
     structures: Vec<String>,
     /// Seconds a single baseline measurement may take before it stops early.
     #[arg(long, default_value_t = 15.0)]
@@ -64,6 +60,8 @@ pub(crate) struct PmaArgs {
 }
 
 const KNOWN: [&str; 4] = ["cpma", "pma", "btreeset", "sorted_vec"];
+/// [`KNOWN`] as `--structures` takes them: every structure runs by default.
+const ALL_STRUCTURES: &str = "cpma,pma,btreeset,sorted_vec";
 const KEY_BITS: u32 = 40;
 
 /// The operations every benchmarked set offers.
@@ -215,7 +213,7 @@ fn pma_config(args: &PmaArgs) -> anyhow::Result<PmaConfig> {
     if let Some(growth) = args.growth {
         config.growth_factor = growth;
     }
-    config.validate().map_err(|e| UsageError(e.to_string()))?;
+    config.validate().map_err(|e| usage_error(e.to_string()))?;
     Ok(config)
 }
 
@@ -247,17 +245,16 @@ pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
     let args = &args;
     for name in &args.structures {
         if !KNOWN.contains(&name.as_str()) {
-            return Err(UsageError(format!(
+            return Err(usage_error(format!(
                 "--structures: unknown structure {name:?} (known: {})",
                 KNOWN.join(", ")
-            ))
-            .into());
+            )));
         }
     }
     if args.keys == 0 || args.batch_sizes.contains(&0) || args.range_sizes.contains(&0) {
-        return Err(
-            UsageError("--keys, --batch-sizes and --range-sizes must be positive".into()).into(),
-        );
+        return Err(usage_error(
+            "--keys, --batch-sizes and --range-sizes must be positive".into(),
+        ));
     }
     let config = pma_config(args)?;
     let steps = (args.structures.len() * (args.batch_sizes.len() + args.range_sizes.len() + 1)

@@ -17,9 +17,10 @@ use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate;
 use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
+use crate::args::usage_error;
 use crate::args::CommonArgs;
 use crate::pma::{fresh_keys, random_keys, run_batches};
-use crate::UsageError;
+use crate::workload::median;
 use crate::{parse_count, parse_count_list, CountList, Record, Reporter};
 
 /// Arguments of `packgraph-bench snapshot`.
@@ -56,9 +57,9 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         args.graph_arcs.cap(1_000_000);
     }
     if args.keys == 0 || args.batch_sizes.contains(&0) || args.graph_arcs.contains(&0) {
-        return Err(
-            UsageError("--keys, --batch-sizes and --graph-arcs must be positive".into()).into(),
-        );
+        return Err(usage_error(
+            "--keys, --batch-sizes and --graph-arcs must be positive".into(),
+        ));
     }
     let reporter = Reporter::new(
         args.common.json,
@@ -68,7 +69,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     if let Some(bytes) = args.page_bytes {
         config.page_bytes = bytes;
     }
-    config.validate().map_err(|e| UsageError(e.to_string()))?;
+    config.validate().map_err(|e| usage_error(e.to_string()))?;
     let mut start = random_keys(args.keys, args.common.seed);
     start.sort_unstable();
     start.dedup();
@@ -144,8 +145,8 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         }
         for (op, value) in [
             ("snapshot", take),
-            ("update_alone", median(&mut alone)),
-            ("update_after_snapshot", median(&mut after)),
+            ("update_alone", median(alone)),
+            ("update_after_snapshot", median(after)),
         ] {
             reporter.emit(Record {
                 bench: "snapshot",
@@ -222,9 +223,4 @@ fn copy_volume_rows(
         })?;
     }
     Ok(())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
