@@ -1,24 +1,13 @@
 //! Runs the built `packgraph-bench` binary: output formats and exit codes of the suites.
 
-use assert_cmd::Command;
+mod common;
+use common::{json_records, packgraph_bench};
 
-fn packgraph_bench() -> Command {
-    Command::cargo_bin("packgraph-bench").expect("the packgraph-bench binary is built")
-}
-
-/// Runs `packgraph-bench` with `args` (and `--json`), expects success, parses its JSON Lines.
-fn json_records(args: &[&str]) -> Vec<serde_json::Value> {
-    let output = packgraph_bench().args(args).arg("--json").output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+/// Whether `records` hold a row of `dataset`, `structure` and `op`.
+fn has_row(records: &[serde_json::Value], dataset: &str, structure: &str, op: &str) -> bool {
+    records
+        .iter()
+        .any(|r| r["dataset"] == dataset && r["structure"] == structure && r["op"] == op)
 }
 
 const TINY: [&str; 13] = [
@@ -133,9 +122,7 @@ fn bench_graph_reports_both_structures_and_updates() {
         for structure in ["packgraph", "csr"] {
             for op in ["build", "bfs", "pagerank", "wcc", "bc", "size"] {
                 assert!(
-                    records.iter().any(|r| r["dataset"] == dataset
-                        && r["structure"] == structure
-                        && r["op"] == op),
+                    has_row(&records, dataset, structure, op),
                     "no {dataset}/{structure}/{op}"
                 );
             }
@@ -144,9 +131,7 @@ fn bench_graph_reports_both_structures_and_updates() {
     for structure in ["packgraph", "csr"] {
         for op in ["sssp", "size-weighted"] {
             assert!(
-                records.iter().any(|r| r["dataset"] == "kronecker"
-                    && r["structure"] == structure
-                    && r["op"] == op),
+                has_row(&records, "kronecker", structure, op),
                 "no kronecker/{structure}/{op}"
             );
         }
@@ -198,9 +183,7 @@ fn bench_graph_measures_input_files_by_name() {
             "decode-slice",
         ] {
             assert!(
-                records.iter().any(|r| r["dataset"] == "ring.txt"
-                    && r["structure"] == structure
-                    && r["op"] == op),
+                has_row(&records, "ring.txt", structure, op),
                 "no ring.txt/{structure}/{op}"
             );
         }
