@@ -29,8 +29,7 @@ use anyhow::{bail, Context};
 
 use crate::args::usage_error;
 use crate::workload::median;
-use crate::Record;
-use crate::Reporter;
+use crate::{Record, Reporter};
 
 /// Trials of the kernels that take no source (PageRank and WCC).
 const WHOLE_GRAPH_TRIALS: usize = 3;

@@ -22,8 +22,7 @@ use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
 use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate::{erdos_renyi, kronecker, SplitMix64};
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::gap::Gap;
 use crate::workload::{any_edges_of, fresh_edges, median, read_graph};
 use crate::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};

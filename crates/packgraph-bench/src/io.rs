@@ -16,8 +16,7 @@ use packgraph::graph::{AnyGraph, GraphRead};
 use packgraph::io::generate::kronecker;
 use packgraph::io::{load, save, Dataset, Format, LoadOptions};
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::{timed, Record, Reporter};
 
 /// Options of `packgraph-bench io`.

@@ -22,8 +22,7 @@ use packgraph::io::generate;
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::report::{print_line, progress_bar};
 use crate::workload::{any_edges_of, median, read_graph};
 use crate::{parse_count, pick_sources, timed};

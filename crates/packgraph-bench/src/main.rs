@@ -1,6 +1,6 @@
 //! `packgraph-bench`: whole-workload benchmarks with their baselines in the same run.
 //!
-//! `packgraph-bench [--threads N] NAME [OPTIONS]`, also reached as `packgraph-bench NAME`.
+//! `packgraph-bench [--threads N] NAME [OPTIONS]`, also reached as `packgraph bench NAME`.
 //! Every measurement is a [`Record`](report::Record), printed as a table row or, with
 //! `--json`, as one JSON object per line. The peer baselines (`imbl`, std's collections)
 //! and the counting global allocator that sizes them live here, not in the `packgraph`

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use packgraph::part::Part;
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::{parse_count, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 

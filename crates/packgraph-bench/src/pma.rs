@@ -17,8 +17,7 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
@@ -185,7 +184,7 @@ impl BenchSet for SortedVec {
 
 /// `count` distinct random keys, none of them in `sorted` (so that every insert adds a key
 /// and removing the same keys restores the set).
-pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
+pub(crate) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed, 0);
     let mut seen = std::collections::HashSet::with_capacity(count);
     let mut keys = Vec::with_capacity(count);
@@ -198,7 +197,7 @@ pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     keys
 }
 
-pub(super) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
+pub(crate) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed, 0);
     (0..count)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
@@ -354,7 +353,7 @@ fn measure_batches(
 
 /// Applies `apply` to consecutive batches of `keys` until done or `budget` is spent; returns
 /// the keys processed and the time taken.
-pub(super) fn run_batches(
+pub(crate) fn run_batches(
     keys: &[u64],
     batch: usize,
     budget: Duration,

@@ -17,8 +17,7 @@ use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate;
 use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::pma::{fresh_keys, random_keys, run_batches};
 use crate::workload::median;
 use crate::{parse_count, parse_count_list, CountList, Record, Reporter};

@@ -46,8 +46,7 @@ use packgraph::graph::{Graph, GraphRead, SharedGraph, Update, VertexId};
 use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::store::{Store, StoreOptions, SyncPolicy};
 
-use crate::args::usage_error;
-use crate::args::CommonArgs;
+use crate::args::{usage_error, CommonArgs};
 use crate::workload::fresh_edges;
 use crate::{parse_count, timed, Record, Reporter};
 

@@ -19,13 +19,13 @@ const RECORD_FIELDS: [(&str, bool); 9] = [
     ("dataset", false),
 ];
 
-/// Runs `SUITE --quick --json` with `extra` options on 2 threads; checks that it printed
-/// rows, each a `Record` of that suite with every field of the right type and no other.
-fn quick_records(suite: &str, extra: &[&str]) -> Vec<Value> {
+/// Runs `SUITE --quick --json` on 2 threads with the options in `extra` (separated by
+/// spaces); checks that it printed rows, each a `Record` of that suite with every field of
+/// the right type and no other.
+fn quick_records(suite: &str, extra: &str) -> Vec<Value> {
     let args: Vec<&str> = ["--threads", "2", suite, "--quick"]
-        .iter()
-        .chain(extra)
-        .copied()
+        .into_iter()
+        .chain(extra.split_whitespace())
         .collect();
     let records = json_records(&args);
     assert!(!records.is_empty(), "{suite}: no rows");
@@ -76,16 +76,7 @@ fn ops(records: &[Value]) -> Vec<&str> {
 fn pma_quick_rows_are_well_formed() {
     let records = quick_records(
         "pma",
-        &[
-            "--keys",
-            "2e4",
-            "--max-batch-keys",
-            "5000",
-            "--size-keys",
-            "3e4",
-            "--budget",
-            "0.2",
-        ],
+        "--keys 2e4 --max-batch-keys 5000 --size-keys 3e4 --budget 0.2",
     );
     for op in ["insert_batch", "remove_batch", "range", "scan", "size"] {
         assert!(ops(&records).contains(&op), "no {op} row");
@@ -94,7 +85,7 @@ fn pma_quick_rows_are_well_formed() {
 
 #[test]
 fn graph_quick_rows_are_well_formed() {
-    let records = quick_records("graph", &[]);
+    let records = quick_records("graph", "");
     // The preset caps the scale at 12 and the batches at 1e4.
     assert!(records.iter().all(|r| r["dataset"].is_string()));
     let inserts: Vec<&Value> = records
@@ -110,20 +101,16 @@ fn graph_quick_rows_are_well_formed() {
 
 #[test]
 fn io_quick_rows_are_well_formed_and_say_when_packgraph_is_missing() {
+    let missing = "--packgraph /nonexistent/packgraph";
     let output = packgraph_bench()
-        .args([
-            "io",
-            "--quick",
-            "--json",
-            "--packgraph",
-            "/nonexistent/packgraph",
-        ])
+        .args(["io", "--quick", "--json"])
+        .args(missing.split_whitespace())
         .output()
         .unwrap();
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no run_bfs rows"), "{stderr}");
-    let records = quick_records("io", &["--packgraph", "/nonexistent/packgraph"]);
+    let records = quick_records("io", missing);
     assert_eq!(
         ops(&records),
         [
@@ -145,16 +132,7 @@ fn io_quick_rows_are_well_formed_and_say_when_packgraph_is_missing() {
 fn part_quick_rows_are_well_formed() {
     let records = quick_records(
         "part",
-        &[
-            "--keys",
-            "2e4",
-            "--lookups",
-            "5000",
-            "--inserts",
-            "2000",
-            "--budget",
-            "0.5",
-        ],
+        "--keys 2e4 --lookups 5e3 --inserts 2e3 --budget 0.5",
     );
     assert!(records.iter().all(|r| r["threads"] == 1));
 }
@@ -163,14 +141,7 @@ fn part_quick_rows_are_well_formed() {
 fn snapshot_quick_rows_are_well_formed() {
     let records = quick_records(
         "snapshot",
-        &[
-            "--keys",
-            "2e4",
-            "--max-batch-keys",
-            "5000",
-            "--graph-arcs",
-            "2e4",
-        ],
+        "--keys 2e4 --max-batch-keys 5000 --graph-arcs 2e4",
     );
     // Batches up to 1e4 (of 1e3..1e6), three modes each.
     let inserts = ops(&records)
@@ -184,16 +155,7 @@ fn snapshot_quick_rows_are_well_formed() {
 fn store_quick_rows_are_well_formed() {
     let records = quick_records(
         "store",
-        &[
-            "--scale",
-            "10",
-            "--insert-edges",
-            "5000",
-            "--replay-records",
-            "2000",
-            "--fsyncs",
-            "10",
-        ],
+        "--scale 10 --insert-edges 5000 --replay-records 2000 --fsyncs 10",
     );
     assert_eq!(records.len(), 31, "every store row");
 }

@@ -196,30 +196,27 @@ fn bench_graph_measures_input_files_by_name() {
 }
 
 #[test]
-fn bench_graph_with_an_unreadable_input_fails_before_measuring() {
-    let output = packgraph_bench()
-        .args(TINY_GRAPH)
-        .args(["--inputs", "/nonexistent/g.txt", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("/nonexistent/g.txt"), "{stderr}");
-    assert!(output.stdout.is_empty(), "measured before failing");
-}
-
-#[test]
-fn bench_graph_with_a_missing_gap_directory_fails_before_measuring() {
-    let output = packgraph_bench()
-        .args(TINY_GRAPH)
-        .args(["--gap", "/nonexistent", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("/nonexistent/bfs"), "{stderr}");
-    assert!(stderr.contains("not found"), "{stderr}");
-    assert!(output.stdout.is_empty(), "measured before failing");
+fn bench_graph_with_an_unreadable_input_or_no_gap_fails_before_measuring() {
+    let cases: [(&str, &str, &[&str]); 2] = [
+        ("--inputs", "/nonexistent/g.txt", &["/nonexistent/g.txt"]),
+        ("--gap", "/nonexistent", &["/nonexistent/bfs", "not found"]),
+    ];
+    for (option, value, messages) in cases {
+        let output = packgraph_bench()
+            .args(TINY_GRAPH)
+            .args([option, value, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{option}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        for message in messages {
+            assert!(stderr.contains(message), "{option}: {stderr}");
+        }
+        assert!(
+            output.stdout.is_empty(),
+            "{option}: measured before failing"
+        );
+    }
 }
 
 /// Writes stand-ins for GAP's binaries into `dir`: each logs its name, OMP_NUM_THREADS and
