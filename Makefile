@@ -9,6 +9,6 @@ fmt:
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 bench:
-	cargo run --release -p packgraph-cli -- bench pma
+	cargo run --release -p packgraph-bench -- pma
 demo:
-	cargo run --release -p packgraph-cli -- bench pma --quick
+	cargo run --release -p packgraph-bench -- pma --quick

@@ -10,6 +10,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use packgraph::io::{load, Dataset, Format, LoadOptions};
 
+/// Counts such as `1e6` in options (`value_parser = parse_count`).
+pub(crate) use packgraph::io::parse_count;
+
 /// How to read the input graph.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct InputArgs {
@@ -128,43 +131,7 @@ pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Dur
     Ok((data, start.elapsed()))
 }
 
-/// Parses a count such as `10000000`, `10_000_000` or `1e7`.
-pub(crate) fn parse_count(text: &str) -> Result<usize, String> {
-    let clean = text.replace('_', "");
-    let value = if let Some((mantissa, exponent)) = clean.split_once(['e', 'E']) {
-        let mantissa: u64 = mantissa
-            .parse()
-            .map_err(|_| format!("not a count: {text:?}"))?;
-        let exponent: u32 = exponent
-            .parse()
-            .map_err(|_| format!("not a count: {text:?}"))?;
-        10u64
-            .checked_pow(exponent)
-            .and_then(|p| p.checked_mul(mantissa))
-    } else {
-        clean.parse().ok()
-    };
-    value
-        .and_then(|v| usize::try_from(v).ok())
-        .ok_or_else(|| format!("not a count (digits or 1eN): {text:?}"))
-}
-
 /// The format to write `path` in: `--to` if given, else from its extension.
 pub(crate) fn output_format(path: &Path, to: Option<Format>) -> Format {
     to.unwrap_or_else(|| Format::for_output(path))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_parse_in_both_notations() {
-        assert_eq!(parse_count("1e6"), Ok(1_000_000));
-        assert_eq!(parse_count("10_000"), Ok(10_000));
-        assert_eq!(parse_count("25e2"), Ok(2_500));
-        assert!(parse_count("1e99").is_err());
-        assert!(parse_count("-3").is_err());
-        assert!(parse_count("ten").is_err());
-    }
 }

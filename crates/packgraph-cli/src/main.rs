@@ -1,7 +1,6 @@
 //! `packgraph`: the command-line tool.
 #![forbid(unsafe_code)]
 
-#[cfg(feature = "bench")]
 mod bench;
 mod durable;
 mod files;
@@ -10,17 +9,11 @@ mod reorder;
 mod run;
 mod stream;
 
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-
-/// Counts allocated bytes so that benchmarks can report the memory of baselines
-/// (std collections) the same way for every structure. Only in builds with `packgraph
-/// bench` (the default feature `bench`); without it the system allocator serves directly.
-#[cfg(feature = "bench")]
-#[global_allocator]
-static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
 
 /// packgraph: a dynamic-graph engine on a compressed packed memory array.
 ///
@@ -33,7 +26,7 @@ static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INST
 struct Cli {
     /// Worker threads (default: RAYON_NUM_THREADS, else one per core).
     #[arg(long, global = true, value_name = "N")]
-    threads: Option<usize>,
+    threads: Option<NonZeroUsize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,8 +47,9 @@ enum Command {
     /// degree, random) and write it: traversals touch fewer cache lines and pages, and the
     /// compressed edges get smaller.
     Reorder(reorder::ReorderArgs),
-    /// Run benchmarks against baselines measured in the same run.
-    #[cfg(feature = "bench")]
+    /// Run benchmarks against baselines measured in the same run: hands `NAME [OPTIONS]`
+    /// to the packgraph-bench binary (`packgraph bench --help` lists the suites).
+    #[command(disable_help_flag = true)]
     Bench(bench::BenchArgs),
     /// Stream edge updates into a graph while other threads query consistent snapshots of
     /// it; ends with update throughput and latency, query latency while updating and idle,
@@ -119,15 +113,7 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let threads = match cli.threads {
-        Some(0) => return Err(UsageError("--threads must be at least 1".into()).into()),
-        Some(n) => n,
-        None => std::env::var("RAYON_NUM_THREADS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-    };
+    let threads = packgraph::io::thread_count(cli.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -138,8 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Convert(args) => pool.install(|| files::convert(&args)),
         Command::Generate(args) => pool.install(|| files::generate(&args)),
         Command::Reorder(args) => pool.install(|| reorder::reorder(&args)),
-        #[cfg(feature = "bench")]
-        Command::Bench(args) => pool.install(|| bench::run(&args, threads)),
+        Command::Bench(args) => bench::run(&args, cli.threads),
         Command::Stream(args) => stream::run(&args, &pool, threads),
         Command::Create(args) => pool.install(|| durable::create(&args)),
         Command::Ingest(args) => pool.install(|| durable::ingest(&args)),

@@ -29,6 +29,7 @@
 //! ```
 
 pub mod binary;
+mod count;
 pub mod edgelist;
 mod error;
 pub mod generate;
@@ -43,6 +44,7 @@ use crate::graph::ids::IdMapError;
 use crate::graph::{AnyGraph, Graph, Update, VertexId, WeightedGraph};
 use crate::{Error, Result};
 
+pub use self::count::{parse_count, thread_count, CountError};
 pub use self::error::LineError;
 pub use self::text::Progress;
 pub use crate::graph::{ExternalId, IdMap, IntIds, MAX_VERTICES};

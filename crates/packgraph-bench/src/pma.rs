@@ -1,4 +1,4 @@
-//! `packgraph bench pma`: the CPMA paper's microbenchmarks scaled to this machine.
+//! `packgraph-bench pma`: the CPMA paper's microbenchmarks scaled to this machine.
 //!
 //! Start from `--keys` uniform random 40-bit keys; for each batch size insert
 //! min(`--max-batch-keys`, 2000 × batch) more in batches (inserts/s), then remove the same
@@ -17,11 +17,11 @@ use clap::Args;
 use packgraph::pma::{Cpma, LeafCodec, PlainPma, Pma, PmaConfig};
 use rayon::prelude::*;
 
-use super::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::{parse_count, parse_count_list, timed, CountList, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
-/// Options of `packgraph bench pma`.
+/// Options of `packgraph-bench pma`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct PmaArgs {
     /// Keys in the set before the batch, range and scan measurements.
@@ -43,11 +43,7 @@ pub(crate) struct PmaArgs {
     #[arg(long, default_value = "1e7", value_parser = parse_count)]
     baseline_size_max: usize,
     /// Structures to run (cpma, pma, btreeset, sorted_vec).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "cpma,pma,btreeset,sorted_vec"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = ALL_STRUCTURES)]
     structures: Vec<String>,
     /// Seconds a single baseline measurement may take before it stops early.
     #[arg(long, default_value_t = 15.0)]
@@ -58,18 +54,13 @@ pub(crate) struct PmaArgs {
     /// CPMA/PMA growth factor.
     #[arg(long)]
     growth: Option<f64>,
-    /// A small, fast preset: 1e6 keys, batches up to 1e5, sizes at 1e6 only.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 const KNOWN: [&str; 4] = ["cpma", "pma", "btreeset", "sorted_vec"];
+/// [`KNOWN`] as `--structures` takes them: every structure runs by default.
+const ALL_STRUCTURES: &str = "cpma,pma,btreeset,sorted_vec";
 const KEY_BITS: u32 = 40;
 
 /// The operations every benchmarked set offers.
@@ -193,7 +184,7 @@ impl BenchSet for SortedVec {
 
 /// `count` distinct random keys, none of them in `sorted` (so that every insert adds a key
 /// and removing the same keys restores the set).
-pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
+pub(crate) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed, 0);
     let mut seen = std::collections::HashSet::with_capacity(count);
     let mut keys = Vec::with_capacity(count);
@@ -206,7 +197,7 @@ pub(super) fn fresh_keys(count: usize, seed: u64, sorted: &[u64]) -> Vec<u64> {
     keys
 }
 
-pub(super) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
+pub(crate) fn random_keys(count: usize, seed: u64) -> Vec<u64> {
     let mut rng = SplitMix64::new(seed, 0);
     (0..count)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
@@ -221,7 +212,7 @@ fn pma_config(args: &PmaArgs) -> anyhow::Result<PmaConfig> {
     if let Some(growth) = args.growth {
         config.growth_factor = growth;
     }
-    config.validate().map_err(|e| UsageError(e.to_string()))?;
+    config.validate().map_err(|e| usage_error(e.to_string()))?;
     Ok(config)
 }
 
@@ -241,42 +232,38 @@ fn static_name(name: &str) -> &'static str {
 }
 
 pub(crate) fn run(args: &PmaArgs, threads: usize) -> anyhow::Result<()> {
-    let mut args_owned;
-    let args = if args.quick {
-        args_owned = args.clone();
-        args_owned.keys = 1_000_000;
-        args_owned.max_batch_keys = 1_000_000;
-        args_owned.batch_sizes.retain(|&b| b <= 100_000);
-        args_owned.size_keys = CountList(vec![1_000_000]);
-        args_owned.range_sizes.retain(|&r| r <= 10_000);
-        args_owned.budget = args.budget.min(2.0);
-        &args_owned
-    } else {
-        args
-    };
+    let mut args = args.clone();
+    if args.common.quick {
+        args.keys = args.keys.min(1_000_000);
+        args.max_batch_keys = args.max_batch_keys.min(1_000_000);
+        args.batch_sizes.retain(|&b| b <= 100_000);
+        args.size_keys.cap(1_000_000);
+        args.range_sizes.retain(|&r| r <= 10_000);
+        args.budget = args.budget.min(2.0);
+    }
+    let args = &args;
     for name in &args.structures {
         if !KNOWN.contains(&name.as_str()) {
-            return Err(UsageError(format!(
+            return Err(usage_error(format!(
                 "--structures: unknown structure {name:?} (known: {})",
                 KNOWN.join(", ")
-            ))
-            .into());
+            )));
         }
     }
     if args.keys == 0 || args.batch_sizes.contains(&0) || args.range_sizes.contains(&0) {
-        return Err(
-            UsageError("--keys, --batch-sizes and --range-sizes must be positive".into()).into(),
-        );
+        return Err(usage_error(
+            "--keys, --batch-sizes and --range-sizes must be positive".into(),
+        ));
     }
     let config = pma_config(args)?;
     let steps = (args.structures.len() * (args.batch_sizes.len() + args.range_sizes.len() + 1)
         + args.size_keys.len() * args.structures.len()) as u64;
-    let reporter = Reporter::new(args.json, steps);
+    let reporter = Reporter::new(args.common.json, steps);
     eprintln!(
         "bench pma: {} threads, {} start keys ({KEY_BITS}-bit uniform), seed {}",
-        threads, args.keys, args.seed
+        threads, args.keys, args.common.seed
     );
-    let mut start = random_keys(args.keys, args.seed);
+    let mut start = random_keys(args.keys, args.common.seed);
     start.par_sort_unstable();
     start.dedup();
     for name in &args.structures {
@@ -329,7 +316,7 @@ fn measure_batches(
     let total = args.max_batch_keys.min(2000 * batch);
     let keys = fresh_keys(
         total,
-        args.seed ^ (batch as u64).wrapping_mul(0x9e37),
+        args.common.seed ^ (batch as u64).wrapping_mul(0x9e37),
         start,
     );
     let budget = Duration::from_secs_f64(args.budget);
@@ -366,7 +353,7 @@ fn measure_batches(
 
 /// Applies `apply` to consecutive batches of `keys` until done or `budget` is spent; returns
 /// the keys processed and the time taken.
-pub(super) fn run_batches(
+pub(crate) fn run_batches(
     keys: &[u64],
     batch: usize,
     budget: Duration,
@@ -395,7 +382,7 @@ fn measure_ranges(
     let width = ((size as u128) << KEY_BITS) / set.len().max(1) as u128;
     let width = u64::try_from(width).unwrap_or(u64::MAX);
     let queries = (2 * set.len() / size).clamp(8, 200_000);
-    let mut rng = SplitMix64::new(args.seed ^ 0x5eed, size as u64);
+    let mut rng = SplitMix64::new(args.common.seed ^ 0x5eed, size as u64);
     let starts: Vec<u64> = (0..queries)
         .map(|_| rng.next_u64() >> (64 - KEY_BITS))
         .collect();
@@ -457,7 +444,7 @@ fn measure_size(
     count: usize,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let keys = random_keys(count, args.seed ^ 0x512e ^ count as u64);
+    let keys = random_keys(count, args.common.seed ^ 0x512e ^ count as u64);
     let batch = (count / 100).max(1_000);
     let region = stats_alloc::Region::new(crate::GLOBAL);
     let mut set = build(name, &[], config)?;

@@ -1,4 +1,4 @@
-//! GAP rows of `packgraph bench graph --gap DIR`: the GAP Benchmark Suite's reference C++
+//! GAP rows of `packgraph-bench graph --gap DIR`: the GAP Benchmark Suite's reference C++
 //! kernels (static CSR, OpenMP), run as child processes in the same run as packgraph's.
 //!
 //! DIR holds GAP's built binaries `bfs`, `cc`, `pr` and `bc`. Each kernel generates its own
@@ -27,9 +27,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
-use super::Record;
-use super::Reporter;
-use crate::UsageError;
+use crate::args::usage_error;
+use crate::workload::median;
+use crate::{Record, Reporter};
 
 /// Trials of the kernels that take no source (PageRank and WCC).
 const WHOLE_GRAPH_TRIALS: usize = 3;
@@ -55,7 +55,7 @@ struct Kernel {
 }
 
 impl Gap {
-    /// Checks that `dir` holds GAP's `bfs`, `cc`, `pr` and `bc` (a [`UsageError`] naming
+    /// Checks that `dir` holds GAP's `bfs`, `cc`, `pr` and `bc` (a [`usage_error`] naming
     /// the first missing one otherwise), before anything is measured.
     pub(crate) fn open(
         dir: &Path,
@@ -72,13 +72,12 @@ impl Gap {
         for kernel in gap.kernels() {
             let path = gap.dir.join(kernel.binary);
             if !path.is_file() {
-                return Err(UsageError(format!(
+                return Err(usage_error(format!(
                     "--gap {}: GAP binary {} not found (build GAP with `make` in its \
                      source directory and pass that directory)",
                     dir.display(),
                     path.display()
-                ))
-                .into());
+                )));
             }
         }
         Ok(gap)
@@ -181,12 +180,6 @@ fn run_child(path: &Path, command: &mut Command) -> anyhow::Result<String> {
     Ok(stdout)
 }
 
-/// The upper median (0 for no times).
-fn median(mut times: Vec<f64>) -> f64 {
-    times.sort_unstable_by(f64::total_cmp);
-    times.get(times.len() / 2).copied().unwrap_or_default()
-}
-
 fn last_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).rfind(|line| !line.is_empty())
 }
@@ -282,16 +275,9 @@ Average Time:        1.87500
     }
 
     #[test]
-    fn the_median_is_the_upper_one_as_for_packgraph_bfs() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
-        assert_eq!(median(Vec::new()), 0.0);
-    }
-
-    #[test]
     fn a_missing_directory_is_a_usage_error_naming_the_binary() {
         let error = Gap::open(Path::new("/nonexistent/gapbs"), 10, 16, 1).unwrap_err();
-        assert!(error.is::<UsageError>());
+        assert_eq!(crate::args::exit_code(&error), 2, "a usage error");
         let message = error.to_string();
         assert!(message.contains("/nonexistent/gapbs/bfs"), "{message}");
     }

@@ -1,4 +1,4 @@
-//! `packgraph bench store`: what durability costs, on this machine's disk.
+//! `packgraph-bench store`: what durability costs, on this machine's disk.
 //!
 //! All in one run, in a temporary directory under `--dir` (default: the system's temporary
 //! directory; it must be on the disk being measured, not a RAM file system), with the
@@ -43,13 +43,14 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use packgraph::graph::{Graph, GraphRead, SharedGraph, Update, VertexId};
-use packgraph::io::generate::{kronecker, rmat, Initiator, SplitMix64};
+use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::store::{Store, StoreOptions, SyncPolicy};
 
-use super::{parse_count, timed, Record, Reporter};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::workload::fresh_edges;
+use crate::{parse_count, timed, Record, Reporter};
 
-/// Options of `packgraph bench store`.
+/// Options of `packgraph-bench store`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct StoreArgs {
     /// log2 of the vertex count of the Kronecker graph.
@@ -81,15 +82,8 @@ pub(crate) struct StoreArgs {
     /// be on the disk to measure.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// A small, fast preset: scale 14, 2e5 edges, 50 fsyncs, 2e4 replayed records.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 /// The group-commit interval measured.
@@ -100,19 +94,19 @@ type Emit<'a> = &'a mut dyn FnMut(Record) -> anyhow::Result<()>;
 
 pub(crate) fn run(args: &StoreArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
+    if args.common.quick {
         args.scale = args.scale.min(14);
         args.insert_edges = args.insert_edges.min(200_000);
         args.fsyncs = args.fsyncs.min(50);
         args.replay_records = args.replay_records.min(20_000);
     }
-    let reporter = Reporter::new(args.json, 4);
+    let reporter = Reporter::new(args.common.json, 4);
     eprintln!(
         "bench store: {threads} threads, scale {} ({} vertices), edge factor {}, seed {}",
         args.scale,
         1u64 << args.scale.min(63),
         args.edge_factor,
-        args.seed
+        args.common.seed
     );
     let mut emit = |record: Record| reporter.emit(record);
     let step = |message: &str| {
@@ -135,10 +129,9 @@ fn check(args: &StoreArgs) -> anyhow::Result<()> {
         || args.replay_records == 0
         || !(args.change > 0.0 && args.change <= 1.0)
     {
-        return Err(UsageError(
+        return Err(usage_error(
             "--scale must be in 2..=30, --change in (0, 1], the counts positive".into(),
-        )
-        .into());
+        ));
     }
     Ok(())
 }
@@ -156,15 +149,20 @@ fn measure(
     let tmp = tempfile::Builder::new()
         .prefix("packgraph-bench-store-")
         .tempdir_in(&parent)?;
-    let row = Row { threads };
-
-    measure_fsync(args, tmp.path(), &row, emit)?;
+    let mut run = Run {
+        args,
+        dir: tmp.path(),
+        threads,
+        dataset: None,
+        emit,
+    };
+    run.measure_fsync()?;
 
     step("generating the graph");
     let n = 1usize << args.scale;
     let graph = Graph::from_edges(
         n,
-        &kronecker(args.scale, args.edge_factor, args.seed),
+        &kronecker(args.scale, args.edge_factor, args.common.seed),
         false,
     )?;
     eprintln!(
@@ -173,34 +171,36 @@ fn measure(
         graph.num_arcs()
     );
 
+    run.dataset = Some("kronecker");
+
     step("ingest");
-    measure_ingest(args, &graph, tmp.path(), &row, emit)?;
+    run.measure_ingest(&graph)?;
 
     step("checkpoints and recovery");
-    measure_checkpoints(args, &graph, tmp.path(), &row, emit)?;
-    measure_replay(args, &graph, tmp.path(), &row, emit)?;
-    Ok(())
+    run.measure_checkpoints(&graph)?;
+    run.measure_replay(&graph)
 }
 
-/// Fills in the fields every row shares.
-struct Row {
+/// One run: its options, its scratch directory, and where its rows go.
+struct Run<'a> {
+    args: &'a StoreArgs,
+    dir: &'a Path,
     threads: usize,
+    /// The input of the rows: none for the fsync rows (a plain file), then the Kronecker graph.
+    dataset: Option<&'static str>,
+    emit: Emit<'a>,
 }
 
-impl Row {
-    #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &self,
-        emit: Emit<'_>,
-        structure: &'static str,
-        op: &'static str,
+impl Run<'_> {
+    /// Emits the row of `structure` and `op` at `param`: `value` in `unit`, over `keys`.
+    fn row(
+        &mut self,
+        (structure, op): (&'static str, &'static str),
         param: u64,
-        value: f64,
-        unit: &'static str,
+        (value, unit): (f64, &'static str),
         keys: Option<u64>,
-        dataset: Option<&'static str>,
     ) -> anyhow::Result<()> {
-        emit(Record {
+        (self.emit)(Record {
             bench: "store",
             structure,
             op,
@@ -209,7 +209,7 @@ impl Row {
             value,
             unit,
             keys,
-            dataset,
+            dataset: self.dataset,
         })
     }
 }
@@ -220,32 +220,6 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     }
     let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
-}
-
-fn measure_fsync(args: &StoreArgs, dir: &Path, row: &Row, emit: Emit<'_>) -> anyhow::Result<()> {
-    let path = dir.join("fsync-probe");
-    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
-    let mut latencies = Vec::with_capacity(args.fsyncs);
-    let start = Instant::now();
-    for i in 0..args.fsyncs as u64 {
-        let t = Instant::now();
-        file.write_all(&i.to_le_bytes())?;
-        file.sync_data()?;
-        latencies.push(t.elapsed());
-    }
-    let total = start.elapsed();
-    drop(file);
-    fs::remove_file(&path)?;
-    latencies.sort_unstable();
-    let count = args.fsyncs as u64;
-    for (op, value, unit) in [
-        ("fsync_p50", percentile(&latencies, 0.5).as_secs_f64(), "s"),
-        ("fsync_p99", percentile(&latencies, 0.99).as_secs_f64(), "s"),
-        ("fsync_rate", count as f64 / total.as_secs_f64(), "fsyncs/s"),
-    ] {
-        row.emit(emit, "file", op, count, value, unit, Some(count), None)?;
-    }
-    Ok(())
 }
 
 /// A second graph sharing `graph`'s pages (both pay for the pages they copy on write).
@@ -262,30 +236,9 @@ fn options(sync: SyncPolicy) -> StoreOptions {
     }
 }
 
-/// R-MAT edges not in `graph`, without self-loops or repeats (as unordered pairs): the
-/// graph bench's insert batches.
-fn fresh_edges(graph: &Graph, scale: u32, count: usize, seed: u64) -> Vec<(VertexId, VertexId)> {
-    let init = Initiator {
-        a: 0.5,
-        b: 0.1,
-        c: 0.1,
-    };
-    let mut out = Vec::with_capacity(count);
-    let mut seen = std::collections::HashSet::with_capacity(count);
-    let mut round = 0u64;
-    while out.len() < count && round < 64 {
-        for (u, v) in rmat(scale, count, init, seed ^ (round << 32)) {
-            if u != v
-                && out.len() < count
-                && !graph.has_edge(u, v)
-                && seen.insert((u.min(v), u.max(v)))
-            {
-                out.push((u, v));
-            }
-        }
-        round += 1;
-    }
-    out
+/// R-MAT edges not in `graph`: the graph bench's insert batches ([`fresh_edges`]).
+fn new_edges_rmat(graph: &Graph, scale: u32, count: usize, seed: u64) -> Vec<(VertexId, VertexId)> {
+    fresh_edges(scale, count, (seed, 0), |u, v| graph.has_edge(u, v))
 }
 
 fn batches(edges: &[(VertexId, VertexId)], size: usize) -> Vec<Update> {
@@ -346,76 +299,6 @@ fn arcs(edges: usize, directed: bool) -> u64 {
 
 fn rate(arcs: u64, time: Duration) -> f64 {
     arcs as f64 / time.as_secs_f64().max(1e-9)
-}
-
-fn measure_ingest(
-    args: &StoreArgs,
-    graph: &Graph,
-    dir: &Path,
-    row: &Row,
-    emit: Emit<'_>,
-) -> anyhow::Result<()> {
-    let edges = fresh_edges(
-        graph,
-        args.scale,
-        args.insert_edges,
-        args.seed ^ 0x5354_4f52,
-    );
-    let dataset = Some("kronecker");
-    let store_dir = dir.join("ingest");
-    for (batch, durable) in [
-        (
-            args.large_batch,
-            vec![("sync:batch", SyncPolicy::Batch, false)],
-        ),
-        (
-            args.small_batch,
-            vec![
-                ("group:10ms", SyncPolicy::Group(GROUP), true),
-                ("sync:batch", SyncPolicy::Batch, false),
-            ],
-        ),
-    ] {
-        let updates = batches(&edges, batch);
-        let (arcs, time) = ingest_memory(copy_of(graph), &updates)?;
-        let memory = rate(arcs, time);
-        let param = batch as u64;
-        row.emit(
-            emit,
-            "memory",
-            "ingest",
-            param,
-            memory,
-            "edges/s",
-            Some(arcs),
-            dataset,
-        )?;
-        for (structure, sync, pipeline) in durable {
-            let (arcs, time) = ingest_store(&store_dir, copy_of(graph), sync, &updates, pipeline)?;
-            let durable = rate(arcs, time);
-            row.emit(
-                emit,
-                structure,
-                "ingest",
-                param,
-                durable,
-                "edges/s",
-                Some(arcs),
-                dataset,
-            )?;
-            row.emit(
-                emit,
-                structure,
-                "ingest_ratio",
-                param,
-                durable / memory,
-                "x",
-                Some(arcs),
-                dataset,
-            )?;
-        }
-    }
-    Ok(())
 }
 
 /// Bytes of the packs and the manifest in `dir`: what checkpoints keep.
@@ -535,178 +418,224 @@ fn zipf_change(graph: &Graph, fraction: f64, seed: u64) -> Update {
     update
 }
 
-fn measure_checkpoints(
-    args: &StoreArgs,
-    graph: &Graph,
-    dir: &Path,
-    row: &Row,
-    emit: Emit<'_>,
-) -> anyhow::Result<()> {
-    let dataset = Some("kronecker");
-    let param = u64::from(args.scale);
-    let store_dir = dir.join("checkpoint");
-    let store = Store::create(&store_dir, options(SyncPolicy::Batch), copy_of(graph))?;
-    let full = checkpoint_bytes(&store_dir)?;
-    row.emit(
-        emit,
-        "create",
-        "full_bytes",
-        param,
-        full as f64,
-        "bytes",
-        Some(graph.num_arcs() as u64),
-        dataset,
-    )?;
-    for (structure, seed) in [("uniform", args.seed ^ 1), ("zipf", args.seed ^ 2)] {
-        let current = store.snapshot().to_graph();
-        let update = if structure == "uniform" {
-            uniform_change(&current, args.change, seed)
-        } else {
-            zipf_change(&current, args.change, seed)
-        };
-        drop(current);
-        let applied = store.commit(&update)?.1;
-        let changed = (applied.edges_deleted + applied.edges_inserted) as u64;
-        let (stats, time) = timed(|| store.checkpoint());
-        let stats = stats?;
-        eprintln!(
+/// The measurements, in the order they run.
+impl Run<'_> {
+    fn measure_fsync(&mut self) -> anyhow::Result<()> {
+        let args = self.args;
+        let path = self.dir.join("fsync-probe");
+        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+        let mut latencies = Vec::with_capacity(args.fsyncs);
+        let start = Instant::now();
+        for i in 0..args.fsyncs as u64 {
+            let t = Instant::now();
+            file.write_all(&i.to_le_bytes())?;
+            file.sync_data()?;
+            latencies.push(t.elapsed());
+        }
+        let total = start.elapsed();
+        drop(file);
+        fs::remove_file(&path)?;
+        latencies.sort_unstable();
+        let count = args.fsyncs as u64;
+        for (op, value, unit) in [
+            ("fsync_p50", percentile(&latencies, 0.5).as_secs_f64(), "s"),
+            ("fsync_p99", percentile(&latencies, 0.99).as_secs_f64(), "s"),
+            ("fsync_rate", count as f64 / total.as_secs_f64(), "fsyncs/s"),
+        ] {
+            self.row(("file", op), count, (value, unit), Some(count))?;
+        }
+        Ok(())
+    }
+
+    fn measure_ingest(&mut self, graph: &Graph) -> anyhow::Result<()> {
+        let (args, dir) = (self.args, self.dir);
+        let seed = args.common.seed ^ 0x5354_4f52;
+        let edges = new_edges_rmat(graph, args.scale, args.insert_edges, seed);
+        let store_dir = dir.join("ingest");
+        for (batch, durable) in [
+            (
+                args.large_batch,
+                vec![("sync:batch", SyncPolicy::Batch, false)],
+            ),
+            (
+                args.small_batch,
+                vec![
+                    ("group:10ms", SyncPolicy::Group(GROUP), true),
+                    ("sync:batch", SyncPolicy::Batch, false),
+                ],
+            ),
+        ] {
+            let updates = batches(&edges, batch);
+            let (arcs, time) = ingest_memory(copy_of(graph), &updates)?;
+            let memory = rate(arcs, time);
+            let param = batch as u64;
+            self.row(("memory", "ingest"), param, (memory, "edges/s"), Some(arcs))?;
+            for (structure, sync, pipeline) in durable {
+                let (arcs, time) =
+                    ingest_store(&store_dir, copy_of(graph), sync, &updates, pipeline)?;
+                let durable = rate(arcs, time);
+                self.row(
+                    (structure, "ingest"),
+                    param,
+                    (durable, "edges/s"),
+                    Some(arcs),
+                )?;
+                self.row(
+                    (structure, "ingest_ratio"),
+                    param,
+                    (durable / memory, "x"),
+                    Some(arcs),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn measure_checkpoints(&mut self, graph: &Graph) -> anyhow::Result<()> {
+        let (args, dir) = (self.args, self.dir);
+        let param = u64::from(args.scale);
+        let store_dir = dir.join("checkpoint");
+        let store = Store::create(&store_dir, options(SyncPolicy::Batch), copy_of(graph))?;
+        let full = checkpoint_bytes(&store_dir)?;
+        self.row(
+            ("create", "full_bytes"),
+            param,
+            (full as f64, "bytes"),
+            Some(graph.num_arcs() as u64),
+        )?;
+        for (structure, seed) in [
+            ("uniform", args.common.seed ^ 1),
+            ("zipf", args.common.seed ^ 2),
+        ] {
+            let current = store.snapshot().to_graph();
+            let update = if structure == "uniform" {
+                uniform_change(&current, args.change, seed)
+            } else {
+                zipf_change(&current, args.change, seed)
+            };
+            drop(current);
+            let applied = store.commit(&update)?.1;
+            let changed = (applied.edges_deleted + applied.edges_inserted) as u64;
+            let (stats, time) = timed(|| store.checkpoint());
+            let stats = stats?;
+            eprintln!(
             "{structure}: {changed} edges changed ({} deleted), checkpoint {} ({} units written, {} reused)",
             applied.edges_deleted,
             if stats.delta { "a delta" } else { "a new base" },
             stats.units_written,
             stats.units_reused
         );
-        let (full_stats, full_time) = timed(|| store.checkpoint_full());
-        let full_stats = full_stats?;
-        for (op, value, unit) in [
-            ("ckpt_bytes", stats.bytes_written as f64, "bytes"),
-            ("ckpt_ratio", stats.bytes_written as f64 / full as f64, "x"),
-            ("ckpt_time", time.as_secs_f64(), "s"),
-            ("full_written", full_stats.bytes_written as f64, "bytes"),
-            ("full_reused", full_stats.bytes_reused as f64, "bytes"),
-            ("full_time", full_time.as_secs_f64(), "s"),
+            let (full_stats, full_time) = timed(|| store.checkpoint_full());
+            let full_stats = full_stats?;
+            for (op, value, unit) in [
+                ("ckpt_bytes", stats.bytes_written as f64, "bytes"),
+                ("ckpt_ratio", stats.bytes_written as f64 / full as f64, "x"),
+                ("ckpt_time", time.as_secs_f64(), "s"),
+                ("full_written", full_stats.bytes_written as f64, "bytes"),
+                ("full_reused", full_stats.bytes_reused as f64, "bytes"),
+                ("full_time", full_time.as_secs_f64(), "s"),
+            ] {
+                self.row((structure, op), param, (value, unit), Some(changed))?;
+            }
+        }
+        // Batches logged past the last (full) checkpoint, then a reopen.
+        let edges = new_edges_rmat(
+            &store.snapshot().to_graph(),
+            args.scale,
+            args.small_batch * 10,
+            args.common.seed ^ 3,
+        );
+        for batch in batches(&edges, args.small_batch) {
+            store.commit(&batch)?;
+        }
+        drop(store);
+        let (store, open_time) = timed(|| {
+            Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::Batch))
+        });
+        let recovery = store?.recovery();
+        for (op, value, unit, keys) in [
+            (
+                "ckpt_read",
+                recovery.checkpoint_bytes as f64 / recovery.checkpoint_seconds.max(1e-9) / 1e9,
+                "GB/s",
+                recovery.checkpoint_bytes,
+            ),
+            (
+                "open_time",
+                open_time.as_secs_f64(),
+                "s",
+                recovery.records_replayed,
+            ),
         ] {
-            row.emit(
-                emit,
-                structure,
-                op,
-                param,
-                value,
-                unit,
-                Some(changed),
-                dataset,
-            )?;
+            self.row(("recovery", op), param, (value, unit), Some(keys))?;
         }
+        fs::remove_dir_all(&store_dir)?;
+        Ok(())
     }
-    // Batches logged past the last (full) checkpoint, then a reopen.
-    let edges = fresh_edges(
-        &store.snapshot().to_graph(),
-        args.scale,
-        args.small_batch * 10,
-        args.seed ^ 3,
-    );
-    for batch in batches(&edges, args.small_batch) {
-        store.commit(&batch)?;
-    }
-    drop(store);
-    let (store, open_time) =
-        timed(|| Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::Batch)));
-    let recovery = store?.recovery();
-    for (op, value, unit, keys) in [
-        (
-            "ckpt_read",
-            recovery.checkpoint_bytes as f64 / recovery.checkpoint_seconds.max(1e-9) / 1e9,
-            "GB/s",
-            recovery.checkpoint_bytes,
-        ),
-        (
-            "open_time",
-            open_time.as_secs_f64(),
-            "s",
-            recovery.records_replayed,
-        ),
-    ] {
-        row.emit(
-            emit,
-            "recovery",
-            op,
-            param,
-            value,
-            unit,
-            Some(keys),
-            dataset,
-        )?;
-    }
-    fs::remove_dir_all(&store_dir)?;
-    Ok(())
-}
 
-fn measure_replay(
-    args: &StoreArgs,
-    graph: &Graph,
-    dir: &Path,
-    row: &Row,
-    emit: Emit<'_>,
-) -> anyhow::Result<()> {
-    let store_dir = dir.join("replay");
-    let edges = fresh_edges(graph, args.scale, args.replay_records, args.seed ^ 4);
-    let updates: Vec<Update> = edges
-        .iter()
-        .map(|&edge| Update::from_edges(vec![edge]))
-        .collect();
-    // The floor replay cannot beat: the same records applied to a copy of the graph in
-    // memory, no log read, no decoding.
-    let mut copy = copy_of(graph);
-    let (applied, apply_time) = timed(|| updates.iter().try_for_each(|u| copy.apply(u).map(drop)));
-    applied?;
-    drop(copy);
-    let store = Store::create(&store_dir, options(SyncPolicy::None), copy_of(graph))?;
-    let (appended, append_time) = timed(|| -> anyhow::Result<u64> {
-        for update in &updates {
-            store.append(update)?;
+    fn measure_replay(&mut self, graph: &Graph) -> anyhow::Result<()> {
+        let (args, dir) = (self.args, self.dir);
+        let store_dir = dir.join("replay");
+        let edges = new_edges_rmat(graph, args.scale, args.replay_records, args.common.seed ^ 4);
+        let updates: Vec<Update> = edges
+            .iter()
+            .map(|&edge| Update::from_edges(vec![edge]))
+            .collect();
+        // The floor replay cannot beat: the same records applied to a copy of the graph in
+        // memory, no log read, no decoding.
+        let mut copy = copy_of(graph);
+        let (applied, apply_time) =
+            timed(|| updates.iter().try_for_each(|u| copy.apply(u).map(drop)));
+        applied?;
+        drop(copy);
+        let store = Store::create(&store_dir, options(SyncPolicy::None), copy_of(graph))?;
+        let (appended, append_time) = timed(|| -> anyhow::Result<u64> {
+            for update in &updates {
+                store.append(update)?;
+            }
+            Ok(updates.len() as u64)
+        });
+        let appended = appended?;
+        drop(store);
+        let (store, open_time) = timed(|| {
+            Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::None))
+        });
+        let recovery = store?.recovery();
+        anyhow::ensure!(
+            recovery.records_replayed == appended,
+            "replayed {} records of {appended}",
+            recovery.records_replayed
+        );
+        let param = appended;
+        let records = Some(recovery.records_replayed);
+        for (op, value, unit) in [
+            (
+                "append",
+                appended as f64 / append_time.as_secs_f64(),
+                "records/s",
+            ),
+            (
+                "apply_memory",
+                appended as f64 / apply_time.as_secs_f64(),
+                "records/s",
+            ),
+            (
+                "replay",
+                recovery.records_replayed as f64 / recovery.replay_seconds.max(1e-9),
+                "records/s",
+            ),
+            (
+                "replay_bytes",
+                recovery.log_bytes as f64 / recovery.replay_seconds.max(1e-9) / 1e6,
+                "MB/s",
+            ),
+            ("open_time", open_time.as_secs_f64(), "s"),
+        ] {
+            self.row(("replay", op), param, (value, unit), records)?;
         }
-        Ok(updates.len() as u64)
-    });
-    let appended = appended?;
-    drop(store);
-    let (store, open_time) =
-        timed(|| Store::<packgraph::pma::GroupLeaf>::open(&store_dir, options(SyncPolicy::None)));
-    let recovery = store?.recovery();
-    anyhow::ensure!(
-        recovery.records_replayed == appended,
-        "replayed {} records of {appended}",
-        recovery.records_replayed
-    );
-    let param = appended;
-    let records = Some(recovery.records_replayed);
-    let dataset = Some("kronecker");
-    for (op, value, unit) in [
-        (
-            "append",
-            appended as f64 / append_time.as_secs_f64(),
-            "records/s",
-        ),
-        (
-            "apply_memory",
-            appended as f64 / apply_time.as_secs_f64(),
-            "records/s",
-        ),
-        (
-            "replay",
-            recovery.records_replayed as f64 / recovery.replay_seconds.max(1e-9),
-            "records/s",
-        ),
-        (
-            "replay_bytes",
-            recovery.log_bytes as f64 / recovery.replay_seconds.max(1e-9) / 1e6,
-            "MB/s",
-        ),
-        ("open_time", open_time.as_secs_f64(), "s"),
-    ] {
-        row.emit(emit, "replay", op, param, value, unit, records, dataset)?;
+        fs::remove_dir_all(&store_dir)?;
+        Ok(())
     }
-    fs::remove_dir_all(&store_dir)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -725,9 +654,11 @@ mod tests {
             change: 0.05,
             replay_records: 300,
             dir: None,
-            quick: false,
-            seed: 7,
-            json: true,
+            common: CommonArgs {
+                quick: false,
+                seed: 7,
+                json: true,
+            },
         };
         let mut records = Vec::new();
         measure(

@@ -1,27 +1,16 @@
-//! Runs the built `packgraph` binary: output formats and exit codes of `bench` (built with
-//! the default feature `bench`).
-#![cfg(feature = "bench")]
+//! Runs the built `packgraph-bench` binary: output formats and exit codes of the suites.
 
 mod common;
-use common::packgraph;
+use common::{json_records, packgraph_bench};
 
-/// Runs `packgraph` with `args` (and `--json`), expects success, parses its JSON Lines.
-fn json_records(args: &[&str]) -> Vec<serde_json::Value> {
-    let output = packgraph().args(args).arg("--json").output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+/// Whether `records` hold a row of `dataset`, `structure` and `op`.
+fn has_row(records: &[serde_json::Value], dataset: &str, structure: &str, op: &str) -> bool {
+    records
+        .iter()
+        .any(|r| r["dataset"] == dataset && r["structure"] == structure && r["op"] == op)
 }
 
-const TINY: [&str; 14] = [
-    "bench",
+const TINY: [&str; 13] = [
     "pma",
     "--keys",
     "20000",
@@ -72,7 +61,7 @@ fn bench_pma_json_lines_carry_every_field() {
 
 #[test]
 fn bench_pma_table_has_a_header_and_rows() {
-    let output = packgraph()
+    let output = packgraph_bench()
         .args(TINY)
         .args(["--structures", "cpma"])
         .env("RAYON_NUM_THREADS", "1")
@@ -97,21 +86,18 @@ fn bench_pma_table_has_a_header_and_rows() {
 #[test]
 fn bad_arguments_exit_with_code_2_and_say_what_is_wrong() {
     let cases: [(&[&str], &str); 6] = [
-        (&["bench", "pma", "--keys", "lots"], "not a count"),
+        (&["pma", "--keys", "lots"], "not a count"),
         (
-            &["bench", "pma", "--structures", "skiplist"],
+            &["pma", "--structures", "skiplist"],
             "unknown structure \"skiplist\"",
         ),
-        (&["bench", "pma", "--growth", "9"], "growth_factor"),
-        (&["bench", "pma", "--batch-sizes", "0"], "must be positive"),
-        (&["--threads", "0", "bench", "pma"], "--threads"),
-        (
-            &["bench", "graph", "--scale", "0"],
-            "--scale must be in 1..=30",
-        ),
+        (&["pma", "--growth", "9"], "growth_factor"),
+        (&["pma", "--batch-sizes", "0"], "must be positive"),
+        (&["--threads", "0", "pma"], "--threads"),
+        (&["graph", "--scale", "0"], "--scale must be in 1..=30"),
     ];
     for (args, message) in cases {
-        let output = packgraph().args(args).output().unwrap();
+        let output = packgraph_bench().args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(message), "{args:?}: {stderr}");
@@ -126,7 +112,6 @@ fn bench_graph_reports_both_structures_and_updates() {
     let records = json_records(&[
         "--threads",
         "2",
-        "bench",
         "graph",
         "--scale",
         "10",
@@ -137,9 +122,7 @@ fn bench_graph_reports_both_structures_and_updates() {
         for structure in ["packgraph", "csr"] {
             for op in ["build", "bfs", "pagerank", "wcc", "bc", "size"] {
                 assert!(
-                    records.iter().any(|r| r["dataset"] == dataset
-                        && r["structure"] == structure
-                        && r["op"] == op),
+                    has_row(&records, dataset, structure, op),
                     "no {dataset}/{structure}/{op}"
                 );
             }
@@ -148,9 +131,7 @@ fn bench_graph_reports_both_structures_and_updates() {
     for structure in ["packgraph", "csr"] {
         for op in ["sssp", "size-weighted"] {
             assert!(
-                records.iter().any(|r| r["dataset"] == "kronecker"
-                    && r["structure"] == structure
-                    && r["op"] == op),
+                has_row(&records, "kronecker", structure, op),
                 "no kronecker/{structure}/{op}"
             );
         }
@@ -168,10 +149,9 @@ fn bench_graph_reports_both_structures_and_updates() {
         .all(|r| r["bench"] == "graph" && r["value"].as_f64().unwrap() >= 0.0));
 }
 
-const TINY_GRAPH: [&str; 8] = [
+const TINY_GRAPH: [&str; 7] = [
     "--threads",
     "2",
-    "bench",
     "graph",
     "--scale",
     "8",
@@ -203,9 +183,7 @@ fn bench_graph_measures_input_files_by_name() {
             "decode-slice",
         ] {
             assert!(
-                records.iter().any(|r| r["dataset"] == "ring.txt"
-                    && r["structure"] == structure
-                    && r["op"] == op),
+                has_row(&records, "ring.txt", structure, op),
                 "no ring.txt/{structure}/{op}"
             );
         }
@@ -218,30 +196,27 @@ fn bench_graph_measures_input_files_by_name() {
 }
 
 #[test]
-fn bench_graph_with_an_unreadable_input_fails_before_measuring() {
-    let output = packgraph()
-        .args(TINY_GRAPH)
-        .args(["--inputs", "/nonexistent/g.txt", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("/nonexistent/g.txt"), "{stderr}");
-    assert!(output.stdout.is_empty(), "measured before failing");
-}
-
-#[test]
-fn bench_graph_with_a_missing_gap_directory_fails_before_measuring() {
-    let output = packgraph()
-        .args(TINY_GRAPH)
-        .args(["--gap", "/nonexistent", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("/nonexistent/bfs"), "{stderr}");
-    assert!(stderr.contains("not found"), "{stderr}");
-    assert!(output.stdout.is_empty(), "measured before failing");
+fn bench_graph_with_an_unreadable_input_or_no_gap_fails_before_measuring() {
+    let cases: [(&str, &str, &[&str]); 2] = [
+        ("--inputs", "/nonexistent/g.txt", &["/nonexistent/g.txt"]),
+        ("--gap", "/nonexistent", &["/nonexistent/bfs", "not found"]),
+    ];
+    for (option, value, messages) in cases {
+        let output = packgraph_bench()
+            .args(TINY_GRAPH)
+            .args([option, value, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{option}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        for message in messages {
+            assert!(stderr.contains(message), "{option}: {stderr}");
+        }
+        assert!(
+            output.stdout.is_empty(),
+            "{option}: measured before failing"
+        );
+    }
 }
 
 /// Writes stand-ins for GAP's binaries into `dir`: each logs its name, OMP_NUM_THREADS and
@@ -334,7 +309,7 @@ fn bench_graph_names_the_gap_binary_and_line_when_it_fails() {
     for ((binary, body), line) in cases {
         let dir = tempfile::tempdir().unwrap();
         fake_gap(dir.path(), Some((binary, body)));
-        let output = packgraph()
+        let output = packgraph_bench()
             .args(TINY_GRAPH)
             .args(["--gap", dir.path().to_str().unwrap()])
             .output()
@@ -353,7 +328,6 @@ fn bench_layout_quick_reports_every_order_against_random() {
     let records = json_records(&[
         "--threads",
         "2",
-        "bench",
         "layout",
         "--quick",
         "--families",
@@ -380,10 +354,112 @@ fn bench_layout_quick_reports_every_order_against_random() {
         .find(|r| r["order"] == "random" && r["op"] == "bytes_per_edge")
         .unwrap();
     assert_eq!(random_bytes["ratio"], 1.0);
-    let output = packgraph()
-        .args(["bench", "layout", "--quick", "--levels", "1K,64"])
+    let output = packgraph_bench()
+        .args(["layout", "--quick", "--levels", "1K,64"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("`64`"));
+}
+
+#[test]
+fn bench_snapshot_compares_the_three_modes() {
+    let out = json_records(&[
+        "--threads",
+        "2",
+        "snapshot",
+        "--keys",
+        "20000",
+        "--batch-sizes",
+        "100,1000",
+        "--max-batch-keys",
+        "5000",
+        "--graph-arcs",
+        "20000",
+    ]);
+    for mode in ["none", "held", "fresh"] {
+        let inserts = out
+            .iter()
+            .filter(|r| r["structure"] == mode && r["op"] == "insert_batch")
+            .count();
+        assert_eq!(inserts, 2, "{mode}");
+    }
+    let copied = |mode: &str| {
+        out.iter()
+            .filter(|r| r["structure"] == mode && r["op"] == "pages_copied")
+            .map(|r| r["value"].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    assert_eq!(copied("none"), 0.0);
+    assert!(copied("fresh") > copied("held"));
+    // Under a fresh snapshot, a batch copies at least the bytes of the leaves it changes.
+    let fresh = |op: &str, batch: u64| {
+        out.iter()
+            .find(|r| r["structure"] == "fresh" && r["op"] == op && r["param"] == batch)
+            .unwrap_or_else(|| panic!("no {op} row for {batch}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    for batch in [100, 1000] {
+        let (copied, changed) = (fresh("bytes_copied", batch), fresh("bytes_changed", batch));
+        assert!(changed > 0.0 && copied >= changed, "{copied} < {changed}");
+        assert!(fresh("bytes_table", batch) <= copied);
+        assert!((fresh("copy_ratio", batch) - copied / changed).abs() < 1e-6 * copied);
+    }
+    for op in ["snapshot", "update_alone", "update_after_snapshot"] {
+        assert!(out
+            .iter()
+            .any(|r| r["structure"] == "graph" && r["op"] == op));
+    }
+}
+
+#[test]
+fn bench_part_reports_every_structure_and_op() {
+    let out = json_records(&[
+        "part",
+        "--keys",
+        "20000",
+        "--lookups",
+        "5000",
+        "--inserts",
+        "2000",
+        "--budget",
+        "0.5",
+    ]);
+    for structure in ["part", "hashmap", "btreemap", "imbl_ordmap"] {
+        let ops: Vec<(String, u64)> = out
+            .iter()
+            .filter(|r| r["structure"] == structure)
+            .map(|r| {
+                (
+                    r["op"].as_str().unwrap().to_string(),
+                    r["param"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        for (op, param) in [
+            ("insert", 0),
+            ("size", 0),
+            ("lookup", 0),
+            ("scan", 0),
+            ("snapshot", 0),
+            ("insert", 1),
+            ("insert", 1000),
+            ("insert_batch", 1000),
+        ] {
+            assert!(
+                ops.iter()
+                    .any(|(o, p)| o == op && (op == "size" || *p == param)),
+                "{structure}: no {op}/{param} in {ops:?}"
+            );
+        }
+    }
+    assert!(out
+        .iter()
+        .all(|r| r["bench"] == "part" && r["threads"] == 1));
+    let output = packgraph_bench()
+        .args(["part", "--keys", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
 }

@@ -1,4 +1,4 @@
-//! `packgraph bench part`: the PART paper's microbenchmark (section 3.6) on this machine.
+//! `packgraph-bench part`: the PART paper's microbenchmark (section 3.6) on this machine.
 //!
 //! `--keys` uniform random 4-byte keys with 4-byte values, on one thread, for PART, std's
 //! `HashMap` and `BTreeMap` (persistence emulated by cloning, as the paper did for its
@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use packgraph::part::Part;
 
-use super::{parse_count, Record, Reporter};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::{parse_count, Record, Reporter};
 use packgraph::io::generate::SplitMix64;
 
-/// Arguments of `packgraph bench part`.
+/// Arguments of `packgraph-bench part`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct PartArgs {
     /// Entries loaded before the lookup, scan and snapshot-insert measurements.
@@ -35,15 +35,8 @@ pub(crate) struct PartArgs {
     /// Seconds one measurement may take before it stops early.
     #[arg(long, default_value_t = 10.0)]
     budget: f64,
-    /// A small, fast preset: 1e6 keys, 2e5 lookups, 2e4 inserts, 2 s budget.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 /// Keys per batch in the batched-lookup measurement.
@@ -134,10 +127,10 @@ bench_map!(imbl::OrdMap<u32, u32>, "imbl_ordmap");
 
 pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
-        args.keys = 1_000_000;
-        args.lookups = 200_000;
-        args.inserts = 20_000;
+    if args.common.quick {
+        args.keys = args.keys.min(1_000_000);
+        args.lookups = args.lookups.min(200_000);
+        args.inserts = args.inserts.min(20_000);
         args.budget = args.budget.min(2.0);
     }
     if args.keys == 0
@@ -146,13 +139,12 @@ pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
         || args.budget.is_nan()
         || args.budget <= 0.0
     {
-        return Err(UsageError(
+        return Err(usage_error(
             "--keys, --lookups, --inserts and --budget must be positive".into(),
-        )
-        .into());
+        ));
     }
-    let reporter = Reporter::new(args.json, 4);
-    let mut rng = SplitMix64::new(args.seed, 0);
+    let reporter = Reporter::new(args.common.json, 4);
+    let mut rng = SplitMix64::new(args.common.seed, 0);
     let keys: Vec<u32> = (0..args.keys).map(|_| rng.next_u64() as u32).collect();
     let extra: Vec<u32> = (0..args.inserts).map(|_| rng.next_u64() as u32).collect();
     let probes: Vec<u32> = (0..args.lookups)

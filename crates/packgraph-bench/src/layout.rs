@@ -1,4 +1,4 @@
-//! `packgraph bench layout`: what a vertex order buys (Roy, "Memory Hierarchy Sensitive
+//! `packgraph-bench layout`: what a vertex order buys (Roy, "Memory Hierarchy Sensitive
 //! Graph Layout", section 9.2, on packgraph's compressed arrays).
 //!
 //! For each graph family (Watts–Strogatz, Barabási–Albert, 2-D mesh, 4-ary tree, Graph500
@@ -17,17 +17,17 @@ use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{bfs, pagerank, sssp};
-use packgraph::graph::{AnyGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::graph::{Graph, GraphRead, VertexId, WeightedGraph};
 use packgraph::io::generate;
-use packgraph::io::{load, LoadOptions};
 use packgraph::layout::{mean_log2_gap, Levels, Order, Permutation};
 use serde::Serialize;
 
-use super::{parse_count, pick_sources, timed};
-use crate::input;
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::report::{print_line, progress_bar};
+use crate::workload::{any_edges_of, median, read_graph};
+use crate::{parse_count, pick_sources, timed};
 
-/// Options of `packgraph bench layout`.
+/// Options of `packgraph-bench layout`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LayoutArgs {
     /// Vertices of the ws, ba and tree graphs (the mesh is the nearest square).
@@ -37,11 +37,7 @@ pub(crate) struct LayoutArgs {
     #[arg(long, default_value_t = 20)]
     kronecker_scale: u32,
     /// Families to run (comma-separated): ws, ba, mesh, tree, kronecker.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "ws,ba,mesh,tree,kronecker"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = FAMILIES)]
     families: Vec<String>,
     /// Graph files to run too (comma-separated; any supported format).
     #[arg(long, value_delimiter = ',')]
@@ -55,17 +51,12 @@ pub(crate) struct LayoutArgs {
     /// HBA block sizes, smallest first.
     #[arg(long, default_value = "64,1K,4K,2M")]
     levels: String,
-    /// Random seed (graphs, weights, the random order, sources).
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// A small preset for tests: 20,000 vertices, Kronecker scale 12, one source, two
-    /// PageRank iterations.
-    #[arg(long)]
-    quick: bool,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
+
+/// The generated families, all run by default.
+const FAMILIES: &str = "ws,ba,mesh,tree,kronecker";
 
 /// One measurement.
 #[derive(Debug, Clone, Serialize)]
@@ -96,29 +87,27 @@ const ORDERS: [&str; 6] = ["random", "natural", "bfs", "rcm", "degree", "hba"];
 
 pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
-        args.vertices = 20_000;
+    if args.common.quick {
+        args.vertices = args.vertices.min(20_000);
         args.kronecker_scale = args.kronecker_scale.min(12);
-        args.sources = 1;
-        args.iterations = 2;
+        args.sources = args.sources.min(1);
+        args.iterations = args.iterations.min(2);
     }
     let levels: Levels = args
         .levels
         .parse()
-        .map_err(|e| UsageError(format!("--levels {}: {e}", args.levels)))?;
+        .map_err(|e| usage_error(format!("--levels {}: {e}", args.levels)))?;
     if args.vertices < 4 || args.vertices > u32::MAX as usize {
-        return Err(UsageError(format!(
+        return Err(usage_error(format!(
             "--vertices {}: must be in 4..=4294967295",
             args.vertices
-        ))
-        .into());
+        )));
     }
     if args.kronecker_scale > 30 {
-        return Err(UsageError(format!(
+        return Err(usage_error(format!(
             "--kronecker-scale {}: must be in 0..=30",
             args.kronecker_scale
-        ))
-        .into());
+        )));
     }
     let mut inputs = Vec::new();
     for family in &args.families {
@@ -127,11 +116,8 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
     for path in &args.inputs {
         inputs.push(file_input(path)?);
     }
-    let printer = Printer::new(args.json);
-    let bar = input::progress_bar(
-        (inputs.len() * ORDERS.len()) as u64,
-        "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}",
-    );
+    let printer = Printer::new(args.common.json);
+    let bar = progress_bar((inputs.len() * ORDERS.len()) as u64);
     for graph in &inputs {
         measure(graph, &args, &levels, threads, &printer, &bar)?;
     }
@@ -143,8 +129,12 @@ pub(crate) fn run(args: &LayoutArgs, threads: usize) -> anyhow::Result<()> {
 fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>> {
     let n = args.vertices;
     let (name, num_vertices, edges) = match family {
-        "ws" => ("ws", n, generate::watts_strogatz(n, 6, 0.1, args.seed)),
-        "ba" => ("ba", n, generate::barabasi_albert(n, 4, args.seed)),
+        "ws" => (
+            "ws",
+            n,
+            generate::watts_strogatz(n, 6, 0.1, args.common.seed),
+        ),
+        "ba" => ("ba", n, generate::barabasi_albert(n, 4, args.common.seed)),
         "mesh" => {
             let side = (n as f64).sqrt().round().max(2.0) as usize;
             ("mesh", side * side, generate::mesh(side, side, false))
@@ -153,7 +143,7 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
         "kronecker" if args.kronecker_scale == 0 => return Ok(None),
         "kronecker" => {
             let scale = args.kronecker_scale;
-            let edges = generate::kronecker(scale, 16, args.seed);
+            let edges = generate::kronecker(scale, 16, args.common.seed);
             return Ok(Some(Input {
                 name: format!("kronecker{scale}"),
                 num_vertices: 1 << scale,
@@ -162,10 +152,9 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
             }));
         }
         other => {
-            return Err(UsageError(format!(
+            return Err(usage_error(format!(
                 "--families: unknown family {other:?}; one of ws, ba, mesh, tree, kronecker"
-            ))
-            .into())
+            )))
         }
     };
     Ok(Some(Input {
@@ -178,34 +167,17 @@ fn family_input(family: &str, args: &LayoutArgs) -> anyhow::Result<Option<Input>
 
 /// A graph file's edges, in its own numbering (its "natural" order).
 fn file_input(path: &std::path::Path) -> anyhow::Result<Input> {
-    let data = load(path, &LoadOptions::default()).map_err(input::BadInput)?;
-    let edges = match &data.graph {
-        AnyGraph::Unweighted(g) => edges_of(g),
-        AnyGraph::Weighted(g) => edges_of(g),
-    };
+    let graph = read_graph(path, None)?;
+    let edges = any_edges_of(&graph);
     let name = path
         .file_name()
         .map_or("input".into(), |n| n.to_string_lossy().into_owned());
     Ok(Input {
         name: name.split('.').next().unwrap_or(&name).to_string(),
-        num_vertices: data.graph.num_vertices(),
+        num_vertices: graph.num_vertices(),
         edges,
-        directed: data.graph.is_directed(),
+        directed: graph.is_directed(),
     })
-}
-
-/// Every edge once (an undirected edge from its smaller end).
-fn edges_of<G: GraphRead>(graph: &G) -> Vec<(VertexId, VertexId)> {
-    let mut edges = Vec::with_capacity(graph.num_edges());
-    for u in 0..graph.num_vertices() as VertexId {
-        graph.for_each_out_neighbor(u, |v| {
-            if graph.is_directed() || u < v {
-                edges.push((u, v));
-            }
-            true
-        });
-    }
-    edges
 }
 
 /// One graph in one numbering, unweighted and weighted, and the map from natural ids.
@@ -252,13 +224,6 @@ impl Numbered {
     }
 }
 
-fn median(mut times: Vec<Duration>) -> f64 {
-    times.sort_unstable();
-    times
-        .get(times.len() / 2)
-        .map_or(0.0, Duration::as_secs_f64)
-}
-
 /// The figures of one numbering: `(op, value, unit)`.
 fn figures(
     numbered: &Numbered,
@@ -281,8 +246,8 @@ fn figures(
     }
     let (_, pagerank_time) = timed(|| pagerank(&numbered.graph, 0.85, iterations));
     let mut rows = vec![
-        ("bfs", median(bfs_times), "s"),
-        ("sssp", median(sssp_times), "s"),
+        ("bfs", median(bfs_times).as_secs_f64(), "s"),
+        ("sssp", median(sssp_times).as_secs_f64(), "s"),
         ("pagerank", pagerank_time.as_secs_f64(), "s"),
         ("bytes_per_edge", numbered.edge_bytes as f64 / edges, "B"),
         ("log2_gap", gap, "bits"),
@@ -309,14 +274,22 @@ fn measure(
     let weighted_edges: Vec<_> = input
         .edges
         .iter()
-        .zip(generate::uniform_weights(input.edges.len(), args.seed))
+        .zip(generate::uniform_weights(
+            input.edges.len(),
+            args.common.seed,
+        ))
         .map(|(&(u, v), w)| (u, v, (w * n as f64).ceil()))
         .collect();
     let weighted = WeightedGraph::from_weighted_edges(n, &weighted_edges, input.directed)?;
     drop(weighted_edges);
     let natural = Numbered::new(graph, weighted, Permutation::identity(n), None);
-    let sources = pick_sources(&natural.graph, args.sources, args.seed, 11);
-    let random = Numbered::reordered(&natural, &Order::Random { seed: args.seed })?;
+    let sources = pick_sources(&natural.graph, args.sources, args.common.seed, 11);
+    let random = Numbered::reordered(
+        &natural,
+        &Order::Random {
+            seed: args.common.seed,
+        },
+    )?;
     let mut baseline: HashMap<&'static str, f64> = HashMap::new();
     let mut random_bfs = 0.0;
     for name in ORDERS {
@@ -326,7 +299,7 @@ fn measure(
             "random" => &random,
             "natural" => &natural,
             other => {
-                let order = Order::from_name(other, levels.clone(), args.seed)?;
+                let order = Order::from_name(other, levels.clone(), args.common.seed)?;
                 computed = Numbered::reordered(&random, &order)?;
                 &computed
             }
@@ -340,37 +313,28 @@ fn measure(
                 }
             }
             let base = baseline.get(op).copied().unwrap_or(f64::NAN);
-            printer.emit(
-                bar,
-                &Row {
-                    bench: "layout",
-                    graph: input.name.clone(),
-                    vertices: n,
-                    edges: numbered.graph.num_edges(),
-                    order: name,
-                    op,
-                    value,
-                    unit,
-                    ratio: value / base,
-                    threads,
-                },
-            )?;
+            let row = Row {
+                bench: "layout",
+                graph: input.name.clone(),
+                vertices: n,
+                edges: numbered.graph.num_edges(),
+                order: name,
+                op,
+                value,
+                unit,
+                ratio: value / base,
+                threads,
+            };
+            printer.emit(bar, &row)?;
             if op == "reorder" && random_bfs > 0.0 {
-                printer.emit(
-                    bar,
-                    &Row {
-                        bench: "layout",
-                        graph: input.name.clone(),
-                        vertices: n,
-                        edges: numbered.graph.num_edges(),
-                        order: name,
-                        op: "reorder_in_bfs",
-                        value: value / random_bfs,
-                        unit: "bfs",
-                        ratio: value / base,
-                        threads,
-                    },
-                )?;
+                // The same time in passes of BFS on the random order.
+                let in_bfs = Row {
+                    op: "reorder_in_bfs",
+                    value: value / random_bfs,
+                    unit: "bfs",
+                    ..row
+                };
+                printer.emit(bar, &in_bfs)?;
             }
         }
         bar.inc(1);
@@ -410,11 +374,6 @@ impl Printer {
                 row.threads
             )
         };
-        bar.suspend(|| {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{line}").and_then(|()| out.flush())
-        })?;
-        Ok(())
+        print_line(bar, &line)
     }
 }

@@ -1,4 +1,4 @@
-//! `packgraph bench graph`: graph algorithms and edge updates on the dynamic graph against
+//! `packgraph-bench graph`: graph algorithms and edge updates on the dynamic graph against
 //! the static CSR in the same run (CPMA paper, section 6, scaled to this machine).
 //!
 //! For a Graph500 Kronecker graph and an Erdős–Rényi graph of the same size, both
@@ -14,21 +14,21 @@
 //! graph with uniform random weights, weighted dynamic graph against weighted CSR. Graph files given with
 //! `--inputs` (a real graph, a road network) get the same rows except updates and GAP.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
-use packgraph::graph::{AnyGraph, CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
-use packgraph::io::generate::{erdos_renyi, kronecker, rmat, Initiator, SplitMix64};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::io::generate::{erdos_renyi, kronecker, SplitMix64};
 
-use super::gap::Gap;
-use super::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
-use crate::input::{self, ReadArgs};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::gap::Gap;
+use crate::workload::{any_edges_of, fresh_edges, median, read_graph};
+use crate::{parse_count, parse_count_list, pick_sources, timed, CountList, Record, Reporter};
 use anyhow::Context;
 
-/// Options of `packgraph bench graph`.
+/// Options of `packgraph-bench graph`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct GraphArgs {
     /// log2 of the vertex count.
@@ -46,12 +46,8 @@ pub(crate) struct GraphArgs {
     /// BFS sources (the median time is reported).
     #[arg(long, default_value_t = 5)]
     sources: usize,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
     /// Also run the GAP Benchmark Suite's kernels from this directory of its built binaries
     /// (`bfs`, `cc`, `pr`, `bc`) on GAP's own graphs of the same size; rows "gap".
     #[arg(long, value_name = "DIR")]
@@ -172,11 +168,6 @@ fn best_ns_per_arc<G: GraphRead>(graph: &G, mut scan: impl FnMut() -> u64) -> f6
     best.as_secs_f64() * 1e9 / graph.num_arcs().max(1) as f64
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort_unstable();
-    times.get(times.len() / 2).copied().unwrap_or_default()
-}
-
 /// Times the algorithms on one structure.
 fn run_algorithms<G: GraphRead>(
     reporter: &Reporter,
@@ -204,11 +195,18 @@ fn run_algorithms<G: GraphRead>(
 }
 
 pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.common.quick {
+        args.scale = args.scale.min(12);
+        args.batch_sizes.retain(|&b| b <= 10_000);
+        args.max_batch_edges = args.max_batch_edges.min(100_000);
+        args.sources = args.sources.min(3);
+    }
+    let args = &args;
     if !(1..=30).contains(&args.scale) || args.edge_factor == 0 || args.batch_sizes.contains(&0) {
-        return Err(UsageError(
+        return Err(usage_error(
             "--scale must be in 1..=30, --edge-factor and --batch-sizes positive".into(),
-        )
-        .into());
+        ));
     }
     // A file that cannot be read fails the run before anything is measured.
     if let Some((path, e)) = args
@@ -216,27 +214,30 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
         .iter()
         .find_map(|p| std::fs::File::open(p).err().map(|e| (p, e)))
     {
-        return Err(UsageError(format!("--inputs: cannot read {}: {e}", path.display())).into());
+        return Err(usage_error(format!(
+            "--inputs: cannot read {}: {e}",
+            path.display()
+        )));
     }
     let gap = args
         .gap
         .as_deref()
         .map(|dir| Gap::open(dir, args.scale, args.edge_factor, args.sources))
         .transpose()?;
-    let reporter = Reporter::new(args.json, 2 + args.inputs.len() as u64);
+    let reporter = Reporter::new(args.common.json, 2 + args.inputs.len() as u64);
     let n = 1usize << args.scale;
     let m = args.edge_factor << args.scale;
     eprintln!(
         "bench graph: {threads} threads, scale {} ({n} vertices), edge factor {}, seed {}",
-        args.scale, args.edge_factor, args.seed
+        args.scale, args.edge_factor, args.common.seed
     );
     let param = u64::from(args.scale);
     for dataset in ["kronecker", "er"] {
         reporter.step(format!("{dataset}: generating"));
         let edges = if dataset == "kronecker" {
-            kronecker(args.scale, args.edge_factor, args.seed)
+            kronecker(args.scale, args.edge_factor, args.common.seed)
         } else {
-            erdos_renyi(n, m, args.seed)
+            erdos_renyi(n, m, args.common.seed)
         };
         let (mut graph, csr) = measure_dataset(&reporter, args, dataset, param, n, edges, threads)?;
         if let Some(gap) = &gap {
@@ -277,16 +278,17 @@ fn measure_sssp(
     n: usize,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let mut rng = SplitMix64::new(args.seed, 0x55_5350);
-    let edges: Vec<(VertexId, VertexId, f64)> = kronecker(args.scale, args.edge_factor, args.seed)
-        .into_iter()
-        .map(|(u, v)| (u, v, 1.0 - rng.next_f64()))
-        .collect();
+    let mut rng = SplitMix64::new(args.common.seed, 0x55_5350);
+    let edges: Vec<(VertexId, VertexId, f64)> =
+        kronecker(args.scale, args.edge_factor, args.common.seed)
+            .into_iter()
+            .map(|(u, v)| (u, v, 1.0 - rng.next_f64()))
+            .collect();
     let graph = WeightedGraph::from_weighted_edges(n, &edges, false)?;
     let csr = CsrGraph::from_weighted_edges(n, &edges, false);
     drop(edges);
     graph.build_index();
-    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    let sources = pick_sources(&csr, args.sources, args.common.seed, 7);
     for (structure, time) in [
         (
             "packgraph",
@@ -381,7 +383,7 @@ fn measure_dataset(
         graph.num_vertices(),
         graph.num_arcs()
     );
-    let sources = pick_sources(&csr, args.sources, args.seed, 7);
+    let sources = pick_sources(&csr, args.sources, args.common.seed, 7);
     reporter.step(format!("{dataset}: algorithms"));
     run_algorithms(
         reporter,
@@ -429,70 +431,10 @@ fn measure_dataset(
 
 /// A graph file's edges over dense ids (each undirected edge once, weights dropped), read
 /// as `packgraph run --undirected` reads it.
-fn read_edges(path: &std::path::Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
-    let options = ReadArgs {
-        format: None,
-        directed: false,
-        undirected: true,
-    };
-    let (dataset, _) =
-        input::read(path, &options).with_context(|| format!("reading {}", path.display()))?;
-    let graph = &dataset.graph;
-    let n = graph.num_vertices();
-    let mut edges = Vec::with_capacity(graph.num_edges());
-    match graph {
-        AnyGraph::Unweighted(g) => collect_edges(g, &mut edges),
-        AnyGraph::Weighted(g) => collect_edges(g, &mut edges),
-    }
-    Ok((n, edges))
-}
-
-fn collect_edges<G: GraphRead>(graph: &G, edges: &mut Vec<(VertexId, VertexId)>) {
-    for v in 0..graph.num_vertices() as VertexId {
-        graph.for_each_out_neighbor(v, |u| {
-            if v < u {
-                edges.push((v, u));
-            }
-            true
-        });
-    }
-}
-
-/// R-MAT edges not in the graph, without self-loops or repeats (as unordered pairs).
-fn fresh_edges(
-    args: &GraphArgs,
-    csr: &CsrGraph,
-    count: usize,
-    stream: u64,
-) -> Vec<(VertexId, VertexId)> {
-    let init = Initiator {
-        a: 0.5,
-        b: 0.1,
-        c: 0.1,
-    };
-    let mut out = Vec::with_capacity(count);
-    let mut seen = std::collections::HashSet::with_capacity(count);
-    let mut round = 0;
-    while out.len() < count && round < 64 {
-        let candidates = rmat(
-            args.scale,
-            count,
-            init,
-            args.seed ^ stream.wrapping_add(round << 32),
-        );
-        for (u, v) in candidates {
-            let pair = (u.min(v), u.max(v));
-            if u != v
-                && out.len() < count
-                && csr.out_slice(u).binary_search(&v).is_err()
-                && seen.insert(pair)
-            {
-                out.push((u, v));
-            }
-        }
-        round += 1;
-    }
-    out
+fn read_edges(path: &Path) -> anyhow::Result<(usize, Vec<(VertexId, VertexId)>)> {
+    let graph =
+        read_graph(path, Some(false)).with_context(|| format!("reading {}", path.display()))?;
+    Ok((graph.num_vertices(), any_edges_of(&graph)))
 }
 
 fn measure_updates(
@@ -505,7 +447,10 @@ fn measure_updates(
     let before = graph.num_arcs();
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_edges.min(100 * batch).max(batch);
-        let edges = fresh_edges(args, csr, total, batch as u64);
+        let seed = (args.common.seed, batch as u64);
+        let edges = fresh_edges(args.scale, total, seed, |u, v| {
+            csr.out_slice(u).binary_search(&v).is_ok()
+        });
         let (inserts, insert_time) = timed(|| {
             edges
                 .chunks(batch)

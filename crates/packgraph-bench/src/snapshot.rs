@@ -1,4 +1,4 @@
-//! `packgraph bench snapshot`: what versions cost the writer.
+//! `packgraph-bench snapshot`: what versions cost the writer.
 //!
 //! 1. Batch inserts into a CPMA of `--keys` random keys at each batch size, with (a) no
 //!    snapshot (`none`), (b) one snapshot taken at the start and held throughout (`held`),
@@ -17,11 +17,12 @@ use packgraph::graph::{Graph, GraphRead};
 use packgraph::io::generate;
 use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
-use super::pma::{fresh_keys, random_keys, run_batches};
-use super::{parse_count, parse_count_list, CountList, Record, Reporter};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::pma::{fresh_keys, random_keys, run_batches};
+use crate::workload::median;
+use crate::{parse_count, parse_count_list, CountList, Record, Reporter};
 
-/// Arguments of `packgraph bench snapshot`.
+/// Arguments of `packgraph-bench snapshot`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct SnapshotArgs {
     /// Keys in the set before the batch inserts.
@@ -40,47 +41,40 @@ pub(crate) struct SnapshotArgs {
     /// library.
     #[arg(long)]
     page_bytes: Option<usize>,
-    /// A small, fast preset: 1e6 keys, batches 1e3 and 1e4, graphs of 1e6 arcs.
-    #[arg(long)]
-    quick: bool,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 const MODES: [&str; 3] = ["none", "held", "fresh"];
 
 pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
-    if args.quick {
-        args.keys = 1_000_000;
+    if args.common.quick {
+        args.keys = args.keys.min(1_000_000);
         args.batch_sizes.retain(|&b| b <= 10_000);
         args.max_batch_keys = args.max_batch_keys.min(1_000_000);
-        args.graph_arcs = CountList(vec![1_000_000]);
+        args.graph_arcs.cap(1_000_000);
     }
     if args.keys == 0 || args.batch_sizes.contains(&0) || args.graph_arcs.contains(&0) {
-        return Err(
-            UsageError("--keys, --batch-sizes and --graph-arcs must be positive".into()).into(),
-        );
+        return Err(usage_error(
+            "--keys, --batch-sizes and --graph-arcs must be positive".into(),
+        ));
     }
     let reporter = Reporter::new(
-        args.json,
+        args.common.json,
         (args.batch_sizes.len() * MODES.len() + args.graph_arcs.len()) as u64,
     );
     let mut config = PmaConfig::default();
     if let Some(bytes) = args.page_bytes {
         config.page_bytes = bytes;
     }
-    config.validate().map_err(|e| UsageError(e.to_string()))?;
-    let mut start = random_keys(args.keys, args.seed);
+    config.validate().map_err(|e| usage_error(e.to_string()))?;
+    let mut start = random_keys(args.keys, args.common.seed);
     start.sort_unstable();
     start.dedup();
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_keys.min(300 * batch).max(batch);
-        let keys = fresh_keys(total, args.seed ^ batch as u64, &start);
+        let keys = fresh_keys(total, args.common.seed ^ batch as u64, &start);
         for mode in MODES {
             reporter.step(format!("{mode} snapshot, batches of {batch}"));
             let mut set = Cpma::from_sorted_with_config(&start, config.clone())?;
@@ -125,7 +119,8 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         reporter.step(format!("snapshot of {arcs} arcs"));
         let edges = arcs / 2;
         let n = (edges / 8).max(2);
-        let mut graph = Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.seed), false)?;
+        let mut graph =
+            Graph::from_edges(n, &generate::erdos_renyi(n, edges, args.common.seed), false)?;
         let arcs = graph.num_arcs();
         const TAKES: u32 = 10_000;
         let t = Instant::now();
@@ -134,7 +129,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         }
         let take = t.elapsed().as_secs_f64() / f64::from(TAKES);
         const UPDATES: usize = 100;
-        let pairs = generate::erdos_renyi(n, 2 * UPDATES, args.seed ^ 7);
+        let pairs = generate::erdos_renyi(n, 2 * UPDATES, args.common.seed ^ 7);
         let mut alone = Vec::with_capacity(UPDATES);
         let mut after = Vec::with_capacity(UPDATES);
         for i in 0..UPDATES {
@@ -149,8 +144,8 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         }
         for (op, value) in [
             ("snapshot", take),
-            ("update_alone", median(&mut alone)),
-            ("update_after_snapshot", median(&mut after)),
+            ("update_alone", median(alone)),
+            ("update_after_snapshot", median(after)),
         ] {
             reporter.emit(Record {
                 bench: "snapshot",
@@ -227,9 +222,4 @@ fn copy_volume_rows(
         })?;
     }
     Ok(())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }

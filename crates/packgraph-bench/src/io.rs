@@ -1,4 +1,4 @@
-//! `packgraph bench io`: getting graphs in. For a Graph500 Kronecker graph: generation time;
+//! `packgraph-bench io`: getting graphs in. For a Graph500 Kronecker graph: generation time;
 //! loading its text edge list (every arc on its own line, as SNAP lists undirected graphs)
 //! into a ready graph, against reading the same file's bytes (the I/O ceiling) in the same
 //! run; reloading the binary snapshot, as a speed-up over the text load; and
@@ -6,7 +6,7 @@
 //! and load versus the algorithm.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -16,10 +16,10 @@ use packgraph::graph::{AnyGraph, GraphRead};
 use packgraph::io::generate::kronecker;
 use packgraph::io::{load, save, Dataset, Format, LoadOptions};
 
-use super::{timed, Record, Reporter};
-use crate::UsageError;
+use crate::args::{usage_error, CommonArgs};
+use crate::{timed, Record, Reporter};
 
-/// Options of `packgraph bench io`.
+/// Options of `packgraph-bench io`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct IoArgs {
     /// log2 of the vertex count.
@@ -31,24 +31,32 @@ pub(crate) struct IoArgs {
     /// Directory for the files written (default: a temporary directory, removed after).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// Random seed.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Print JSON Lines instead of a table.
-    #[arg(long)]
-    json: bool,
+    /// The `packgraph` binary that the run_bfs rows run (default: the one beside this
+    /// binary, else `packgraph` on PATH).
+    #[arg(long, value_name = "FILE")]
+    packgraph: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
 }
 
 pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.common.quick {
+        args.scale = args.scale.min(12);
+    }
+    let args = &args;
     if !(4..=26).contains(&args.scale) {
-        return Err(UsageError(format!("--scale {}: must be in 4..=26", args.scale)).into());
+        return Err(usage_error(format!(
+            "--scale {}: must be in 4..=26",
+            args.scale
+        )));
     }
     let temp = tempfile::tempdir().context("creating a temporary directory")?;
     let dir = args
         .dir
         .clone()
         .unwrap_or_else(|| temp.path().to_path_buf());
-    let reporter = Reporter::new(args.json, 6);
+    let reporter = Reporter::new(args.common.json, 6);
     let scale = u64::from(args.scale);
     let emit = |structure, op, value, unit, keys: Option<u64>| {
         reporter.emit(Record {
@@ -65,7 +73,7 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
     };
 
     reporter.step("generating".into());
-    let (edges, generated) = timed(|| kronecker(args.scale, args.edge_factor, args.seed));
+    let (edges, generated) = timed(|| kronecker(args.scale, args.edge_factor, args.common.seed));
     emit(
         "kronecker",
         "generate",
@@ -153,9 +161,25 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
     reporter.advance();
 
     reporter.step("packgraph run bfs on the snapshot".into());
-    let exe = std::env::current_exe().context("finding the packgraph binary")?;
+    measure_run_bfs(args, &snapshot, &dir, threads, &emit)?;
+    reporter.advance();
+    reporter.finish();
+    Ok(())
+}
+
+/// `packgraph run bfs` on `snapshot` as a child process: its wall time, and the load,
+/// algorithm, output and start-up times within it. Skipped, with a note, when there is no
+/// `packgraph` binary to run.
+fn measure_run_bfs(
+    args: &IoArgs,
+    snapshot: &Path,
+    dir: &Path,
+    threads: usize,
+    emit: &dyn Fn(&'static str, &'static str, f64, &'static str, Option<u64>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let exe = packgraph_binary(args);
     let start = Instant::now();
-    let output = Command::new(exe)
+    let output = Command::new(&exe)
         .args([
             "--threads",
             &threads.to_string(),
@@ -166,10 +190,20 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
         ])
         .arg(dir.join("bfs.out"))
         .arg("--input")
-        .arg(&snapshot)
-        .output()
-        .context("running packgraph run bfs")?;
+        .arg(snapshot)
+        .output();
     let wall = start.elapsed();
+    let output = match output {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "bench io: no run_bfs rows: {} not found (build it with `cargo build --release \
+                 -p packgraph-cli`, or name it with --packgraph FILE)",
+                exe.display()
+            );
+            return Ok(());
+        }
+        other => other.with_context(|| format!("running {} run bfs", exe.display()))?,
+    };
     if !output.status.success() {
         anyhow::bail!(
             "packgraph run bfs failed: {}",
@@ -189,10 +223,24 @@ pub(crate) fn run(args: &IoArgs, threads: usize) -> anyhow::Result<()> {
         wall.as_secs_f64() - field("total_seconds"),
         "s",
         None,
-    )?;
-    reporter.advance();
-    reporter.finish();
-    Ok(())
+    )
+}
+
+/// The `packgraph` tool: `--packgraph`, else the one beside this binary (the same cargo
+/// target directory), else the bare name, looked up on PATH when run.
+fn packgraph_binary(args: &IoArgs) -> PathBuf {
+    if let Some(path) = &args.packgraph {
+        return path.clone();
+    }
+    let name = format!("packgraph{}", std::env::consts::EXE_SUFFIX);
+    let beside = std::env::current_exe()
+        .unwrap_or_default()
+        .with_file_name(name);
+    if beside.is_file() {
+        beside
+    } else {
+        PathBuf::from("packgraph")
+    }
 }
 
 /// Writes every arc as a `u v` line; returns the number of lines.
