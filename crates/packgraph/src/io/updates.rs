@@ -346,7 +346,7 @@ mod tests {
     fn read_failures_are_not_input_errors() {
         let bytes: &[u8] = b"+ 1 2\n+ 2 \xff\n";
         let err = UpdateReader::new(bytes, "u.txt")
-            .nth(0)
+            .next()
             .unwrap()
             .unwrap_err();
         assert!(!err.is_input_error());
