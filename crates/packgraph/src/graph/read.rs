@@ -96,9 +96,7 @@ pub trait GraphRead: Sync {
         vertices: Range<VertexId>,
         scratch: &'a mut Vec<VertexId>,
     ) -> &'a [VertexId] {
-        scratch.clear();
-        self.for_each_out_arc_in(vertices, |_, u| scratch.push(u));
-        scratch
+        collect_targets(scratch, |push| self.for_each_out_arc_in(vertices, push))
     }
 
     /// [`GraphRead::out_arcs_in`] over in-arcs: the in-neighbors of every vertex in
@@ -108,9 +106,7 @@ pub trait GraphRead: Sync {
         vertices: Range<VertexId>,
         scratch: &'a mut Vec<VertexId>,
     ) -> &'a [VertexId] {
-        scratch.clear();
-        self.for_each_in_arc_in(vertices, |_, u| scratch.push(u));
-        scratch
+        collect_targets(scratch, |push| self.for_each_in_arc_in(vertices, push))
     }
 
     /// The out-neighbors of `v`, collected (for tests and small graphs).
@@ -122,6 +118,17 @@ pub trait GraphRead: Sync {
         });
         out
     }
+}
+
+/// The targets `scan` passes (as `push(v, u)`), collected into `scratch`: the default
+/// [`GraphRead::out_arcs_in`] and [`GraphRead::in_arcs_in`].
+fn collect_targets(
+    scratch: &mut Vec<VertexId>,
+    scan: impl FnOnce(&mut dyn FnMut(VertexId, VertexId)),
+) -> &[VertexId] {
+    scratch.clear();
+    scan(&mut |_, u| scratch.push(u));
+    scratch
 }
 
 /// Read access to edge weights (for shortest paths). Graphs without weights give every edge
