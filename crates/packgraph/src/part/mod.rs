@@ -32,26 +32,22 @@
 //! Where things are: the node kinds in `node/` (`inner.rs`, `values.rs`); point operations
 //! (get, insert, remove and the shape repairs after a removal) in `point.rs`; sorted
 //! batches in `batch.rs`; bulk building in traversal order and `compact` in `build.rs`;
-//! batched lookups with prefetching in `lookup.rs`; union and intersection by tree shape in `set_ops.rs`; iteration and range seeks in
+//! batched lookups with prefetching in `lookup.rs`; iteration and range seeks in
 //! `iter.rs`; the self-check in `check.rs`; incremental checkpoints (section 4.1) in
-//! `checkpoint.rs`; hashed keys (section 3.5, [`HashedPart`], off unless chosen) in
-//! `hashed.rs`.
+//! `checkpoint.rs`.
 
 mod batch;
 mod build;
 mod check;
 mod checkpoint;
-mod hashed;
 mod iter;
 mod lookup;
 mod node;
 mod point;
-mod set_ops;
 #[cfg(test)]
 mod tests;
 
 pub use self::checkpoint::Checkpoint;
-pub use self::hashed::HashedPart;
 pub use self::iter::{Iter, Range};
 use self::node::NodeRef;
 
@@ -103,8 +99,7 @@ impl<V: std::fmt::Debug + Clone> std::fmt::Debug for Part<V> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PartError {
-    /// A broken internal invariant, found by [`Part::check_invariants`] or
-    /// [`HashedPart::check_invariants`].
+    /// A broken internal invariant, found by [`Part::check_invariants`].
     #[error("PART invariant broken at {}: {what}", key_path(.path))]
     Invariant {
         /// Where: the key bytes leading from the root to the broken node (the node's own
