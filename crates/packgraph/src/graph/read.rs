@@ -137,7 +137,7 @@ pub trait WeightedGraphRead: GraphRead {
     /// Whether a scan decodes compressed runs (rather than reading arrays in place):
     /// algorithms that do random work per edge then copy a run into a buffer before that
     /// work, so that its loads overlap instead of waiting between decode steps. On a plain
-    /// array the copy only costs (SSSP on the weighted CSR, Kronecker s20: about 20%).
+    /// array the copy only costs (measured on SSSP over the weighted CSR; see CHANGELOG).
     const DECODES: bool = false;
 
     /// Calls `f(target, weight)` on the out-edges of `v` in increasing target order until it

@@ -19,9 +19,9 @@
 //!   fixed-length ids — is held in two sorted arrays (keys back to back, values) instead of
 //!   a leaf allocation per key and inner nodes above them. Copying one for a new version is
 //!   a copy of the arrays with no reference count to touch; it becomes an inner node over
-//!   the same keys when it would pass 256 keys or meets a key of another length. At 1e7
-//!   random 4-byte keys this took the map from 101 to 14 bytes per entry and scans from
-//!   8 to 124 million keys/s.
+//!   the same keys when it would pass 256 keys or meets a key of another length. Measured
+//!   on random 4-byte keys, this made the map several times smaller and its scans over
+//!   ten times faster (see CHANGELOG).
 //!
 //! Every inner node counts the entries below it, so a subtree's size is known without
 //! walking it. The invariants the code keeps and relies on are listed in `check.rs` and
