@@ -215,7 +215,7 @@ fn fresh_nodes(part: &Part<u32>, others: &[&Part<u32>]) -> usize {
 }
 
 #[test]
-fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
+fn batches_copy_each_node_once() {
     let base: Part<u32> = (0..20_000u64)
         .map(|k| ((k * 7919).to_be_bytes(), k as u32))
         .collect();
