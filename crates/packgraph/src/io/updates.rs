@@ -32,6 +32,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use super::text::parse_weight;
 use crate::error::quote;
 use crate::graph::ExternalId;
 use crate::Error;
@@ -241,7 +242,10 @@ fn parse_line<'a>(
         ("commit", []) => return Ok(true),
         ("commit", _) => return Err((content, "`commit` takes nothing after it")),
         ("+", [u, v]) => UpdateOp::Insert(parse_id(u), parse_id(v), None),
-        ("+", [u, v, w]) => UpdateOp::Insert(parse_id(u), parse_id(v), Some(parse_weight(w)?)),
+        ("+", [u, v, w]) => {
+            let weight = parse_weight(w.as_bytes()).map_err(|reason| (*w, reason))?;
+            UpdateOp::Insert(parse_id(u), parse_id(v), Some(weight))
+        }
         ("+", _) => return Err((content, "an insert is `+ SRC DST [WEIGHT]`")),
         ("-", [u, v]) => UpdateOp::Delete(parse_id(u), parse_id(v)),
         ("-", _) => return Err((content, "a delete is `- SRC DST`")),
@@ -254,15 +258,6 @@ fn parse_line<'a>(
     };
     ops.push(op);
     Ok(false)
-}
-
-/// A finite weight.
-fn parse_weight(text: &str) -> Result<f64, (&str, &'static str)> {
-    match text.parse::<f64>() {
-        Ok(weight) if weight.is_finite() => Ok(weight),
-        Ok(_) => Err((text, "weights must be finite")),
-        Err(_) => Err((text, "the weight is not a number")),
-    }
 }
 
 #[cfg(test)]
