@@ -1,5 +1,5 @@
 //! The durable commands: `create`, `ingest`, `checkpoint` and `verify` on a data directory
-//! (`packgraph::store`), and the text format of update batches that `ingest` reads.
+//! (`packgraph::store`); `ingest` reads batches with `packgraph::io::updates`.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use packgraph::graph::{AnyGraph, ExternalId, Graph, Update, VertexId, WeightedGraph};
+use packgraph::io::updates::{UpdateBatch, UpdateOp as Op, UpdateReader};
 use packgraph::store::{AnyStore, Seq, StoreOptions, SyncPolicy};
 
 use crate::input::{self, BadInput, ReadArgs};
@@ -39,7 +40,8 @@ pub(crate) struct IngestArgs {
     dir: PathBuf,
     /// Update batches, one operation a line: `+ SRC DST [WEIGHT]` inserts, `- SRC DST`
     /// deletes, `#` starts a comment, a line `commit` ends a batch (the end of the input
-    /// ends the last). `-` or nothing reads standard input.
+    /// ends the last). `-` or nothing reads standard input. The format is
+    /// `packgraph::io::updates`.
     #[arg(long, value_name = "FILE", default_value = "-")]
     updates: String,
     #[command(flatten)]
@@ -119,124 +121,6 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One operation of an update file, in external ids.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Op {
-    Insert(ExternalId, ExternalId, Option<f64>),
-    Delete(ExternalId, ExternalId),
-}
-
-/// Reads update batches from text (see [`IngestArgs::updates`]).
-pub(crate) struct BatchReader<R> {
-    reader: R,
-    name: PathBuf,
-    line: u64,
-    text: String,
-    done: bool,
-}
-
-fn parse_id(text: &str) -> ExternalId {
-    match text.parse::<u64>() {
-        Ok(id) => ExternalId::Int(id),
-        Err(_) => ExternalId::Name(text.into()),
-    }
-}
-
-impl<R: BufRead> BatchReader<R> {
-    pub(crate) fn new(reader: R, name: impl Into<PathBuf>) -> Self {
-        Self {
-            reader,
-            name: name.into(),
-            line: 0,
-            text: String::new(),
-            done: false,
-        }
-    }
-
-    fn bad(&self, value: &str, reason: &str) -> anyhow::Error {
-        BadInput(packgraph::Error::InvalidInput {
-            path: Some(self.name.clone()),
-            line: Some(self.line),
-            value: Some(value.to_owned()),
-            reason: reason.to_owned(),
-        })
-        .into()
-    }
-
-    /// The next batch and the number of its last line; `None` at the end of the input. A
-    /// batch may be empty (two `commit` lines in a row).
-    ///
-    /// # Errors
-    /// A line that is not an operation (exit code 2, naming file and line), or a read error.
-    pub(crate) fn next_batch(&mut self) -> anyhow::Result<Option<(Vec<Op>, u64)>> {
-        if self.done {
-            return Ok(None);
-        }
-        let mut ops = Vec::new();
-        loop {
-            self.text.clear();
-            let read = self
-                .reader
-                .read_line(&mut self.text)
-                .with_context(|| format!("reading {}", self.name.display()))?;
-            if read == 0 {
-                self.done = true;
-                return Ok((!ops.is_empty()).then_some((ops, self.line)));
-            }
-            self.line += 1;
-            let text = std::mem::take(&mut self.text);
-            let content = text.split('#').next().unwrap_or("").trim();
-            let result = self.parse_line(content, &mut ops);
-            self.text = text;
-            match result? {
-                true => return Ok(Some((ops, self.line))),
-                false => continue,
-            }
-        }
-    }
-
-    /// Parses one line (comment removed) into `ops`; true at `commit`.
-    fn parse_line(&self, content: &str, ops: &mut Vec<Op>) -> anyhow::Result<bool> {
-        let mut fields = content.split_whitespace();
-        let Some(kind) = fields.next() else {
-            return Ok(false);
-        };
-        let fields: Vec<&str> = fields.collect();
-        match kind {
-            "commit" if fields.is_empty() => Ok(true),
-            "commit" => Err(self.bad(content, "`commit` takes nothing after it")),
-            "+" => match fields[..] {
-                [u, v] => {
-                    ops.push(Op::Insert(parse_id(u), parse_id(v), None));
-                    Ok(false)
-                }
-                [u, v, w] => {
-                    let weight: f64 = w
-                        .parse()
-                        .map_err(|_| self.bad(w, "the weight is not a number"))?;
-                    if !weight.is_finite() {
-                        return Err(self.bad(w, "weights must be finite"));
-                    }
-                    ops.push(Op::Insert(parse_id(u), parse_id(v), Some(weight)));
-                    Ok(false)
-                }
-                _ => Err(self.bad(content, "an insert is `+ SRC DST [WEIGHT]`")),
-            },
-            "-" => match fields[..] {
-                [u, v] => {
-                    ops.push(Op::Delete(parse_id(u), parse_id(v)));
-                    Ok(false)
-                }
-                _ => Err(self.bad(content, "a delete is `- SRC DST`")),
-            },
-            _ => Err(self.bad(
-                content,
-                "expected `+ SRC DST [WEIGHT]`, `- SRC DST`, `commit` or a `#` comment",
-            )),
-        }
-    }
-}
-
 /// The update of `ops` against the current graph: new vertices interned in order of first
 /// appearance in inserts, deletes of unknown vertices dropped (they name no edge). Within a
 /// batch, deletes apply before inserts.
@@ -313,7 +197,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         let file = File::open(&path).map_err(|e| BadInput(packgraph::Error::io(&path, e)))?;
         (Box::new(BufReader::with_capacity(1 << 20, file)), path)
     };
-    let mut batches = BatchReader::new(reader, name);
+    let mut batches = UpdateReader::new(reader, name);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut pending: VecDeque<(Seq, u64)> = VecDeque::new();
@@ -335,19 +219,28 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         io::Result::Ok(())
     };
     let result = (|| -> anyhow::Result<()> {
-        while let Some((ops, line)) = batches.next_batch()? {
+        while let Some(batch) = batches.next_batch().map_err(packgraph::Error::from)? {
+            let UpdateBatch {
+                ops,
+                commit_line: line,
+            } = batch;
             if ops.is_empty() {
                 continue;
             }
+            // A batch that does not fit the graph is bad input at its `commit` line.
+            let unfit = |reason: String| packgraph::Error::InvalidInput {
+                path: Some(batches.source_name().to_path_buf()),
+                line: Some(line),
+                value: None,
+                reason,
+            };
             let appended = match &store {
                 AnyStore::Unweighted(s) => {
-                    let update = build_update(&s.snapshot(), &ops, false)
-                        .map_err(|reason| batches.bad("", &reason))?;
+                    let update = build_update(&s.snapshot(), &ops, false).map_err(unfit)?;
                     s.append(&update)
                 }
                 AnyStore::Weighted(s) => {
-                    let update = build_update(&s.snapshot(), &ops, true)
-                        .map_err(|reason| batches.bad("", &reason))?;
+                    let update = build_update(&s.snapshot(), &ops, true).map_err(unfit)?;
                     s.append(&update)
                 }
             };
@@ -459,57 +352,6 @@ pub(crate) fn verify(args: &DirArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn batches(text: &str) -> anyhow::Result<Vec<(Vec<Op>, u64)>> {
-        let mut reader = BatchReader::new(text.as_bytes(), "updates.txt");
-        let mut out = Vec::new();
-        while let Some(batch) = reader.next_batch()? {
-            out.push(batch);
-        }
-        Ok(out)
-    }
-
-    #[test]
-    fn batches_end_at_commit_and_at_the_end() {
-        let text = "# header\n+ 1 2\n+ alice bob 2.5  # a comment\ncommit\n\n- 1 2\ncommit\ncommit\n+ 3 4\n";
-        let got = batches(text).unwrap();
-        assert_eq!(got.len(), 4);
-        assert_eq!(
-            got[0],
-            (
-                vec![
-                    Op::Insert(ExternalId::Int(1), ExternalId::Int(2), None),
-                    Op::Insert("alice".into(), "bob".into(), Some(2.5)),
-                ],
-                4
-            )
-        );
-        assert_eq!(
-            got[1],
-            (vec![Op::Delete(ExternalId::Int(1), ExternalId::Int(2))], 7)
-        );
-        assert_eq!(got[2], (vec![], 8));
-        assert_eq!(got[3].1, 9);
-    }
-
-    #[test]
-    fn bad_lines_name_file_line_and_text() {
-        for (text, line, what) in [
-            ("+ 1 2\n+ 1\n", 2, "an insert is"),
-            ("+ 1 2 x\n", 1, "not a number"),
-            ("+ 1 2 inf\n", 1, "finite"),
-            ("commit\n- 1 2 3\n", 2, "a delete is"),
-            ("* 1 2\n", 1, "expected"),
-            ("commit now\n", 1, "takes nothing"),
-        ] {
-            let err = batches(text).unwrap_err().to_string();
-            assert!(
-                err.contains(&format!("updates.txt:{line}")),
-                "{text:?}: {err}"
-            );
-            assert!(err.contains(what), "{text:?}: {err}");
-        }
-    }
 
     #[test]
     fn updates_intern_new_ids_and_drop_deletes_of_unknown_ones() {

@@ -11,8 +11,9 @@ use packgraph::algo::{pagerank_until, Algorithm, AlgorithmKind, Values, UNREACHE
 use pyo3::prelude::*;
 
 use crate::errors::{convergence_error, detached};
-use crate::graph::{on_version, version_of, Version};
 use crate::ids::{id_array, id_list, lookup};
+use crate::store::version_of;
+use crate::version::{on_version, Version};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -1,5 +1,5 @@
-//! `Graph` (the writer, shared by Python threads) and `Snapshot` (one immutable version),
-//! and `read`.
+//! `Graph` (the writer, shared by Python threads) and `Snapshot` (one immutable
+//! [`Version`]), and `read`.
 //!
 //! A `Graph` holds a core [`SharedGraph`]: writes are [`Update`]s committed under its
 //! writer lock, reads go to the latest published version, taken lock-free. Locks are only
@@ -10,36 +10,15 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use packgraph::graph::AnyGraph;
-use packgraph::graph::{
-    Graph as CoreGraph, IdMap, SharedGraph, Snapshot as CoreSnapshot, VertexId, WeightedGraph,
-    WeightedGraphRead,
-};
-use packgraph::io::{Dataset, Format, LoadOptions};
+use packgraph::graph::{AnyGraph, Graph as CoreGraph, SharedGraph, Update, WeightedGraph};
+use packgraph::io::LoadOptions;
 use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
 
-use crate::errors::input_error;
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
 use crate::update::{vertices_update, EdgeBatch, Edit};
-
-/// One version, with or without edge weights.
-#[derive(Clone)]
-pub(crate) enum Version {
-    Plain(CoreSnapshot<GroupLeaf>),
-    Weighted(CoreSnapshot<DeltaMapLeaf>),
-}
-
-/// Runs `$body` with `$g` bound to the version's snapshot, whatever its edge kind.
-macro_rules! on_version {
-    ($version:expr, $g:ident => $body:expr) => {
-        match $version {
-            $crate::graph::Version::Plain($g) => $body,
-            $crate::graph::Version::Weighted($g) => $body,
-        }
-    };
-}
-pub(crate) use on_version;
+use crate::version::Version;
+use crate::writes::with_read_write_methods;
 
 pub(crate) enum Shared {
     Plain(SharedGraph<GroupLeaf>),
@@ -61,56 +40,6 @@ impl Shared {
             Self::Weighted(g) => Version::Weighted(g.snapshot()),
         }
     }
-}
-
-impl Version {
-    /// The version of `graph` as it is now (O(1)).
-    pub(crate) fn of(graph: &AnyGraph) -> Self {
-        match graph {
-            AnyGraph::Unweighted(g) => Self::Plain(g.snapshot()),
-            AnyGraph::Weighted(g) => Self::Weighted(g.snapshot()),
-        }
-    }
-
-    pub(crate) fn ids(&self) -> &IdMap {
-        on_version!(self, g => g.ids())
-    }
-
-    pub(crate) fn is_weighted(&self) -> bool {
-        matches!(self, Self::Weighted(_))
-    }
-
-    /// Every stored arc `(u, v, weight)` in internal ids; with `once`, an undirected
-    /// edge only as `u <= v`.
-    pub(crate) fn arcs(&self, once: bool) -> (Vec<VertexId>, Vec<VertexId>, Vec<f64>) {
-        on_version!(self, g => collect_arcs(&**g, once && !g.is_directed()))
-    }
-
-    /// The version as an owned graph (O(1)), for the writers of `io`.
-    pub(crate) fn to_any(&self) -> AnyGraph {
-        match self {
-            Self::Plain(g) => AnyGraph::Unweighted(g.to_graph()),
-            Self::Weighted(g) => AnyGraph::Weighted(g.to_graph()),
-        }
-    }
-}
-
-fn collect_arcs<G: WeightedGraphRead>(
-    graph: &G,
-    once: bool,
-) -> (Vec<VertexId>, Vec<VertexId>, Vec<f64>) {
-    let (mut src, mut dst, mut weights) = (Vec::new(), Vec::new(), Vec::new());
-    for u in 0..graph.num_vertices() as VertexId {
-        graph.for_each_out_edge(u, |v, w| {
-            if !once || u <= v {
-                src.push(u);
-                dst.push(v);
-                weights.push(w);
-            }
-            true
-        });
-    }
-    (src, dst, weights)
 }
 
 /// A dynamic graph: vertices named by external ids (ints or strings), edges inserted and
@@ -140,7 +69,8 @@ impl Graph {
         Ok(py.detach(|| self.shared.latest()))
     }
 
-    fn commit(&self, py: Python<'_>, batch: &EdgeBatch, edit: Edit) -> PyResult<usize> {
+    /// Commits the update of `batch` as one version; the edges it changed.
+    fn write_edges(&self, py: Python<'_>, batch: &EdgeBatch, edit: Edit) -> PyResult<usize> {
         detached(py, || {
             let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
             let ids = &mut *ids;
@@ -150,6 +80,17 @@ impl Graph {
             }
             .inspect_err(|_| ids.forget())?;
             Ok(edit.count(&applied))
+        })
+    }
+
+    /// Commits `update` as one version.
+    fn write_update(&self, py: Python<'_>, update: Update) -> PyResult<()> {
+        detached(py, || {
+            match &self.shared {
+                Shared::Plain(g) => g.commit(&update),
+                Shared::Weighted(g) => g.commit(&update),
+            }
+            .map(drop)
         })
     }
 }
@@ -178,35 +119,20 @@ impl Snapshot {
     }
 }
 
-/// The version `obj` (a `Graph`, `Snapshot` or `Store`) reads.
-pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
+/// The version `obj` reads if it is a `Graph` or a `Snapshot`; `None` for anything else
+/// (`store::version_of` adds the `Store`).
+pub(crate) fn graph_version(obj: &Bound<'_, PyAny>) -> Option<PyResult<Version>> {
     let py = obj.py();
     if let Ok(graph) = obj.cast::<Graph>() {
-        return graph.get().current(py);
+        return Some(graph.get().current(py));
     }
     if let Ok(snapshot) = obj.cast::<Snapshot>() {
-        return snapshot.get().current(py);
+        return Some(snapshot.get().current(py));
     }
-    if let Ok(store) = obj.cast::<crate::store::Store>() {
-        return store.get().current(py);
-    }
-    Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "expected a packgraph Graph, Snapshot or Store, not {}",
-        obj.get_type().name()?
-    )))
+    None
 }
 
-pub(crate) fn parse_format(py: Python<'_>, name: &str) -> PyResult<Format> {
-    Format::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
-        input_error(
-            py,
-            format!("unknown format {name:?}; one of: {}", names.join(", ")),
-        )
-    })
-}
-
-with_read_methods!(Graph, "" {
+with_read_write_methods!(Graph, "" {
     #[new]
     #[pyo3(signature = (directed = false, weighted = false))]
     fn new(directed: bool, weighted: bool) -> Self {
@@ -236,43 +162,10 @@ with_read_methods!(Graph, "" {
             }
             Err(batch) => {
                 let graph = Self::new(directed, batch.is_weighted());
-                graph.commit(py, &batch, Edit::Insert)?;
+                graph.write_edges(py, &batch, Edit::Insert)?;
                 Ok(graph)
             }
         }
-    }
-
-    #[pyo3(signature = (src, dst, weights = None))]
-    fn insert_edges(
-        &self,
-        py: Python<'_>,
-        src: &Bound<'_, PyAny>,
-        dst: &Bound<'_, PyAny>,
-        weights: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<usize> {
-        let batch = EdgeBatch::from_args(py, src, dst, weights)?;
-        self.commit(py, &batch, Edit::Insert)
-    }
-
-    fn delete_edges(
-        &self,
-        py: Python<'_>,
-        src: &Bound<'_, PyAny>,
-        dst: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        let batch = EdgeBatch::from_args(py, src, dst, None)?;
-        self.commit(py, &batch, Edit::Delete)
-    }
-
-    fn add_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
-        let update = vertices_update(ids)?;
-        detached(py, || {
-            match &self.shared {
-                Shared::Plain(g) => g.commit(&update),
-                Shared::Weighted(g) => g.commit(&update),
-            }
-            .map(|_| ())
-        })
     }
 
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {

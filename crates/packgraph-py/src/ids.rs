@@ -189,9 +189,8 @@ const TABLE_SPREAD: usize = 4;
 const TABLE_SLACK: usize = 1 << 16;
 
 /// A table is built for a batch with at least `vertices / TABLE_BUILD_RATIO` endpoints:
-/// building reads every id once (tens of nanoseconds each) where a lookup in the graph's
-/// map costs 100 to 250 ns (200k lookups took 24 ms on 2 threads at Kronecker scale 16,
-/// 0.6 ms through a table), and the table serves later batches too.
+/// building reads every id once where a lookup in the graph's map costs several times
+/// more (measured; see CHANGELOG), and the table serves later batches too.
 const TABLE_BUILD_RATIO: usize = 8;
 
 /// External integer id → internal id, as a plain array indexed by the external id, for

@@ -14,6 +14,8 @@ mod ids;
 mod reads;
 mod store;
 mod update;
+mod version;
+mod writes;
 
 use pyo3::prelude::*;
 

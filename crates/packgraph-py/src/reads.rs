@@ -19,10 +19,24 @@ pub(crate) mod prelude {
     pub(crate) use pyo3::types::PyTuple;
     pub(crate) use std::path::PathBuf;
 
-    pub(crate) use super::with_read_methods;
+    pub(crate) use super::{parse_format, with_read_methods};
     pub(crate) use crate::errors::detached;
-    pub(crate) use crate::graph::{on_version, parse_format};
     pub(crate) use crate::ids::{find, id_array, lookup};
+    pub(crate) use crate::version::on_version;
+}
+
+use packgraph::io::Format;
+use pyo3::prelude::*;
+
+/// The file format named `name` (as the command-line tool names it).
+pub(crate) fn parse_format(py: Python<'_>, name: &str) -> PyResult<Format> {
+    Format::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
+        crate::errors::input_error(
+            py,
+            format!("unknown format {name:?}; one of: {}", names.join(", ")),
+        )
+    })
 }
 
 /// The read methods on `$class`, plus `$extra` methods (one `#[pymethods]` block per

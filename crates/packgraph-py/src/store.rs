@@ -24,10 +24,12 @@ use packgraph::store::{
 use pyo3::types::PyDict;
 
 use crate::errors::to_py;
-use crate::graph::{load, version_of, with_weights, Snapshot, Version};
+use crate::graph::{graph_version, load, with_weights, Snapshot};
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
 use crate::update::{vertices_update, EdgeBatch, Edit};
+use crate::version::{on_version, Version};
+use crate::writes::with_read_write_methods;
 
 /// A durable graph: the read methods of `Graph`, writes that are durable when they
 /// return. See the stubs for the documentation.
@@ -120,43 +122,36 @@ impl Store {
         })
     }
 
+    /// Appends the update of `batch`; the edges it changed, once durable.
     fn write_edges(&self, py: Python<'_>, batch: &EdgeBatch, edit: Edit) -> PyResult<usize> {
         let applied = self.append(
             py,
-            |version, ids| crate::graph::on_version!(version, g => batch.update(g, edit, ids)),
+            |version, ids| on_version!(version, g => batch.update(g, edit, ids)),
         )?;
         Ok(edit.count(&applied))
     }
-}
 
-with_read_methods!(Store, "closed" {
-    #[pyo3(signature = (src, dst, weights = None))]
-    fn insert_edges(
-        &self,
-        py: Python<'_>,
-        src: &Bound<'_, PyAny>,
-        dst: &Bound<'_, PyAny>,
-        weights: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<usize> {
-        let batch = EdgeBatch::from_args(py, src, dst, weights)?;
-        self.write_edges(py, &batch, Edit::Insert)
-    }
-
-    fn delete_edges(
-        &self,
-        py: Python<'_>,
-        src: &Bound<'_, PyAny>,
-        dst: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        let batch = EdgeBatch::from_args(py, src, dst, None)?;
-        self.write_edges(py, &batch, Edit::Delete)
-    }
-
-    fn add_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
-        let update = vertices_update(ids)?;
+    /// Appends `update`; returns once it is durable.
+    fn write_update(&self, py: Python<'_>, update: Update) -> PyResult<()> {
         self.append(py, |_, _| update).map(drop)
     }
+}
 
+/// The version `obj` (a `Graph`, `Snapshot` or `Store`) reads. Here rather than beside
+/// `Version`: of the classes' modules, this one is the one that may name the others.
+pub(crate) fn version_of(obj: &Bound<'_, PyAny>) -> PyResult<Version> {
+    if let Ok(store) = obj.cast::<Store>() {
+        return store.get().current(obj.py());
+    }
+    graph_version(obj).unwrap_or_else(|| {
+        Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "expected a packgraph Graph, Snapshot or Store, not {}",
+            obj.get_type().name()?
+        )))
+    })
+}
+
+with_read_write_methods!(Store, "closed" {
     fn commit(&self, py: Python<'_>) -> PyResult<Seq> {
         self.with_open(py, |store| {
             let seq = last_seq(store);
@@ -232,38 +227,52 @@ with_read_methods!(Store, "closed" {
     }
 });
 
+/// A dict of the fields of `$value`, each under its own name.
+macro_rules! fields_dict {
+    ($py:expr, $value:expr, [$($field:ident),* $(,)?]) => {{
+        let dict = PyDict::new($py);
+        $(dict.set_item(stringify!($field), $value.$field)?;)*
+        PyResult::Ok(dict)
+    }};
+}
+
 fn checkpoint_dict<'py>(py: Python<'py>, stats: &CheckpointStats) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("seq", stats.seq)?;
-    dict.set_item("delta", stats.delta)?;
-    dict.set_item("bytes_written", stats.bytes_written)?;
-    dict.set_item("bytes_reused", stats.bytes_reused)?;
-    dict.set_item("units_written", stats.units_written)?;
-    dict.set_item("units_reused", stats.units_reused)?;
-    Ok(dict)
+    fields_dict!(
+        py,
+        stats,
+        [
+            seq,
+            delta,
+            bytes_written,
+            bytes_reused,
+            units_written,
+            units_reused
+        ]
+    )
 }
 
 fn recovery_dict<'py>(py: Python<'py>, stats: &RecoveryStats) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("checkpoint_seq", stats.checkpoint_seq)?;
-    dict.set_item("checkpoint_bytes", stats.checkpoint_bytes)?;
-    dict.set_item("records_replayed", stats.records_replayed)?;
-    dict.set_item("log_bytes", stats.log_bytes)?;
-    dict.set_item("torn_bytes", stats.torn_bytes)?;
-    dict.set_item("checkpoint_seconds", stats.checkpoint_seconds)?;
-    dict.set_item("replay_seconds", stats.replay_seconds)?;
-    Ok(dict)
+    fields_dict!(
+        py,
+        stats,
+        [
+            checkpoint_seq,
+            checkpoint_bytes,
+            records_replayed,
+            log_bytes,
+            torn_bytes,
+            checkpoint_seconds,
+            replay_seconds,
+        ]
+    )
 }
 
 fn verify_dict<'py>(py: Python<'py>, report: &VerifyReport) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("packs", report.packs)?;
-    dict.set_item("units", report.units)?;
-    dict.set_item("records", report.records)?;
-    dict.set_item("torn_bytes", report.torn_bytes)?;
-    dict.set_item("num_vertices", report.num_vertices)?;
-    dict.set_item("num_arcs", report.num_arcs)?;
-    Ok(dict)
+    fields_dict!(
+        py,
+        report,
+        [packs, units, records, torn_bytes, num_vertices, num_arcs]
+    )
 }
 
 /// The first graph of a new data directory: `source` (a graph-like object or a file or

@@ -6,8 +6,8 @@
 //! endpoint: a graph whose ids are a range needs no lookup; otherwise the graph-like
 //! object keeps an [`IdCache`], a plain array from external to internal id that each batch
 //! brings up to date, so an endpoint costs one array read instead of a lookup in the
-//! graph's radix tree (100 to 250 ns). Without a table (sparse ids, small batches), the
-//! lookups run in parallel. Ids the graph lacks become vertices in order of first
+//! graph's radix tree (several times dearer; see `ids::TABLE_BUILD_RATIO`). Without a
+//! table (sparse ids, small batches), the lookups run in parallel. Ids the graph lacks become vertices in order of first
 //! appearance (`src`, then `dst`); batches that name vertices by strings go through
 //! [`CoreGraph::plan_vertices`], which gives the same ids.
 

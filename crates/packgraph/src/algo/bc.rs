@@ -14,9 +14,9 @@ use crate::graph::{GraphRead, VertexId};
 use crate::Result;
 
 /// Runs at least this long are decoded into a slice before the loop over them; shorter
-/// ones are read arc by arc, where the slice's setup costs more than it saves (with slices
-/// throughout, a road network, average degree 2, ran about 15% slower; thresholds 8, 16
-/// and 32 ran within noise of each other on Kronecker scale 20).
+/// ones are read arc by arc, where the slice's setup costs more than it saves (slices
+/// throughout measured slower on a road network, average degree 2; thresholds 8, 16 and
+/// 32 within noise of each other on Kronecker; see CHANGELOG).
 const SLICE_MIN: usize = 16;
 
 /// Which neighbors [`for_each_run`] reads.

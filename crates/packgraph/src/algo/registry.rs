@@ -62,22 +62,14 @@ pub struct Param {
     pub default: &'static str,
 }
 
-const SOURCE: Param = Param {
-    name: "source",
-    default: "0",
-};
-const DAMPING: Param = Param {
-    name: "damping",
-    default: "0.85",
-};
-const HOPS: Param = Param {
-    name: "hops",
-    default: "2",
-};
-const SEED: Param = Param {
-    name: "seed",
-    default: "1",
-};
+const fn param(name: &'static str, default: &'static str) -> Param {
+    Param { name, default }
+}
+
+const SOURCE: Param = param("source", "0");
+const DAMPING: Param = param("damping", "0.85");
+const HOPS: Param = param("hops", "2");
+const SEED: Param = param("seed", "1");
 
 impl AlgorithmKind {
     /// Every algorithm, in the order help texts list them.

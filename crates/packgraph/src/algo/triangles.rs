@@ -10,6 +10,27 @@ use rayon::prelude::*;
 use super::neighborhood::{for_each_common, intersection_len, undirected_neighbors};
 use crate::graph::{GraphRead, VertexId};
 
+/// Calls `visit(v, above_u, above_v)` for each neighbor `v > u` of `u`, with the neighbors
+/// of `u` and of `v` above `v`: the triangles {u, v, w} with u < v < w are their common
+/// elements. `mine` and `theirs` are scratch lists.
+#[inline]
+fn for_each_higher_pair<G: GraphRead>(
+    graph: &G,
+    u: VertexId,
+    mine: &mut Vec<VertexId>,
+    theirs: &mut Vec<VertexId>,
+    mut visit: impl FnMut(VertexId, &[VertexId], &[VertexId]),
+) {
+    undirected_neighbors(graph, u, mine);
+    let higher = mine.partition_point(|&v| v <= u);
+    for &v in &mine[higher..] {
+        undirected_neighbors(graph, v, theirs);
+        let from = theirs.partition_point(|&w| w <= v);
+        let start = mine.partition_point(|&w| w <= v);
+        visit(v, &mine[start..], &theirs[from..]);
+    }
+}
+
 /// Number of triangles.
 ///
 /// # Complexity
@@ -21,15 +42,10 @@ pub fn triangle_count<G: GraphRead>(graph: &G) -> u64 {
         .map_init(
             || (Vec::new(), Vec::new()),
             |(mine, theirs), u| {
-                undirected_neighbors(graph, u, mine);
-                let higher = mine.partition_point(|&v| v <= u);
                 let mut count = 0u64;
-                for &v in &mine[higher..] {
-                    undirected_neighbors(graph, v, theirs);
-                    let from = theirs.partition_point(|&w| w <= v);
-                    let start = mine.partition_point(|&w| w <= v);
-                    count += intersection_len(&mine[start..], &theirs[from..]) as u64;
-                }
+                for_each_higher_pair(graph, u, mine, theirs, |_, above_u, above_v| {
+                    count += intersection_len(above_u, above_v) as u64;
+                });
                 count
             },
         )
@@ -56,29 +72,25 @@ pub fn triangles_per_vertex<G: GraphRead>(graph: &G) -> Vec<u64> {
         .for_each_init(
             || (Vec::new(), Vec::new()),
             |(mine, theirs), u| {
-                undirected_neighbors(graph, u, mine);
-                let higher = mine.partition_point(|&v| v <= u);
                 let mut at_u = 0;
-                for &v in &mine[higher..] {
-                    undirected_neighbors(graph, v, theirs);
-                    let from = theirs.partition_point(|&w| w <= v);
-                    let start = mine.partition_point(|&w| w <= v);
+                for_each_higher_pair(graph, u, mine, theirs, |v, above_u, above_v| {
                     let mut at_v = 0;
-                    for_each_common(&mine[start..], &theirs[from..], |w| {
+                    for_each_common(above_u, above_v, |w| {
                         credit(w, 1);
                         at_v += 1;
                     });
                     credit(v, at_v);
                     at_u += at_v;
-                }
+                });
                 credit(u, at_u);
             },
         );
     counts.into_iter().map(AtomicU64::into_inner).collect()
 }
 
-/// Triangles through each vertex by checking every triple (the reference; small graphs only).
-pub fn triangles_per_vertex_serial<G: GraphRead>(graph: &G) -> Vec<u64> {
+/// Calls `f(u, v, w)` on each triangle, u < v < w, found by checking every triple of
+/// neighbors: the references below (small graphs only).
+fn for_each_triangle_serial<G: GraphRead>(graph: &G, mut f: impl FnMut(usize, usize, usize)) {
     let n = graph.num_vertices();
     let sets: Vec<std::collections::BTreeSet<VertexId>> = (0..n as VertexId)
         .map(|v| {
@@ -87,38 +99,31 @@ pub fn triangles_per_vertex_serial<G: GraphRead>(graph: &G) -> Vec<u64> {
             list.into_iter().collect()
         })
         .collect();
-    let mut counts = vec![0; n];
     for u in 0..n {
         for &v in sets[u].range(u as VertexId + 1..) {
             for &w in sets[v as usize].range(v + 1..) {
                 if sets[u].contains(&w) {
-                    for x in [u, v as usize, w as usize] {
-                        counts[x] += 1;
-                    }
+                    f(u, v as usize, w as usize);
                 }
             }
         }
     }
+}
+
+/// Triangles through each vertex by checking every triple (the reference; small graphs only).
+pub fn triangles_per_vertex_serial<G: GraphRead>(graph: &G) -> Vec<u64> {
+    let mut counts = vec![0; graph.num_vertices()];
+    for_each_triangle_serial(graph, |u, v, w| {
+        for x in [u, v, w] {
+            counts[x] += 1;
+        }
+    });
     counts
 }
 
 /// Triangles by checking every triple of neighbors (the reference; small graphs only).
 pub fn triangle_count_serial<G: GraphRead>(graph: &G) -> u64 {
-    let n = graph.num_vertices();
-    let sets: Vec<std::collections::BTreeSet<VertexId>> = (0..n as VertexId)
-        .map(|v| {
-            let mut list = Vec::new();
-            undirected_neighbors(graph, v, &mut list);
-            list.into_iter().collect()
-        })
-        .collect();
     let mut count = 0;
-    for u in 0..n {
-        for &v in sets[u].range(u as VertexId + 1..) {
-            for &w in sets[v as usize].range(v + 1..) {
-                count += u64::from(sets[u].contains(&w));
-            }
-        }
-    }
+    for_each_triangle_serial(graph, |_, _, _| count += 1);
     count
 }

@@ -13,12 +13,12 @@ use super::read::VertexId;
 /// Runs of fewer arcs in all are decoded in one piece by [`RunIndex::targets_in`].
 const PAIR_MIN_ARCS: usize = 256;
 /// Ranges whose vertices have fewer arcs on average are decoded in one piece too (a path
-/// graph read in blocks of 2048 vertices: 1.8 ns/arc in one piece, 2.1-2.2 in two halves).
+/// graph read in blocks measured faster in one piece than in two halves; see CHANGELOG).
 const PAIR_MIN_DEGREE: usize = 8;
 
 /// Leaves per parallel task of [`RunIndex::build`]. Each task writes the entries of the
-/// vertices whose runs start in its leaves (Kronecker s20, 2 threads: 0.12 s, against
-/// 0.17-0.19 s when the tasks returned run pieces for one thread to apply).
+/// vertices whose runs start in its leaves (measured faster than tasks returning run
+/// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
 /// Start and length of every vertex's run in one edge CPMA.

@@ -103,6 +103,26 @@ fn parse_line<'l>(
         .next()
         .ok_or((line, "expected two vertex ids, found one"))?;
     let v = parse_id(second).map_err(|r| (second, r))?;
+    push_edge(
+        out,
+        line,
+        fields,
+        (u, v),
+        "too many columns: expected `u v` or `u v weight`",
+    )
+}
+
+/// Ends a line whose two ids gave `edge`: reads the optional weight column from `fields`,
+/// refuses anything after it (with `too_many`, naming the line's forms) and a column count
+/// that differs from the chunk's earlier lines, then records the edge.
+#[inline]
+pub(crate) fn push_edge<'l, I>(
+    out: &mut EdgeChunk<I>,
+    line: &'l [u8],
+    mut fields: Fields<'l>,
+    edge: (I, I),
+    too_many: &'static str,
+) -> Result<(), (&'l [u8], &'static str)> {
     let columns = match fields.next() {
         None => 2,
         Some(field) => {
@@ -112,10 +132,10 @@ fn parse_line<'l>(
         }
     };
     if fields.next().is_some() {
-        return Err((line, "too many columns: expected `u v` or `u v weight`"));
+        return Err((line, too_many));
     }
     same_columns(out, columns).map_err(|r| (line, r))?;
-    out.edges.push((u, v));
+    out.edges.push(edge);
     Ok(())
 }
 

@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::edgelist::{concat, int_ids, same_columns, write_edges, write_in_blocks, EdgeChunk};
-use super::text::{self, parse_id, parse_weight, Fields, Progress};
+use super::edgelist::{concat, int_ids, push_edge, write_edges, write_in_blocks, EdgeChunk};
+use super::text::{self, parse_id, Fields, Progress};
 use super::Dataset;
 use crate::algo::{AlgoOutput, Values, UNREACHED};
 use crate::graph::ids::{IdMap, IdMapError};
@@ -126,24 +126,14 @@ pub(crate) fn read(
             ids.internal(id)
                 .ok_or((field, "edge endpoint is not listed in the vertex file"))
         };
-        let (u, v) = (endpoint()?, endpoint()?);
-        let columns = match fields.next() {
-            None => 2,
-            Some(field) => {
-                out.weights
-                    .push(parse_weight(field).map_err(|r| (field, r))?);
-                3
-            }
-        };
-        if fields.next().is_some() {
-            return Err((
-                line,
-                "too many columns: expected `src dst` or `src dst weight`",
-            ));
-        }
-        same_columns(out, columns).map_err(|r| (line, r))?;
-        out.edges.push((u, v));
-        Ok(())
+        let edge = (endpoint()?, endpoint()?);
+        push_edge(
+            out,
+            line,
+            fields,
+            edge,
+            "too many columns: expected `src dst` or `src dst weight`",
+        )
     });
     let chunks = text::parse_lines(path, &mut input, 1, progress, parse)?;
     let (edges, mut weights) = concat(path, chunks)?;

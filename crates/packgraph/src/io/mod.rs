@@ -5,7 +5,9 @@
 //!   content);
 //! * Matrix Market coordinate files ([`mtx`]);
 //! * LDBC Graphalytics `.v`/`.e` datasets and its `id value` output ([`graphalytics`]);
-//! * packgraph snapshots ([`binary`]): the in-memory arrays with a checksum.
+//! * packgraph snapshots ([`binary`]): the in-memory arrays with a checksum;
+//! * update batches as text, `+ SRC DST [WEIGHT]` / `- SRC DST` / `commit` lines
+//!   ([`updates`]).
 //!
 //! Text readers parse blocks of the file on all threads. Files name vertices by arbitrary
 //! `u64` ids; a loaded [`Dataset`] holds the graph over dense ids `0..n`, and the graph
@@ -36,6 +38,7 @@ pub mod generate;
 pub mod graphalytics;
 pub mod mtx;
 mod text;
+pub mod updates;
 
 use std::io::{BufWriter, Write};
 use std::path::Path;

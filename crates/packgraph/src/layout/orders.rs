@@ -24,41 +24,22 @@ use crate::graph::VertexId;
 /// # Complexity
 /// O(n + m) work, sequential.
 pub(crate) fn bfs_order(adjacency: &Adjacency) -> Vec<VertexId> {
-    let n = adjacency.len();
-    let mut placed = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    for root in 0..n as VertexId {
-        if std::mem::replace(&mut placed[root as usize], true) {
-            continue;
-        }
-        let mut head = order.len();
-        order.push(root);
-        while head < order.len() {
-            let v = order[head];
-            head += 1;
-            for &u in adjacency.neighbors(v) {
-                if !std::mem::replace(&mut placed[u as usize], true) {
-                    order.push(u);
-                }
-            }
-        }
-    }
-    order
+    breadth_first(adjacency, 0..adjacency.len() as VertexId, |_| {})
 }
 
-/// Reverse Cuthill–McKee order.
-///
-/// # Complexity
-/// O(n log n + m log d) work (sorting by degree), sequential but for the first sort.
-pub(crate) fn rcm_order(adjacency: &Adjacency) -> Vec<VertexId> {
+/// Breadth-first trees, one from each vertex of `roots` not reached before it: each
+/// vertex taken from the queue appends its neighbors not yet placed, in the order
+/// `arrange` leaves them (they come in the adjacency's order).
+fn breadth_first(
+    adjacency: &Adjacency,
+    roots: impl IntoIterator<Item = VertexId>,
+    mut arrange: impl FnMut(&mut [VertexId]),
+) -> Vec<VertexId> {
     let n = adjacency.len();
-    let degree = |v: VertexId| adjacency.degree(v);
-    let mut by_degree: Vec<VertexId> = (0..n as VertexId).collect();
-    by_degree.par_sort_by_key(|&v| (degree(v), v));
     let mut placed = vec![false; n];
     let mut order = Vec::with_capacity(n);
     let mut fresh = Vec::new();
-    for &root in &by_degree {
+    for root in roots {
         if std::mem::replace(&mut placed[root as usize], true) {
             continue;
         }
@@ -73,10 +54,24 @@ pub(crate) fn rcm_order(adjacency: &Adjacency) -> Vec<VertexId> {
                     fresh.push(u);
                 }
             }
-            fresh.sort_unstable_by_key(|&u| (degree(u), u));
+            arrange(&mut fresh);
             order.extend_from_slice(&fresh);
         }
     }
+    order
+}
+
+/// Reverse Cuthill–McKee order.
+///
+/// # Complexity
+/// O(n log n + m log d) work (sorting by degree), sequential but for the first sort.
+pub(crate) fn rcm_order(adjacency: &Adjacency) -> Vec<VertexId> {
+    let degree = |v: VertexId| adjacency.degree(v);
+    let mut by_degree: Vec<VertexId> = (0..adjacency.len() as VertexId).collect();
+    by_degree.par_sort_by_key(|&v| (degree(v), v));
+    let mut order = breadth_first(adjacency, by_degree, |fresh| {
+        fresh.sort_unstable_by_key(|&u| (degree(u), u));
+    });
     order.reverse();
     order
 }

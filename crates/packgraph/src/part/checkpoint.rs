@@ -20,6 +20,11 @@
 //! * `checkpoint-V.manifest`: text lines `part-checkpoint 1`, `version V`, `depth D`,
 //!   `top FILE` (the unit of the entries above the threshold), then one `unit FILE` line
 //!   per subtree unit in key order.
+//!
+//! Nothing outside the tests uses this yet: the store writes a version's id dictionary and
+//! its vertex properties each as one whole unit (`store::units`). Both are PART maps, and
+//! their checkpoints are to become incremental through these subtree units (rewriting only
+//! the subtrees a version changed); that is why this module stays.
 
 use std::collections::HashMap;
 use std::io::{self, Write};

@@ -36,13 +36,6 @@ enum Op {
     RemoveBatch(Vec<Vec<u8>>),
     Snapshot,
     DropOldest,
-    /// Unite with the oldest live snapshot (shares most subtrees).
-    UnionOldest,
-    /// Intersect with the oldest live snapshot.
-    IntersectOldest,
-    /// Unite with, or intersect with, a separately built map (shares nothing).
-    Union(Vec<(Vec<u8>, u32)>),
-    Intersect(Vec<Vec<u8>>),
     /// Re-lay in traversal order.
     Compact,
 }
@@ -71,10 +64,6 @@ fn op_over<K: Strategy<Value = Vec<u8>> + Clone + 'static>(key: K) -> impl Strat
         2 => vec(key(), 0..60).prop_map(Op::RemoveBatch),
         1 => Just(Op::Snapshot),
         1 => Just(Op::DropOldest),
-        1 => Just(Op::UnionOldest),
-        1 => Just(Op::IntersectOldest),
-        1 => vec((key(), any::<u32>()), 0..40).prop_map(Op::Union),
-        1 => vec(key(), 0..80).prop_map(Op::Intersect),
         1 => Just(Op::Compact),
     ]
 }
@@ -176,48 +165,6 @@ fn run(ops: &[Op]) {
                     }
                     vec![]
                 }
-                Op::UnionOldest | Op::IntersectOldest => {
-                    if let Some((other, other_oracle)) = versions.first() {
-                        if matches!(op, Op::UnionOldest) {
-                            part = part.union(other);
-                            for (k, v) in other_oracle {
-                                oracle.entry(k.clone()).or_insert(*v);
-                            }
-                        } else {
-                            part = part.intersection(other);
-                            oracle.retain(|k, _| other_oracle.contains_key(k));
-                        }
-                    }
-                    vec![]
-                }
-                Op::Union(items) => {
-                    let other: Part<Value> =
-                        items.iter().map(|(k, v)| (k.clone(), value(*v))).collect();
-                    other.check_invariants().unwrap();
-                    let other_oracle: Oracle = items.iter().cloned().collect();
-                    // Both directions: `self` wins.
-                    let flipped = other.union(&part);
-                    let mut flipped_oracle = other_oracle.clone();
-                    for (k, v) in &oracle {
-                        flipped_oracle.entry(k.clone()).or_insert(*v);
-                    }
-                    check(&flipped, &flipped_oracle, &[]);
-                    part = part.union(&other);
-                    for (k, v) in other_oracle {
-                        oracle.entry(k).or_insert(v);
-                    }
-                    items.iter().take(4).map(|(k, _)| k.clone()).collect()
-                }
-                Op::Intersect(keys) => {
-                    let other: Part<Value> = keys.iter().map(|k| (k.clone(), value(0))).collect();
-                    other.check_invariants().unwrap();
-                    let flipped = other.intersection(&part);
-                    assert_eq!(flipped.len(), part.intersection(&other).len());
-                    flipped.check_invariants().unwrap();
-                    part = part.intersection(&other);
-                    oracle.retain(|k, _| keys.contains(k));
-                    keys.iter().take(4).cloned().collect()
-                }
                 Op::Compact => {
                     part = part.compact();
                     vec![]
@@ -268,7 +215,7 @@ fn fresh_nodes(part: &Part<u32>, others: &[&Part<u32>]) -> usize {
 }
 
 #[test]
-fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
+fn batches_copy_each_node_once() {
     let base: Part<u32> = (0..20_000u64)
         .map(|k| ((k * 7919).to_be_bytes(), k as u32))
         .collect();
@@ -316,21 +263,10 @@ fn batches_copy_each_node_once_and_set_operations_share_subtrees() {
     assert_eq!(copied, fresh_nodes(&one_by_one, &[&base]));
     assert!(copied <= 100 * 4, "{copied} nodes copied for 100 keys");
 
-    // A version with itself: the same tree, nothing visited or allocated.
-    assert_eq!(fresh_nodes(&base.union(&base), &[&base]), 0);
-    assert_eq!(fresh_nodes(&base.intersection(&base), &[&base]), 0);
-    // Two versions differing in a few keys: only the paths to those keys are new.
+    // Two versions differing in a few keys.
     let mut changed = base.clone();
     changed.insert(&5u64.to_be_bytes(), 5);
     changed.remove(&7919u64.to_be_bytes());
-    let union = base.union(&changed);
-    union.check_invariants().unwrap();
-    assert_eq!(union.len(), base.len() + 1);
-    assert!(fresh_nodes(&union, &[&base, &changed]) <= 8);
-    let both = base.intersection(&changed);
-    assert_eq!(both.len(), base.len() - 1);
-    assert!(fresh_nodes(&both, &[&base, &changed]) <= 8);
-    both.check_invariants().unwrap();
     // Traversal-order rebuild keeps the contents.
     let compact = changed.compact();
     compact.check_invariants().unwrap();

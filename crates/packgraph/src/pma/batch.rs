@@ -20,9 +20,8 @@ use super::{raw, sort, Pma};
 /// Batch keys per leaf below which a leaf is updated in place, key by key.
 const IN_PLACE_MAX: usize = 2;
 /// How many leaf groups ahead a serial merge prefetches. It prefetches each leaf whole: an
-/// in-place edit reads it to the end (Kronecker s20, 384-byte leaves, one thread, three
-/// runs: batches of 1e4 edges at 1.59-1.77 M arcs/s against 1.41-1.54 with the first three
-/// lines only, of 1e3 at 1.14-1.56 against 0.92-1.45).
+/// in-place edit reads it to the end (measured faster than prefetching a leaf's first
+/// three lines only, for batches of 1e4 and 1e3 edges; see CHANGELOG).
 const PREFETCH_GROUPS: usize = 4;
 /// Elements per task in the parallel linear merge of a rebuild.
 const MERGE_GRAIN: usize = 1 << 16;

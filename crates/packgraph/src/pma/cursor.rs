@@ -314,7 +314,7 @@ impl<C: LeafCodec> Pma<C> {
                 let i = (group - low) as usize;
                 if counts[i] == 0 {
                     // `short_cursor` with the leaf's bytes at hand: looking the leaf up again
-                    // per run measured 0.13-0.16 s against 0.10-0.12 (Kronecker s20).
+                    // per run measured slower (see CHANGELOG).
                     starts[i] = ShortCursor {
                         leaf: j as u32,
                         next: C::entry_end(leaf, offset) as u32,

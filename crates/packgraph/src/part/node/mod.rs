@@ -67,7 +67,7 @@ pub(crate) struct Header<V> {
     /// Children.
     pub(crate) count: u16,
     /// Entries in the subtree (terminal included), so that a whole subtree's size is known
-    /// without walking it (lengths of unions and intersections).
+    /// without walking it (`len` of any subtree in O(1)).
     pub(crate) entries: usize,
 }
 

@@ -6,9 +6,8 @@
 //! removal. So the groups after the edited ones are not decoded: each new group is the
 //! slots carried over from the previous old group followed by the leading slots of the
 //! next, its control byte the two control bytes' codes shifted together, its data two
-//! byte copies. (Against decoding the tail into keys and encoding it again: 2000 leaves
-//! of 120 graph-shaped keys in 384 bytes, one thread, an insert and a removal 641-644 ns
-//! against 746-775; most of what is left is the walk to the key's group and the chain of
+//! byte copies. (Measured faster than decoding the tail into keys and encoding it again,
+//! see CHANGELOG; most of what is left is the walk to the key's group and the chain of
 //! control bytes after it.)
 //!
 //! The leaf's bytes from the edited group on are copied aside first, so a rewrite that

@@ -118,15 +118,14 @@ pub(super) fn available() -> bool {
 /// cannot be `#[inline(always)]`, and a call per group costs a third of the time). `$lazy`
 /// tests for escapes behind a branch on lanes of all ones: the pair decode, which runs on
 /// blocks of high-degree vertices, sets it; the one-run decode, which low-degree graphs
-/// take, does not (Luxembourg's road network 1.4-1.5 ns/arc without the branch, 1.8-2.1
-/// with it; Kronecker s20 pairs 1.16-1.20 with it, 1.24-1.28 without).
+/// take, does not (measured: the branch slows a road network's one-run decode and speeds
+/// Kronecker pairs; see CHANGELOG).
 ///
 /// The state is five addresses (the next control byte, the last one with room for the
 /// loads, the leaf's end of use, the next slot and the last with room for four), so that
 /// two decodes in one loop keep all of it in registers: with a leaf, offsets and a slice
 /// each, the pair loop spilled one decode's control-byte offset and previous target to the
-/// stack, lengthening the chain each group waits on (Kronecker s20, blocks of 2048
-/// vertices into a slice, one thread: 1.02-1.05 ns/arc against 1.16-1.17).
+/// stack, lengthening the chain each group waits on (measured faster; see CHANGELOG).
 macro_rules! group_step {
     ($lanes:expr, $lazy:expr) => {{
         let lanes: &mut Lanes<'_, '_> = $lanes;

@@ -1,6 +1,7 @@
-//! Reading a graph: the flat vertex index (each vertex's run of arcs, built in parallel on
-//! first use after a change and cached until the next) and the [`GraphRead`] and
-//! [`WeightedGraphRead`] implementations over it.
+//! Reading the dynamic graph through its flat vertex index (each vertex's run of arcs,
+//! built in parallel on first use after a change and cached until the next): the index's
+//! upkeep, the read-side inherent methods, and the [`GraphRead`] and [`WeightedGraphRead`]
+//! implementations over it. The traits themselves are in `read.rs`.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -115,6 +116,17 @@ impl<C: LeafCodec> Graph<C> {
         let _ = self.index.set(Arc::new(FlatIndex { out, incoming }));
         self.index.get().expect("the index was just set")
     }
+
+    /// The index and array of in-arcs: the reversed ones of a directed graph, else the
+    /// out-arcs (an undirected graph stores both directions of each edge).
+    #[inline]
+    fn in_runs(&self) -> (&RunIndex, &Pma<C>) {
+        let flat = self.flat();
+        match (&flat.incoming, &self.incoming) {
+            (Some(index), Some(set)) => (index, set),
+            _ => (&flat.out, &self.out),
+        }
+    }
 }
 
 impl<C: LeafCodec> GraphRead for Graph<C> {
@@ -135,17 +147,13 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
     }
 
     fn in_degree(&self, v: VertexId) -> usize {
-        let flat = self.flat();
-        flat.incoming.as_ref().unwrap_or(&flat.out).degree(v)
+        self.in_runs().0.degree(v)
     }
 
     #[inline]
     fn prefetch_in_neighbors(&self, v: VertexId) {
-        let flat = self.flat();
-        match (&flat.incoming, &self.incoming) {
-            (Some(index), Some(set)) => index.prefetch(set, v),
-            _ => flat.out.prefetch(&self.out, v),
-        }
+        let (index, set) = self.in_runs();
+        index.prefetch(set, v);
     }
 
     fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
@@ -155,12 +163,8 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
     }
 
     fn for_each_in_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
-        let flat = self.flat();
-        let mut f = |item| f(C::key(item) as VertexId);
-        match (&flat.incoming, &self.incoming) {
-            (Some(index), Some(set)) => index.for_each(set, v, &mut f),
-            _ => flat.out.for_each(&self.out, v, &mut f),
-        }
+        let (index, set) = self.in_runs();
+        index.for_each(set, v, |item| f(C::key(item) as VertexId))
     }
 
     fn for_each_out_arc_in(&self, vertices: Range<VertexId>, f: impl FnMut(VertexId, VertexId)) {
@@ -168,11 +172,8 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
     }
 
     fn for_each_in_arc_in(&self, vertices: Range<VertexId>, f: impl FnMut(VertexId, VertexId)) {
-        let flat = self.flat();
-        match (&flat.incoming, &self.incoming) {
-            (Some(index), Some(set)) => index.for_each_arc_in(set, vertices, f),
-            _ => flat.out.for_each_arc_in(&self.out, vertices, f),
-        }
+        let (index, set) = self.in_runs();
+        index.for_each_arc_in(set, vertices, f);
     }
 
     fn out_arcs_in<'a>(
@@ -189,11 +190,8 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         vertices: Range<VertexId>,
         scratch: &'a mut Vec<VertexId>,
     ) -> &'a [VertexId] {
-        let flat = self.flat();
-        match (&flat.incoming, &self.incoming) {
-            (Some(index), Some(set)) => index.targets_in(set, vertices, scratch),
-            _ => flat.out.targets_in(&self.out, vertices, scratch),
-        }
+        let (index, set) = self.in_runs();
+        index.targets_in(set, vertices, scratch);
         scratch
     }
 }

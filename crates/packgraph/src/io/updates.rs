@@ -1,0 +1,424 @@
+//! The text format of update batches, one operation a line, and its reader.
+//!
+//! ```text
+//! # a comment runs to the end of its line
+//! + SRC DST [WEIGHT]     insert an edge (a finite weight, for weighted graphs)
+//! - SRC DST              delete an edge
+//! commit                 end the batch
+//! ```
+//!
+//! Vertex ids are integers (`u64`) or names (any other word without whitespace or `#`), as
+//! [`ExternalId`] holds them. Blank lines are skipped; the end of the input ends the last
+//! batch unless it is empty, and two `commit` lines in a row make an empty batch. The reader
+//! turns text into operations only: interning new ids and dropping deletes of unknown
+//! vertices is the job of whoever applies a batch to a graph.
+//!
+//! ```
+//! use packgraph::io::updates::{UpdateOp, UpdateReader};
+//! use packgraph::io::ExternalId;
+//!
+//! let text = "+ 1 2\n+ alice bob 2.5  # weighted\ncommit\n- 1 2\n";
+//! let batches: Vec<_> = UpdateReader::new(text.as_bytes(), "<stdin>")
+//!     .collect::<Result<_, _>>()
+//!     .unwrap();
+//! assert_eq!(batches.len(), 2);
+//! assert_eq!(batches[0].commit_line, 3);
+//! assert_eq!(batches[1].ops, [UpdateOp::Delete(ExternalId::Int(1), ExternalId::Int(2))]);
+//!
+//! let error = UpdateReader::new("+ 1\n".as_bytes(), "<stdin>").next().unwrap().unwrap_err();
+//! assert_eq!(error.to_string(), "<stdin>:1: an insert is `+ SRC DST [WEIGHT]`: `+ 1`");
+//! ```
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use super::text::parse_weight;
+use crate::error::quote;
+use crate::graph::ExternalId;
+use crate::Error;
+
+/// One operation of an update batch, in external ids.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateOp {
+    /// Insert the edge `SRC DST`, with a weight if the line gave one.
+    Insert(ExternalId, ExternalId, Option<f64>),
+    /// Delete the edge `SRC DST`.
+    Delete(ExternalId, ExternalId),
+}
+
+/// The operations of one batch and the line that ended it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateBatch {
+    /// The operations in the order of their lines.
+    pub ops: Vec<UpdateOp>,
+    /// The line of the batch's `commit`, counted from 1 (the last line of the input for a
+    /// batch the end of the input ended).
+    pub commit_line: u64,
+}
+
+/// A line of update text that could not be read or parsed.
+///
+/// Converts into [`Error`]: a malformed line is [`Error::InvalidInput`] (an input error, see
+/// [`Error::is_input_error`]), a failed read is [`Error::Io`].
+#[derive(Debug, thiserror::Error)]
+pub enum UpdatesError {
+    /// A line that is not an operation, a `commit` or a comment.
+    #[error("{}:{line}: {reason}: `{text}`", source_name.display())]
+    Syntax {
+        /// Where the text came from: a file name, or `<stdin>`.
+        source_name: PathBuf,
+        /// The line, counted from 1.
+        line: u64,
+        /// The offending text (shortened to 60 characters).
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The underlying reader failed (or the text is not UTF-8).
+    #[error("{}:{line}: {error}", source_name.display())]
+    Read {
+        /// Where the text came from: a file name, or `<stdin>`.
+        source_name: PathBuf,
+        /// The line being read, counted from 1.
+        line: u64,
+        /// The reader's error.
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl UpdatesError {
+    /// Whether the text is at fault (a malformed line) rather than the reader: the same
+    /// split as [`Error::is_input_error`] after conversion.
+    pub fn is_input_error(&self) -> bool {
+        matches!(self, Self::Syntax { .. })
+    }
+
+    /// The line the error is on, counted from 1.
+    pub fn line(&self) -> u64 {
+        match self {
+            Self::Syntax { line, .. } | Self::Read { line, .. } => *line,
+        }
+    }
+}
+
+impl From<UpdatesError> for Error {
+    fn from(error: UpdatesError) -> Self {
+        match error {
+            UpdatesError::Syntax {
+                source_name,
+                line,
+                text,
+                reason,
+            } => Error::InvalidInput {
+                path: Some(source_name),
+                line: Some(line),
+                value: Some(text),
+                reason,
+            },
+            UpdatesError::Read {
+                source_name, error, ..
+            } => Error::io(&source_name, error),
+        }
+    }
+}
+
+/// Reads [`UpdateBatch`]es from text (the format in the [module docs](self)).
+///
+/// Also an [`Iterator`] of `Result<UpdateBatch, UpdatesError>`; after an error it yields
+/// nothing more.
+#[derive(Debug)]
+pub struct UpdateReader<R> {
+    reader: R,
+    source_name: PathBuf,
+    line: u64,
+    text: String,
+    done: bool,
+}
+
+/// An id as written: an integer if the word is one, else a name.
+pub fn parse_id(text: &str) -> ExternalId {
+    match text.parse::<u64>() {
+        Ok(id) => ExternalId::Int(id),
+        Err(_) => ExternalId::Name(text.into()),
+    }
+}
+
+impl<R: BufRead> UpdateReader<R> {
+    /// A reader of `reader`, whose errors name `source_name` (a file name, or `<stdin>`).
+    pub fn new(reader: R, source_name: impl Into<PathBuf>) -> Self {
+        Self {
+            reader,
+            source_name: source_name.into(),
+            line: 0,
+            text: String::new(),
+            done: false,
+        }
+    }
+
+    /// The name errors give the text's source.
+    pub fn source_name(&self) -> &Path {
+        &self.source_name
+    }
+
+    /// The last line read, counted from 1 (0 before the first).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The next batch; `None` at the end of the input. A batch may be empty (two `commit`
+    /// lines in a row).
+    ///
+    /// # Errors
+    /// [`UpdatesError::Syntax`] for a line that is not an operation, naming the source, the
+    /// line and its text; [`UpdatesError::Read`] if the reader fails. The batch the error
+    /// interrupts is lost, and later calls return `None`.
+    pub fn next_batch(&mut self) -> Result<Option<UpdateBatch>, UpdatesError> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut ops = Vec::new();
+        loop {
+            self.text.clear();
+            let read = self.reader.read_line(&mut self.text).map_err(|error| {
+                self.done = true;
+                UpdatesError::Read {
+                    source_name: self.source_name.clone(),
+                    line: self.line + 1,
+                    error,
+                }
+            })?;
+            if read == 0 {
+                self.done = true;
+                return Ok((!ops.is_empty()).then_some(UpdateBatch {
+                    ops,
+                    commit_line: self.line,
+                }));
+            }
+            self.line += 1;
+            let content = self.text.split('#').next().unwrap_or("").trim();
+            match parse_line(content, &mut ops) {
+                Ok(true) => {
+                    return Ok(Some(UpdateBatch {
+                        ops,
+                        commit_line: self.line,
+                    }))
+                }
+                Ok(false) => {}
+                Err((text, reason)) => {
+                    self.done = true;
+                    return Err(UpdatesError::Syntax {
+                        source_name: self.source_name.clone(),
+                        line: self.line,
+                        text: quote(text),
+                        reason: reason.to_owned(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for UpdateReader<R> {
+    type Item = Result<UpdateBatch, UpdatesError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().transpose()
+    }
+}
+
+/// Parses one line, its comment removed, into `ops`; true at `commit`. An error is the
+/// offending text and what is wrong with it.
+fn parse_line<'a>(
+    content: &'a str,
+    ops: &mut Vec<UpdateOp>,
+) -> Result<bool, (&'a str, &'static str)> {
+    let mut fields = content.split_whitespace();
+    let Some(kind) = fields.next() else {
+        return Ok(false);
+    };
+    let fields: Vec<&str> = fields.collect();
+    let op = match (kind, &fields[..]) {
+        ("commit", []) => return Ok(true),
+        ("commit", _) => return Err((content, "`commit` takes nothing after it")),
+        ("+", [u, v]) => UpdateOp::Insert(parse_id(u), parse_id(v), None),
+        ("+", [u, v, w]) => {
+            let weight = parse_weight(w.as_bytes()).map_err(|reason| (*w, reason))?;
+            UpdateOp::Insert(parse_id(u), parse_id(v), Some(weight))
+        }
+        ("+", _) => return Err((content, "an insert is `+ SRC DST [WEIGHT]`")),
+        ("-", [u, v]) => UpdateOp::Delete(parse_id(u), parse_id(v)),
+        ("-", _) => return Err((content, "a delete is `- SRC DST`")),
+        _ => {
+            return Err((
+                content,
+                "expected `+ SRC DST [WEIGHT]`, `- SRC DST`, `commit` or a `#` comment",
+            ))
+        }
+    };
+    ops.push(op);
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn batches(text: &str) -> Result<Vec<UpdateBatch>, UpdatesError> {
+        UpdateReader::new(text.as_bytes(), "updates.txt").collect()
+    }
+
+    fn batch(ops: Vec<UpdateOp>, commit_line: u64) -> UpdateBatch {
+        UpdateBatch { ops, commit_line }
+    }
+
+    #[test]
+    fn batches_end_at_commit_and_at_the_end() {
+        let text = "# header\n+ 1 2\n+ alice bob 2.5  # a comment\ncommit\n\n- 1 2\ncommit\ncommit\n+ 3 4\n";
+        let got = batches(text).unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(
+            got[0],
+            batch(
+                vec![
+                    UpdateOp::Insert(ExternalId::Int(1), ExternalId::Int(2), None),
+                    UpdateOp::Insert("alice".into(), "bob".into(), Some(2.5)),
+                ],
+                4
+            )
+        );
+        assert_eq!(
+            got[1],
+            batch(
+                vec![UpdateOp::Delete(ExternalId::Int(1), ExternalId::Int(2))],
+                7
+            )
+        );
+        assert_eq!(got[2], batch(vec![], 8));
+        assert_eq!(got[3].commit_line, 9);
+    }
+
+    #[test]
+    fn bad_lines_name_file_line_and_text() {
+        for (text, line, what, quoted) in [
+            ("+ 1 2\n+ 1\n", 2, "an insert is", "+ 1"),
+            ("+ 1 2 x\n", 1, "not a number", "x"),
+            ("+ 1 2 inf\n", 1, "finite", "inf"),
+            ("commit\n- 1 2 3\n", 2, "a delete is", "- 1 2 3"),
+            ("* 1 2\n", 1, "expected", "* 1 2"),
+            ("commit now\n", 1, "takes nothing", "commit now"),
+        ] {
+            let err = batches(text).unwrap_err();
+            assert!(err.is_input_error());
+            assert_eq!(err.line(), line);
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("updates.txt:{line}: ")),
+                "{text:?}: {message}"
+            );
+            assert!(message.contains(what), "{text:?}: {message}");
+            assert!(
+                message.ends_with(&format!("`{quoted}`")),
+                "{text:?}: {message}"
+            );
+            let err = Error::from(err);
+            assert!(err.is_input_error());
+            assert_eq!(err.line(), Some(line));
+            assert_eq!(err.to_string(), message);
+        }
+    }
+
+    #[test]
+    fn nothing_follows_an_error() {
+        let mut reader = UpdateReader::new("+ 1\n+ 2 3\ncommit\n".as_bytes(), "<stdin>");
+        assert!(reader.next().unwrap().is_err());
+        assert!(reader.next().is_none());
+    }
+
+    #[test]
+    fn read_failures_are_not_input_errors() {
+        let bytes: &[u8] = b"+ 1 2\n+ 2 \xff\n";
+        let err = UpdateReader::new(bytes, "u.txt")
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert!(!err.is_input_error());
+        assert_eq!(err.line(), 2);
+        assert!(!Error::from(err).is_input_error());
+    }
+
+    /// Words that read back as the same [`ExternalId`]: integers, and names that are not
+    /// integers and hold no whitespace or `#`.
+    fn id() -> impl Strategy<Value = ExternalId> {
+        prop_oneof![
+            any::<u64>().prop_map(ExternalId::Int),
+            "[a-zA-Z_][a-zA-Z0-9_.-]{0,8}".prop_map(|name| ExternalId::Name(name.into())),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = UpdateOp> {
+        let weight = prop_oneof![Just(None), (-1e12..1e12f64).prop_map(Some)];
+        prop_oneof![
+            (id(), id(), weight).prop_map(|(u, v, w)| UpdateOp::Insert(u, v, w)),
+            (id(), id()).prop_map(|(u, v)| UpdateOp::Delete(u, v)),
+        ]
+    }
+
+    /// `ops` written one a line, with comments, blank lines and spacing the reader skips.
+    fn format(batches: &[Vec<UpdateOp>], noise: &[u8]) -> String {
+        let mut text = String::new();
+        let mut noise = noise.iter().cycle();
+        for ops in batches {
+            for op in ops {
+                match noise.next().copied().unwrap_or(0) % 4 {
+                    1 => text.push_str("# a comment line\n"),
+                    2 => text.push_str("\n  \t\n"),
+                    _ => {}
+                }
+                match op {
+                    UpdateOp::Insert(u, v, None) => {
+                        text.push_str(&format!("+ {} {}", word(u), word(v)))
+                    }
+                    UpdateOp::Insert(u, v, Some(w)) => {
+                        text.push_str(&format!("+\t{}  {} {w}", word(u), word(v)));
+                    }
+                    UpdateOp::Delete(u, v) => text.push_str(&format!("- {} {}", word(u), word(v))),
+                }
+                text.push_str(if noise.next().copied().unwrap_or(0) % 3 == 0 {
+                    "   # trailing\n"
+                } else {
+                    "\n"
+                });
+            }
+            text.push_str("commit\n");
+        }
+        text
+    }
+
+    fn word(id: &ExternalId) -> String {
+        match id {
+            ExternalId::Int(id) => id.to_string(),
+            ExternalId::Name(name) => name.to_string(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn formatted_batches_read_back_equal(
+            expected in prop::collection::vec(prop::collection::vec(op(), 0..6), 0..6),
+            noise in prop::collection::vec(any::<u8>(), 1..16),
+        ) {
+            let text = format(&expected, &noise);
+            let got = batches(&text).unwrap();
+            let ops: Vec<Vec<UpdateOp>> = got.iter().map(|b| b.ops.clone()).collect();
+            prop_assert_eq!(ops, expected);
+            // Each batch ends on its own `commit` line.
+            let lines: Vec<&str> = text.lines().collect();
+            for b in &got {
+                prop_assert_eq!(lines[b.commit_line as usize - 1], "commit");
+            }
+        }
+    }
+}
