@@ -55,6 +55,7 @@ mod page;
 mod point;
 mod raw;
 mod rebalance;
+mod serialize;
 mod sort;
 mod spread;
 mod table;
@@ -67,6 +68,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub use self::arrays::{PmaParts, PmaPartsRef};
+pub(crate) use self::serialize::ArrayDims;
 pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;
