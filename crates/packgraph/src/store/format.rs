@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::{Error, Result};
 
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
@@ -94,14 +95,14 @@ impl UnitRef {
         UNIT_HEADER as u64 + self.len + 4
     }
 
-    pub(super) fn put(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.pack.to_le_bytes());
-        out.extend_from_slice(&self.offset.to_le_bytes());
-        out.extend_from_slice(&self.len.to_le_bytes());
-        out.extend_from_slice(&self.hash.to_le_bytes());
+    pub(super) fn put(&self, w: &mut ByteWriter) {
+        w.u64(self.pack)
+            .u64(self.offset)
+            .u64(self.len)
+            .u128(self.hash);
     }
 
-    pub(super) fn get(r: &mut Cursor<'_>) -> Result<Self> {
+    pub(super) fn get(r: &mut ByteReader<&[u8]>) -> Result<Self, BytesError> {
         Ok(Self {
             pack: r.u64("unit pack")?,
             offset: r.u64("unit offset")?,
@@ -121,18 +122,19 @@ pub(super) fn unit_hash(kind: UnitKind, payload: &[u8]) -> u128 {
 /// trailer.
 pub(super) struct PackWriter {
     pub(super) number: u64,
-    bytes: Vec<u8>,
+    bytes: ByteWriter,
     units: u64,
 }
 
 impl PackWriter {
     pub(super) fn new(number: u64) -> Self {
-        let mut bytes = Vec::with_capacity(1 << 16);
-        bytes.extend_from_slice(PACK_MAGIC);
-        bytes.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&number.to_le_bytes());
-        let sum = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&sum.to_le_bytes());
+        let mut bytes = ByteWriter::with_capacity(1 << 16);
+        bytes
+            .bytes(PACK_MAGIC)
+            .u32(STORE_FORMAT_VERSION)
+            .u64(number);
+        let sum = crc32c::crc32c(bytes.as_slice());
+        bytes.u32(sum);
         Self {
             number,
             bytes,
@@ -142,20 +144,19 @@ impl PackWriter {
 
     /// Appends a unit whose payload hashes to `hash`; returns its reference.
     pub(super) fn add(&mut self, kind: UnitKind, payload: &[u8], hash: u128) -> UnitRef {
-        let offset = self.bytes.len() as u64;
         let start = self.bytes.len();
-        self.bytes.push(kind as u8);
-        self.bytes.extend_from_slice(&[0u8; 7]);
         self.bytes
-            .extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        self.bytes.extend_from_slice(&hash.to_le_bytes());
-        self.bytes.extend_from_slice(payload);
-        let sum = crc32c::crc32c(&self.bytes[start..]);
-        self.bytes.extend_from_slice(&sum.to_le_bytes());
+            .u8(kind as u8)
+            .bytes(&[0u8; 7])
+            .size(payload.len())
+            .u128(hash)
+            .bytes(payload);
+        let sum = crc32c::crc32c(&self.bytes.as_slice()[start..]);
+        self.bytes.u32(sum);
         self.units += 1;
         UnitRef {
             pack: self.number,
-            offset,
+            offset: start as u64,
             len: payload.len() as u64,
             hash,
         }
@@ -168,11 +169,10 @@ impl PackWriter {
     /// The whole file: the units, then the end marker, the unit count and a CRC-32C of
     /// every byte before it.
     pub(super) fn finish(mut self) -> Vec<u8> {
-        self.bytes.extend_from_slice(PACK_END);
-        self.bytes.extend_from_slice(&self.units.to_le_bytes());
-        let sum = crc32c::crc32c(&self.bytes);
-        self.bytes.extend_from_slice(&sum.to_le_bytes());
-        self.bytes
+        self.bytes.bytes(PACK_END).u64(self.units);
+        let sum = crc32c::crc32c(self.bytes.as_slice());
+        self.bytes.u32(sum);
+        self.bytes.into_vec()
     }
 }
 
@@ -357,80 +357,14 @@ pub(super) fn read_unit_of<'a>(
     Ok((kind, payload))
 }
 
-/// Reads little-endian integers from a byte slice, with errors naming the file and offset.
-pub(super) struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    path: &'a Path,
-    /// Offset of `bytes` in the file.
-    base: u64,
+/// A reader of the bytes of file `path` that start at byte `base` of it.
+pub(super) fn reader(bytes: &[u8], base: u64) -> ByteReader<&[u8]> {
+    ByteReader::new(bytes).starting_at(base)
 }
 
-impl<'a> Cursor<'a> {
-    pub(super) fn new(bytes: &'a [u8], path: &'a Path, base: u64) -> Self {
-        Self {
-            bytes,
-            at: 0,
-            path,
-            base,
-        }
-    }
-
-    pub(super) fn offset(&self) -> u64 {
-        self.base + self.at as u64
-    }
-
-    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        if self.bytes.len() - self.at < n {
-            return Err(corrupt_at(
-                self.path,
-                self.offset(),
-                format!("{what} runs past the end"),
-            ));
-        }
-        let out = &self.bytes[self.at..self.at + n];
-        self.at += n;
-        Ok(out)
-    }
-
-    pub(super) fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn u128(&mut self, what: &str) -> Result<u128> {
-        Ok(u128::from_le_bytes(
-            self.take(16, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn size(&mut self, what: &str, max: u64) -> Result<usize> {
-        let at = self.offset();
-        let value = self.u64(what)?;
-        if value > max {
-            return Err(corrupt_at(
-                self.path,
-                at,
-                format!("{what} {value} is more than {max}"),
-            ));
-        }
-        Ok(value as usize)
-    }
-
-    pub(super) fn rest(&self) -> usize {
-        self.bytes.len() - self.at
-    }
-
-    pub(super) fn corrupt(&self, reason: impl Into<String>) -> Error {
-        corrupt_at(self.path, self.offset(), reason)
-    }
+/// A decoding error of file `path` as the library's error.
+pub(super) fn in_file(path: &Path) -> impl Fn(BytesError) -> Error + '_ {
+    move |e| e.into_error(Some(path), "")
 }
 
 /// What a manifest says: the checkpoint it names and what it covers.
@@ -465,9 +399,6 @@ pub(super) const MANIFEST: &str = "MANIFEST";
 
 impl Manifest {
     pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256);
-        out.extend_from_slice(MANIFEST_MAGIC);
-        out.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
         let mut flags = 0;
         if self.directed {
             flags |= FLAG_DIRECTED;
@@ -478,27 +409,26 @@ impl Manifest {
         if self.delta.is_some() {
             flags |= FLAG_DELTA;
         }
-        out.extend_from_slice(&flags.to_le_bytes());
-        for value in [
-            self.number,
-            self.log_seq,
-            self.graph_version,
-            self.num_vertices,
-            self.num_arcs,
-            self.next_pack,
-            self.base_seq,
-        ] {
-            out.extend_from_slice(&value.to_le_bytes());
+        let mut w = ByteWriter::with_capacity(256);
+        w.bytes(MANIFEST_MAGIC)
+            .u32(STORE_FORMAT_VERSION)
+            .u32(flags)
+            .u64(self.number)
+            .u64(self.log_seq)
+            .u64(self.graph_version)
+            .u64(self.num_vertices)
+            .u64(self.num_arcs)
+            .u64(self.next_pack)
+            .u64(self.base_seq);
+        for unit in [self.base, self.ids, self.properties]
+            .iter()
+            .chain(&self.delta)
+        {
+            unit.put(&mut w);
         }
-        self.base.put(&mut out);
-        self.ids.put(&mut out);
-        self.properties.put(&mut out);
-        if let Some(delta) = &self.delta {
-            delta.put(&mut out);
-        }
-        let sum = crc32c::crc32c(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        let sum = crc32c::crc32c(w.as_slice());
+        w.u32(sum);
+        w.into_vec()
     }
 
     pub(super) fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
@@ -514,9 +444,7 @@ impl Manifest {
                 "the manifest's CRC-32C does not match",
             ));
         }
-        let mut r = Cursor::new(&bytes[..end], path, 0);
-        r.take(8, "magic")?;
-        let version = r.u32("format version")?;
+        let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
         if !readable(version) {
             return Err(Error::Unsupported {
                 path: Some(path.to_path_buf()),
@@ -526,12 +454,19 @@ impl Manifest {
                 ),
             });
         }
+        Self::decode_fields(&bytes[..end]).map_err(in_file(path))
+    }
+
+    /// The manifest's fields after its magic and version, up to its checksum.
+    fn decode_fields(bytes: &[u8]) -> Result<Self, BytesError> {
+        let mut r = reader(bytes, 0);
+        r.take(12, "magic and version")?;
         let flags = r.u32("flags")?;
         if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DELTA) != 0 {
-            return Err(corrupt_at(
-                path,
+            return Err(r.invalid(
                 12,
-                format!("unknown manifest flags {flags:#x}"),
+                "the manifest flags",
+                format!("unknown flags {flags:#x}"),
             ));
         }
         let mut values = [0u64; 7];
@@ -546,9 +481,7 @@ impl Manifest {
         } else {
             None
         };
-        if r.rest() != 0 {
-            return Err(r.corrupt("bytes follow the manifest's last field"));
-        }
+        r.finish("the manifest's last field")?;
         Ok(Self {
             number: values[0],
             log_seq: values[1],
