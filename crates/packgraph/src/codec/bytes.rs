@@ -11,9 +11,10 @@
 //! ([`BytesError`]) name the byte offset and what was being read. Bulk reads of arrays are
 //! one bounds check and one copy, not one checked read per element.
 //!
-//! The reader takes any [`Read`] whose length is known: a byte slice (which also lends out
-//! borrowed bytes, varints and text without copying) or a file read in order, so that a
-//! snapshot's arrays go from the file to their vectors in one copy. Left out: seeking, and
+//! The reader takes a [`ByteSource`] whose length is known: a byte slice (which also lends
+//! out borrowed bytes, varints and text without copying, and converts arrays straight from
+//! its bytes) or any [`Read`] wrapped in [`FromRead`] (a file read in order, so that a
+//! snapshot's arrays go from the file to their vectors in one copy). Left out: seeking, and
 //! big-endian data (no format uses either).
 
 use std::io::Read;
@@ -156,6 +157,59 @@ impl From<BytesError> for Error {
     }
 }
 
+/// Where a [`ByteReader`] gets its bytes. The reader checks lengths before it asks, so a
+/// source fails only if it is shorter than the reader was told (or its I/O fails).
+pub(crate) trait ByteSource {
+    /// Most bytes [`ByteSource::read_with`] is asked for at once in bulk reads.
+    const CHUNK_BYTES: usize;
+
+    /// Fills `buf` with the next bytes.
+    ///
+    /// # Errors
+    /// The source's I/O error, or [`std::io::ErrorKind::UnexpectedEof`].
+    fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<()>;
+
+    /// Calls `f` on the next `len` bytes.
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_into`].
+    fn read_with<T>(&mut self, len: usize, f: impl FnOnce(&[u8]) -> T) -> std::io::Result<T>;
+}
+
+impl ByteSource for &[u8] {
+    const CHUNK_BYTES: usize = usize::MAX;
+
+    fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        self.read_exact(buf)
+    }
+
+    fn read_with<T>(&mut self, len: usize, f: impl FnOnce(&[u8]) -> T) -> std::io::Result<T> {
+        let (head, tail) = self
+            .split_at_checked(len)
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        *self = tail;
+        Ok(f(head))
+    }
+}
+
+/// A [`Read`] as a [`ByteSource`]: bulk reads go through a buffer of [`CHUNK_BYTES`].
+#[derive(Debug)]
+pub(crate) struct FromRead<R>(pub(crate) R);
+
+impl<R: Read> ByteSource for FromRead<R> {
+    const CHUNK_BYTES: usize = CHUNK_BYTES;
+
+    fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_exact(buf)
+    }
+
+    fn read_with<T>(&mut self, len: usize, f: impl FnOnce(&[u8]) -> T) -> std::io::Result<T> {
+        let mut buf = vec![0u8; len];
+        self.0.read_exact(&mut buf)?;
+        Ok(f(&buf))
+    }
+}
+
 /// Reads a format from `src`, `left` bytes of it, checking every read against what is left.
 #[derive(Debug)]
 pub(crate) struct ByteReader<R> {
@@ -227,9 +281,7 @@ impl<'a> ByteReader<&'a [u8]> {
         min_bytes: u64,
         what: &'static str,
     ) -> Result<usize, BytesError> {
-        let at = self.offset;
-        let count = self.varint(what)?;
-        self.fits(at, count, min_bytes, what)
+        self.counted(min_bytes, what, |r| r.varint(what))
     }
 
     /// Length-prefixed text: a varint byte count, then that many bytes of UTF-8.
@@ -254,7 +306,7 @@ impl<'a> ByteReader<&'a [u8]> {
     }
 }
 
-impl<R: Read> ByteReader<R> {
+impl<R: ByteSource> ByteReader<R> {
     /// A reader of the next `len` bytes of `src`, the first at offset 0.
     pub(crate) fn of_len(src: R, len: u64) -> Self {
         Self {
@@ -336,7 +388,7 @@ impl<R: Read> ByteReader<R> {
     /// Fills `buf` from the source (after [`ByteReader::need`]).
     fn fill(&mut self, buf: &mut [u8], what: &'static str) -> Result<(), BytesError> {
         self.need(buf.len() as u64, what)?;
-        self.src.read_exact(buf).map_err(|source| BytesError::Io {
+        self.src.read_into(buf).map_err(|source| BytesError::Io {
             offset: self.offset,
             what,
             source,
@@ -418,9 +470,7 @@ impl<R: Read> ByteReader<R> {
         min_bytes: u64,
         what: &'static str,
     ) -> Result<usize, BytesError> {
-        let at = self.offset;
-        let count = self.u64(what)?;
-        self.fits(at, count, min_bytes, what)
+        self.counted(min_bytes, what, |r| r.u64(what))
     }
 
     /// A `u32` count, as [`ByteReader::count`].
@@ -429,9 +479,20 @@ impl<R: Read> ByteReader<R> {
         min_bytes: u64,
         what: &'static str,
     ) -> Result<usize, BytesError> {
+        self.counted(min_bytes, what, |r| r.u32(what).map(u64::from))
+    }
+
+    /// A count that `read` reads, checked by [`ByteReader::fits`] against the bytes left
+    /// after it.
+    fn counted(
+        &mut self,
+        min_bytes: u64,
+        what: &'static str,
+        read: impl FnOnce(&mut Self) -> Result<u64, BytesError>,
+    ) -> Result<usize, BytesError> {
         let at = self.offset;
-        let count = self.u32(what)?;
-        self.fits(at, u64::from(count), min_bytes, what)
+        let count = read(self)?;
+        self.fits(at, count, min_bytes, what)
     }
 
     /// `count` (read at `at`) as a `usize`, if `count` elements of at least `min_bytes`
@@ -475,32 +536,38 @@ impl<R: Read> ByteReader<R> {
         Ok(out)
     }
 
-    /// Appends `count` little-endian `u32`s to `out`.
+    /// Appends `count` little-endian words (`u32` or `u64`) to `out`: one bounds check, then
+    /// one conversion straight from a slice source's bytes (a [`FromRead`] source goes
+    /// through a buffer of [`CHUNK_BYTES`]).
     ///
     /// # Errors
-    /// [`BytesError::Truncated`] if fewer than `4 × count` bytes are left; nothing is read
-    /// or allocated then.
-    pub(crate) fn u32s_into(
+    /// [`BytesError::Truncated`] if fewer than `count` words' bytes are left; nothing is
+    /// read or allocated then.
+    pub(crate) fn words_into<T: LeWord>(
         &mut self,
         count: usize,
-        out: &mut Vec<u32>,
+        out: &mut Vec<T>,
         what: &'static str,
     ) -> Result<(), BytesError> {
-        self.words_into(count, out, what, |c| {
-            u32::from_le_bytes([c[0], c[1], c[2], c[3]])
-        })
-    }
-
-    /// Appends `count` little-endian `u64`s to `out`, as [`ByteReader::u32s_into`].
-    pub(crate) fn u64s_into(
-        &mut self,
-        count: usize,
-        out: &mut Vec<u64>,
-        what: &'static str,
-    ) -> Result<(), BytesError> {
-        self.words_into(count, out, what, |c| {
-            u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-        })
+        self.need((count as u64).saturating_mul(T::BYTES as u64), what)?;
+        out.reserve(count);
+        let per_chunk = (R::CHUNK_BYTES / T::BYTES).max(1);
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(per_chunk);
+            let words = |bytes: &[u8]| out.extend(bytes.chunks_exact(T::BYTES).map(T::from_le));
+            self.src
+                .read_with(n * T::BYTES, words)
+                .map_err(|source| BytesError::Io {
+                    offset: self.offset,
+                    what,
+                    source,
+                })?;
+            self.offset += (n * T::BYTES) as u64;
+            self.left -= (n * T::BYTES) as u64;
+            left -= n;
+        }
+        Ok(())
     }
 
     /// `count` little-endian `u64`s as a new vector.
@@ -510,32 +577,30 @@ impl<R: Read> ByteReader<R> {
         what: &'static str,
     ) -> Result<Vec<u64>, BytesError> {
         let mut out = Vec::new();
-        self.u64s_into(count, &mut out, what)?;
+        self.words_into(count, &mut out, what)?;
         Ok(out)
     }
+}
 
-    /// Appends `count` words of `size_of::<T>()` bytes each, converted by `word` from their
-    /// bytes: one bounds check, then a copy through a buffer of [`CHUNK_BYTES`].
-    fn words_into<T>(
-        &mut self,
-        count: usize,
-        out: &mut Vec<T>,
-        what: &'static str,
-        word: impl Fn(&[u8]) -> T,
-    ) -> Result<(), BytesError> {
-        let size = std::mem::size_of::<T>();
-        self.need((count as u64).saturating_mul(size as u64), what)?;
-        out.reserve(count);
-        let mut buf = vec![0u8; (count * size).min(CHUNK_BYTES / size * size)];
-        let mut left = count;
-        while left > 0 {
-            let n = left.min(buf.len() / size);
-            let chunk = &mut buf[..n * size];
-            self.fill(chunk, what)?;
-            out.extend(chunk.chunks_exact(size).map(&word));
-            left -= n;
-        }
-        Ok(())
+/// A word that [`ByteReader::words_into`] reads in bulk.
+pub(crate) trait LeWord: Sized {
+    /// Bytes of the word (a power of two, at most [`CHUNK_BYTES`]).
+    const BYTES: usize;
+    /// The word whose little-endian bytes are `bytes` (exactly [`LeWord::BYTES`] of them).
+    fn from_le(bytes: &[u8]) -> Self;
+}
+
+impl LeWord for u32 {
+    const BYTES: usize = 4;
+    fn from_le(b: &[u8]) -> Self {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl LeWord for u64 {
+    const BYTES: usize = 8;
+    fn from_le(b: &[u8]) -> Self {
+        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
     }
 }
 
@@ -623,18 +688,21 @@ impl ByteWriter {
 
     /// Little-endian `u32`s, one after another.
     pub(crate) fn u32s(&mut self, values: &[u32]) -> &mut Self {
-        self.bytes.reserve(values.len() * 4);
-        for &value in values {
-            self.bytes.extend_from_slice(&value.to_le_bytes());
-        }
-        self
+        self.words(values.iter().map(|v| v.to_le_bytes()))
     }
 
     /// Little-endian `u64`s, one after another.
     pub(crate) fn u64s(&mut self, values: &[u64]) -> &mut Self {
-        self.bytes.reserve(values.len() * 8);
-        for &value in values {
-            self.bytes.extend_from_slice(&value.to_le_bytes());
+        self.words(values.iter().map(|v| v.to_le_bytes()))
+    }
+
+    fn words<const N: usize>(
+        &mut self,
+        words: impl ExactSizeIterator<Item = [u8; N]>,
+    ) -> &mut Self {
+        self.bytes.reserve(words.len() * N);
+        for word in words {
+            self.bytes.extend_from_slice(&word);
         }
         self
     }
@@ -743,11 +811,11 @@ mod tests {
         w.u64s(&values).u32s(&halves);
         let bytes = w.into_vec();
         // A plain `Read` (not a slice) takes the generic path.
-        let mut r =
-            ByteReader::of_len(std::io::Cursor::new(&bytes), bytes.len() as u64).starting_at(100);
+        let mut r = ByteReader::of_len(FromRead(std::io::Cursor::new(&bytes)), bytes.len() as u64)
+            .starting_at(100);
         assert_eq!(r.u64s(values.len(), "a").unwrap(), values);
         let mut back = vec![9];
-        r.u32s_into(halves.len(), &mut back, "b").unwrap();
+        r.words_into(halves.len(), &mut back, "b").unwrap();
         assert_eq!(back[1..], halves[..]);
         assert_eq!(r.offset(), 100 + bytes.len() as u64);
     }
@@ -828,8 +896,8 @@ mod tests {
                 }
                 Field::U32s(x) => {
                     let count = r.varint_count(4, "u32s")?;
-                    let mut out = Vec::new();
-                    r.u32s_into(count, &mut out, "u32s")?;
+                    let mut out: Vec<u32> = Vec::new();
+                    r.words_into(count, &mut out, "u32s")?;
                     out == *x
                 }
                 Field::U64s(x) => {
@@ -847,7 +915,7 @@ mod tests {
         fn writes_read_back(fields in proptest::collection::vec(field(), 0..12)) {
             let bytes = write(&fields);
             prop_assert!(read(&bytes, &fields).is_ok());
-            let mut from_file = ByteReader::of_len(std::io::Cursor::new(&bytes), bytes.len() as u64);
+            let mut from_file = ByteReader::of_len(FromRead(std::io::Cursor::new(&bytes)), bytes.len() as u64);
             for f in &fields {
                 if let Field::U64(x) = f {
                     prop_assert_eq!(from_file.u64("u64").unwrap(), *x);
@@ -882,8 +950,8 @@ mod tests {
                     6 => r.count(1, "x").and_then(|n| r.take(n, "x")).map(|_| ()),
                     7 => r.count(8, "x").and_then(|n| r.u64s(n, "x")).map(|_| ()),
                     8 => r.varint_count(4, "x").and_then(|n| {
-                        let mut out = Vec::new();
-                        r.u32s_into(n, &mut out, "x")
+                        let mut out: Vec<u32> = Vec::new();
+                        r.words_into(n, &mut out, "x")
                     }),
                     9 => r.size_at_most(1 << 20, "x").map(|_| ()),
                     10 => r.count_u32(2, "x").map(|_| ()),

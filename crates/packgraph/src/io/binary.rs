@@ -7,7 +7,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::Dataset;
-use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError, FromRead};
 use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
 use crate::pma::{ArrayDims, PmaConfig, PmaParts, PmaPartsRef};
@@ -23,11 +23,33 @@ pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the fixed header.
 const HEADER_BYTES: usize = 48;
 
-const FLAG_DIRECTED: u32 = 1;
-const FLAG_WEIGHTED: u32 = 2;
-const FLAG_SORTED_IDS: u32 = 4;
-const FLAG_ID_LIST: u32 = 8;
-const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_SORTED_IDS | FLAG_ID_LIST;
+/// The bits of the header's flags.
+#[derive(Debug, Clone, Copy)]
+#[repr(u32)]
+enum Flag {
+    /// The graph is directed (an in-edge array follows the out-edge array).
+    Directed = 1,
+    /// Each key in the leaves carries an f64 weight.
+    Weighted = 2,
+    /// The vertex ids are stored, as a strictly increasing list.
+    SortedIds = 4,
+    /// The vertex ids are stored, as a list of distinct ids in any order.
+    IdList = 8,
+}
+
+impl Flag {
+    /// Every bit a reader knows.
+    const KNOWN: u32 =
+        Self::Directed.bit() | Self::Weighted.bit() | Self::SortedIds.bit() | Self::IdList.bit();
+
+    const fn bit(self) -> u32 {
+        self as u32
+    }
+
+    fn is_in(self, flags: u32) -> bool {
+        flags & self.bit() != 0
+    }
+}
 
 /// Whether bytes start like a snapshot.
 pub(crate) fn sniff(head: &[u8]) -> bool {
@@ -125,16 +147,16 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
     } = payload;
     let mut flags = 0;
     if graph.is_directed() {
-        flags |= FLAG_DIRECTED;
+        flags |= Flag::Directed.bit();
     }
     if graph.is_weighted() {
-        flags |= FLAG_WEIGHTED;
+        flags |= Flag::Weighted.bit();
     }
     if let Some(list) = &id_list {
         flags |= if list.windows(2).all(|w| w[0] < w[1]) {
-            FLAG_SORTED_IDS
+            Flag::SortedIds.bit()
         } else {
-            FLAG_ID_LIST
+            Flag::IdList.bit()
         };
     }
     let first_id = ids.as_range().map_or(0, |(first, _)| first);
@@ -170,7 +192,7 @@ impl<R: Read> Read for Hashed<R> {
     }
 }
 
-type PayloadReader = ByteReader<Hashed<File>>;
+type PayloadReader = ByteReader<FromRead<Hashed<File>>>;
 
 /// One edge array, as [`Payload::pma`] writes it: every length is checked against the
 /// bytes left before anything is allocated.
@@ -180,7 +202,7 @@ fn read_pma(r: &mut PayloadReader) -> Result<PmaParts, BytesError> {
     let data = r.bytes_vec(dims.data_bytes(), "the leaves")?;
     // The leaves were read whole, so the leaf count is below the bytes of the file.
     let mut used = Vec::new();
-    r.u32s_into(dims.num_leaves, &mut used, "the leaf sizes")?;
+    r.words_into(dims.num_leaves, &mut used, "the leaf sizes")?;
     let heads = r.u64s(dims.num_leaves, "the leaf heads")?;
     Ok(PmaParts {
         config,
@@ -270,7 +292,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
             ),
         ));
     }
-    if flags & !KNOWN_FLAGS != 0 {
+    if flags & !Flag::KNOWN != 0 {
         return Err(corrupted(path, format!("unknown flags {flags:#x}")));
     }
     let actual = meta.len() - HEADER_BYTES as u64;
@@ -288,23 +310,24 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         inner: file,
         hasher: crc32fast::Hasher::new(),
     };
-    let mut reader = ByteReader::of_len(source, payload_len).starting_at(HEADER_BYTES as u64);
-    let directed = flags & FLAG_DIRECTED != 0;
+    let mut reader =
+        ByteReader::of_len(FromRead(source), payload_len).starting_at(HEADER_BYTES as u64);
+    let directed = Flag::Directed.is_in(flags);
     let out = read_pma(&mut reader).map_err(bad)?;
     let incoming = if directed {
         Some(read_pma(&mut reader).map_err(bad)?)
     } else {
         None
     };
-    let ids = if flags & FLAG_SORTED_IDS != 0 && flags & FLAG_ID_LIST != 0 {
+    let ids = if Flag::SortedIds.is_in(flags) && Flag::IdList.is_in(flags) {
         return Err(corrupted(
             path,
             "flags say the vertex ids are both increasing and unordered",
         ));
-    } else if flags & FLAG_SORTED_IDS != 0 {
+    } else if Flag::SortedIds.is_in(flags) {
         let ids = reader.u64s(num_vertices, "the vertex ids").map_err(bad)?;
         IdMap::from_sorted(ids).ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
-    } else if flags & FLAG_ID_LIST != 0 {
+    } else if Flag::IdList.is_in(flags) {
         let ids = reader.u64s(num_vertices, "the vertex ids").map_err(bad)?;
         IdMap::from_list(&ids).ok_or_else(|| corrupted(path, "a vertex id is repeated"))?
     } else {
@@ -314,7 +337,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         IdMap::range(first_id, num_vertices)
     };
     reader.finish("the arrays").map_err(bad)?;
-    let found = reader.into_inner().hasher.finalize();
+    let found = reader.into_inner().0.hasher.finalize();
     if found != checksum {
         return Err(corrupted(
             path,
@@ -322,7 +345,7 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         ));
     }
     let invalid = |e: Error| corrupted(path, e.to_string());
-    let graph = if flags & FLAG_WEIGHTED != 0 {
+    let graph = if Flag::Weighted.is_in(flags) {
         AnyGraph::Weighted(
             WeightedGraph::from_weighted_parts(directed, num_vertices, out, incoming)
                 .map_err(invalid)?,

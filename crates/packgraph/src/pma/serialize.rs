@@ -4,15 +4,13 @@
 //! keeps its own extra fields: a checkpoint's base unit adds `page_bytes` and the page
 //! references; a snapshot adds nothing, and its reader takes `page_bytes` from
 //! [`PmaConfig::default`]. The leaves and the per-leaf sizes and heads are bulk arrays of
-//! the byte kit ([`ByteReader::u32s_into`], [`ByteReader::u64s_into`]).
+//! the byte kit ([`ByteReader::words_into`]).
 //!
 //! Reading checks only that each size fits `usize`; the ranges are checked where the arrays
 //! are rebuilt ([`Pma::from_parts`](super::Pma::from_parts) validates the configuration).
 
-use std::io::Read;
-
 use super::{PmaConfig, PmaPartsRef};
-use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
+use crate::codec::bytes::{ByteReader, ByteSource, ByteWriter, BytesError};
 
 impl PmaConfig {
     /// Writes the stored configuration words: `growth_factor`, `upper_density_root`,
@@ -34,7 +32,7 @@ impl PmaConfig {
     ///
     /// # Errors
     /// [`BytesError`] if the bytes end or a size does not fit `usize`.
-    pub(crate) fn read_stored<R: Read>(r: &mut ByteReader<R>) -> Result<Self, BytesError> {
+    pub(crate) fn read_stored<R: ByteSource>(r: &mut ByteReader<R>) -> Result<Self, BytesError> {
         const WHAT: &str = "the array configuration";
         let growth_factor = r.f64(WHAT)?;
         let upper_density_root = r.f64(WHAT)?;
@@ -85,7 +83,7 @@ impl ArrayDims {
     ///
     /// # Errors
     /// [`BytesError`] if the bytes end or a size does not fit `usize`.
-    pub(crate) fn read<R: Read>(r: &mut ByteReader<R>) -> Result<Self, BytesError> {
+    pub(crate) fn read<R: ByteSource>(r: &mut ByteReader<R>) -> Result<Self, BytesError> {
         Ok(Self {
             leaf_bytes: r.size("the leaf size")?,
             num_leaves: r.size("the leaf count")?,

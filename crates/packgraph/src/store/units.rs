@@ -121,7 +121,7 @@ fn read_page_into(r: &mut ByteReader<&[u8]>, parts: &mut PmaParts) -> Result<(),
     }
     let first = parts.used.len();
     let sizes_at = r.offset();
-    r.u32s_into(count, &mut parts.used, "the leaf sizes")?;
+    r.words_into(count, &mut parts.used, "the leaf sizes")?;
     if let Some(j) = parts.used[first..]
         .iter()
         .position(|&u| u as usize > leaf_bytes)
@@ -133,7 +133,7 @@ fn read_page_into(r: &mut ByteReader<&[u8]>, parts: &mut PmaParts) -> Result<(),
             format!("a leaf uses {used} of {leaf_bytes} bytes"),
         ));
     }
-    r.u64s_into(count, &mut parts.heads, "the leaf heads")?;
+    r.words_into(count, &mut parts.heads, "the leaf heads")?;
     for j in 0..count {
         let used = parts.used[first + j] as usize;
         let bytes = r.take(used, "the leaf bytes")?;
