@@ -12,20 +12,29 @@ use crate::graph::{EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Update, Vertex
 use crate::pma::{ArrayDims, DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
+/// Rebuilds a graph from its arrays (whether it is directed, its vertex count, its out- and
+/// in-arrays), validating them fully.
+type FromArrays<C> = fn(bool, usize, PmaParts, Option<PmaParts>) -> Result<Graph<C>>;
+
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
 pub trait StoreLeaf: EdgeLeaf + Sized {
     /// Whether pages are stored as group-varint pages (format 2) rather than byte codes.
     #[doc(hidden)]
     const GROUP_PAGES: bool;
 
+    /// The checked rebuild of [`StoreLeaf::from_arrays`].
+    #[doc(hidden)]
+    const FROM_ARRAYS: FromArrays<Self>;
+
+    /// The checked rebuild of [`StoreLeaf::from_legacy_arrays`].
+    #[doc(hidden)]
+    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Self::FROM_ARRAYS;
+
     /// Rebuilds a graph from its arrays, validating them fully.
     #[doc(hidden)]
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>>;
+    fn from_arrays(d: bool, n: usize, out: PmaParts, inc: Option<PmaParts>) -> Result<Graph<Self>> {
+        (Self::FROM_ARRAYS)(d, n, out, inc)
+    }
 
     /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in format 1's byte codes.
     #[doc(hidden)]
@@ -35,43 +44,19 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
         out: PmaParts,
         incoming: Option<PmaParts>,
     ) -> Result<Graph<Self>> {
-        Self::from_arrays(directed, num_vertices, out, incoming)
+        (Self::FROM_LEGACY_ARRAYS)(directed, num_vertices, out, incoming)
     }
 }
 
 impl StoreLeaf for GroupLeaf {
     const GROUP_PAGES: bool = true;
-
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_parts(directed, num_vertices, out, incoming)
-    }
-
-    fn from_legacy_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_byte_coded_parts(directed, num_vertices, out, incoming)
-    }
+    const FROM_ARRAYS: FromArrays<Self> = Graph::from_parts;
+    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Graph::from_byte_coded_parts;
 }
 
 impl StoreLeaf for DeltaMapLeaf {
     const GROUP_PAGES: bool = false;
-
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_weighted_parts(directed, num_vertices, out, incoming)
-    }
+    const FROM_ARRAYS: FromArrays<Self> = Graph::from_weighted_parts;
 }
 
 /// One edge array's pages as unit payloads, in page order.
