@@ -378,3 +378,92 @@ pub(super) fn delta<C: EdgeLeaf>(base: &Graph<C>, current: &Graph<C>) -> Update 
     }
     update
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(pages: u64) -> ArrayShape {
+        ArrayShape {
+            config: PmaConfig {
+                leaf_bytes: Some(256),
+                // Sizes past 2^48 are legal configurations and must come back.
+                point_batch_max: usize::MAX,
+                page_bytes: 1 << 14,
+                ..PmaConfig::default()
+            },
+            leaf_bytes: 256,
+            num_leaves: 5,
+            len: 77,
+            pages: (0..pages)
+                .map(|p| UnitRef {
+                    pack: p,
+                    offset: 24 + p,
+                    len: 100,
+                    hash: u128::from(p) << 64 | 9,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn base_units_round_trip_and_refuse_every_truncation() {
+        let base = Base {
+            num_vertices: 12,
+            out: shape(3),
+            incoming: Some(shape(1)),
+        };
+        let bytes = base.encode();
+        // Vertex count, flag, then per array 13 words (4 floats, 9 sizes) and 40 bytes per page.
+        assert_eq!(bytes.len(), 9 + 2 * 13 * 8 + 4 * UNIT_REF_BYTES);
+        let path = Path::new("pack-00000001.pack");
+        assert_eq!(Base::decode(&bytes, path, 56).unwrap(), base);
+        for len in 0..bytes.len() {
+            let e = Base::decode(&bytes[..len], path, 56).unwrap_err();
+            assert!(
+                matches!(&e, Error::Corrupt { offset: Some(o), .. } if *o >= 56),
+                "{e}"
+            );
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(Base::decode(&extra, path, 0).is_err());
+    }
+
+    #[test]
+    fn pages_round_trip_and_refuse_bad_counts_and_sizes() {
+        let page = vec![7u8; 512];
+        let config = PmaConfig::default();
+        let parts = PmaPartsRef {
+            config: &config,
+            leaf_bytes: 256,
+            len: 10,
+            data: vec![&page],
+            used: vec![3, 200],
+            heads: vec![5, 9],
+        };
+        let payloads = page_payloads(&parts);
+        let empty = || PmaParts {
+            config: config.clone(),
+            leaf_bytes: 256,
+            len: 10,
+            data: Vec::new(),
+            used: Vec::new(),
+            heads: Vec::new(),
+        };
+        let path = Path::new("p");
+        let mut back = empty();
+        read_page(&payloads[0], path, 0, &mut back).unwrap();
+        assert_eq!((back.used, back.heads), (vec![3, 200], vec![5, 9]));
+        assert_eq!(&back.data[..3], &[7, 7, 7]);
+        assert_eq!(back.data.len(), 512);
+        let mut huge = payloads[0].clone();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = read_page(&huge, path, 0, &mut empty()).unwrap_err();
+        assert!(e.to_string().contains("runs past the end"), "{e}");
+        let mut oversized = payloads[0].clone();
+        oversized[4..8].copy_from_slice(&257u32.to_le_bytes());
+        let e = read_page(&oversized, path, 0, &mut empty()).unwrap_err();
+        assert!(e.to_string().contains("uses 257 of 256"), "{e}");
+    }
+}
