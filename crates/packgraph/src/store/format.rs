@@ -200,15 +200,15 @@ pub(super) fn check_pack(
         ));
     }
     let end = bytes.len() - PACK_TRAILER;
-    let trailer = &bytes[end..];
-    if &trailer[..8] != PACK_END {
+    let (marker, count, sum) =
+        read_trailer(&mut reader(&bytes[end..], end as u64)).map_err(in_file(path))?;
+    if marker != PACK_END {
         return Err(corrupt_at(
             path,
             end as u64,
             "the pack's end marker is missing",
         ));
     }
-    let sum = u32::from_le_bytes([trailer[16], trailer[17], trailer[18], trailer[19]]);
     if crc32c::crc32c(&bytes[..end + 16]) != sum {
         return Err(corrupt_at(
             path,
@@ -224,7 +224,6 @@ pub(super) fn check_pack(
         at += unit.stored_bytes();
         units.push((kind, unit));
     }
-    let count = u64::from_le_bytes(trailer[8..16].try_into().unwrap_or_default());
     if count != units.len() as u64 {
         return Err(corrupt_at(
             path,
@@ -242,7 +241,8 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
     if bytes.len() < PACK_HEADER || &bytes[..8] != PACK_MAGIC {
         return Err(corrupt_at(path, 0, "not a packgraph pack (bad magic)"));
     }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
+    let (version, stored, sum) =
+        read_pack_header(&mut reader(&bytes[8..PACK_HEADER], 8)).map_err(in_file(path))?;
     if !readable(version) {
         return Err(Error::Unsupported {
             path: Some(path.to_path_buf()),
@@ -252,7 +252,6 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             ),
         });
     }
-    let sum = u32::from_le_bytes(bytes[20..24].try_into().unwrap_or_default());
     if crc32c::crc32c(&bytes[..20]) != sum {
         return Err(corrupt_at(
             path,
@@ -260,7 +259,6 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             "the pack header's CRC-32C does not match",
         ));
     }
-    let stored = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or_default());
     if stored != number {
         return Err(corrupt_at(
             path,
@@ -269,6 +267,31 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
         ));
     }
     Ok(())
+}
+
+/// A pack's header after its magic: format version, pack number, CRC-32C.
+fn read_pack_header(r: &mut ByteReader<&[u8]>) -> Result<(u32, u64, u32), BytesError> {
+    Ok((
+        r.u32("the pack format version")?,
+        r.u64("the pack number")?,
+        r.u32("the pack header's CRC-32C")?,
+    ))
+}
+
+/// A pack's trailer: end marker, unit count, CRC-32C.
+fn read_trailer<'a>(r: &mut ByteReader<&'a [u8]>) -> Result<(&'a [u8], u64, u32), BytesError> {
+    Ok((
+        r.take(PACK_END.len(), "the pack's end marker")?,
+        r.u64("the pack's unit count")?,
+        r.u32("the pack's CRC-32C")?,
+    ))
+}
+
+/// A unit's header: kind byte, seven zero bytes, payload length, payload hash.
+fn read_unit_header(r: &mut ByteReader<&[u8]>) -> Result<(u8, u64, u128), BytesError> {
+    let kind = r.u8("the unit kind")?;
+    r.take(7, "the unit header's padding")?;
+    Ok((kind, r.u64("the unit length")?, r.u128("the unit hash")?))
 }
 
 fn unit_header(
@@ -286,11 +309,10 @@ fn unit_header(
             "a unit header runs past the end of the pack",
         ));
     }
-    let h = &bytes[start..start + UNIT_HEADER];
-    let kind = UnitKind::from_byte(h[0])
-        .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {}", h[0])))?;
-    let len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
-    let hash = u128::from_le_bytes(h[16..32].try_into().unwrap_or_default());
+    let (kind, len, hash) =
+        read_unit_header(&mut reader(&bytes[start..end], at)).map_err(in_file(path))?;
+    let kind = UnitKind::from_byte(kind)
+        .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {kind}")))?;
     let unit = UnitRef {
         pack,
         offset: at,
