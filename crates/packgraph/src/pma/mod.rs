@@ -68,13 +68,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub use self::arrays::{PmaParts, PmaPartsRef};
-pub(crate) use self::serialize::ArrayDims;
 pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{
     DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf, SliceRun,
 };
+pub(crate) use self::serialize::ArrayDims;
 pub use self::sort::{sort_key_bits, sort_keys};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.
