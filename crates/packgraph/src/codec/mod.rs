@@ -1,5 +1,8 @@
-//! Integer codes for sorted runs of `u64` keys.
+//! Integer codes for sorted runs of `u64` keys, and the byte-format kit.
 //!
+//! * [`bytes`] (crate-private): the one bounded reader and the one writer that the stored
+//!   formats (snapshots, checkpoint units and manifests, log records, encoded updates) are
+//!   read and written with.
 //! * [`varint`]: byte codes (LEB128 order: seven payload bits per byte, low group first,
 //!   the high bit set on every byte but the last), with a branch-light decoder that reads
 //!   eight bytes at once and finds the end of the code from the continue bits.
@@ -10,6 +13,7 @@
 //! [`CodecError`]; they never panic and never read out of bounds. The `*_padded` fast paths
 //! fall back to the checked path near the end of a buffer, so they are safe on any input.
 
+pub(crate) mod bytes;
 pub mod delta;
 pub mod frontier;
 pub mod varint;

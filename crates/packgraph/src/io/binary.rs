@@ -7,9 +7,10 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::Dataset;
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError, FromRead};
 use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
-use crate::pma::{PmaConfig, PmaParts, PmaPartsRef};
+use crate::pma::{ArrayDims, PmaConfig, PmaParts, PmaPartsRef};
 use crate::Error;
 
 /// The first eight bytes of every snapshot.
@@ -22,77 +23,87 @@ pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the fixed header.
 const HEADER_BYTES: usize = 48;
 
-const FLAG_DIRECTED: u32 = 1;
-const FLAG_WEIGHTED: u32 = 2;
-const FLAG_SORTED_IDS: u32 = 4;
-const FLAG_ID_LIST: u32 = 8;
-const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_SORTED_IDS | FLAG_ID_LIST;
+/// The bits of the header's flags.
+#[derive(Debug, Clone, Copy)]
+#[repr(u32)]
+enum Flag {
+    /// The graph is directed (an in-edge array follows the out-edge array).
+    Directed = 1,
+    /// Each key in the leaves carries an f64 weight.
+    Weighted = 2,
+    /// The vertex ids are stored, as a strictly increasing list.
+    SortedIds = 4,
+    /// The vertex ids are stored, as a list of distinct ids in any order.
+    IdList = 8,
+}
+
+impl Flag {
+    /// Every bit a reader knows.
+    const KNOWN: u32 =
+        Self::Directed.bit() | Self::Weighted.bit() | Self::SortedIds.bit() | Self::IdList.bit();
+
+    const fn bit(self) -> u32 {
+        self as u32
+    }
+
+    fn is_in(self, flags: u32) -> bool {
+        flags & self.bit() != 0
+    }
+}
 
 /// Whether bytes start like a snapshot.
 pub(crate) fn sniff(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Writes `payload` while computing its checksum and length.
+/// Elements of a bulk array staged per write.
+const CHUNK_LEN: usize = 8192;
+
+/// Writes the payload while computing its checksum and length: small fields are staged in
+/// `buf`, the leaves' pages go straight out.
 struct Payload<W> {
     out: W,
     hasher: crc32fast::Hasher,
     len: u64,
+    buf: ByteWriter,
 }
 
 impl<W: Write> Payload<W> {
-    fn bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    fn raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.hasher.update(bytes);
         self.len += bytes.len() as u64;
         self.out.write_all(bytes)
     }
 
-    fn u64(&mut self, value: u64) -> std::io::Result<()> {
-        self.bytes(&value.to_le_bytes())
+    fn flush(&mut self) -> std::io::Result<()> {
+        let buf = std::mem::take(&mut self.buf);
+        self.raw(buf.as_slice())?;
+        self.buf = buf;
+        self.buf.clear();
+        Ok(())
     }
 
-    fn u64s(&mut self, values: impl Iterator<Item = u64>) -> std::io::Result<()> {
-        let mut buf = Vec::with_capacity(1 << 16);
-        for value in values {
-            buf.extend_from_slice(&value.to_le_bytes());
-            if buf.len() >= 1 << 16 {
-                self.bytes(&buf)?;
-                buf.clear();
-            }
+    fn u64s(&mut self, values: &[u64]) -> std::io::Result<()> {
+        for chunk in values.chunks(CHUNK_LEN) {
+            self.buf.u64s(chunk);
+            self.flush()?;
         }
-        self.bytes(&buf)
+        Ok(())
     }
 
+    /// One edge array: dimensions, configuration, leaves, leaf sizes, heads.
     fn pma(&mut self, parts: PmaPartsRef<'_>) -> std::io::Result<()> {
-        let c = parts.config;
-        self.u64(parts.leaf_bytes as u64)?;
-        self.u64(parts.used.len() as u64)?;
-        self.u64(parts.len as u64)?;
-        for value in [
-            c.growth_factor,
-            c.upper_density_root,
-            c.lower_density_root,
-            c.lower_density_leaf,
-        ] {
-            self.u64(value.to_bits())?;
-        }
-        for value in [
-            c.leaf_bytes.unwrap_or(0),
-            c.point_batch_max,
-            c.rebuild_divisor,
-            c.parallel_grain,
-        ] {
-            self.u64(value as u64)?;
-        }
+        ArrayDims::of(&parts).write(&mut self.buf);
+        parts.config.write_stored(&mut self.buf);
+        self.flush()?;
         for page in &parts.data {
-            self.bytes(page)?;
+            self.raw(page)?;
         }
-        let mut used = Vec::with_capacity(parts.used.len() * 4);
-        for &u in &parts.used {
-            used.extend_from_slice(&u.to_le_bytes());
+        for chunk in parts.used.chunks(CHUNK_LEN) {
+            self.buf.u32s(chunk);
+            self.flush()?;
         }
-        self.bytes(&used)?;
-        self.u64s(parts.heads.iter().copied())
+        self.u64s(&parts.heads)
     }
 }
 
@@ -118,6 +129,7 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
         out,
         hasher: crc32fast::Hasher::new(),
         len: 0,
+        buf: ByteWriter::with_capacity(CHUNK_LEN * 8),
     };
     let (out_parts, in_parts) = match graph {
         AnyGraph::Unweighted(g) => g.parts(),
@@ -128,128 +140,103 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
         payload.pma(parts).map_err(os)?;
     }
     if let Some(list) = &id_list {
-        payload.u64s(list.iter().copied()).map_err(os)?;
+        payload.u64s(list).map_err(os)?;
     }
     let Payload {
         out, hasher, len, ..
     } = payload;
     let mut flags = 0;
     if graph.is_directed() {
-        flags |= FLAG_DIRECTED;
+        flags |= Flag::Directed.bit();
     }
     if graph.is_weighted() {
-        flags |= FLAG_WEIGHTED;
+        flags |= Flag::Weighted.bit();
     }
     if let Some(list) = &id_list {
         flags |= if list.windows(2).all(|w| w[0] < w[1]) {
-            FLAG_SORTED_IDS
+            Flag::SortedIds.bit()
         } else {
-            FLAG_ID_LIST
+            Flag::IdList.bit()
         };
     }
     let first_id = ids.as_range().map_or(0, |(first, _)| first);
-    let mut header = Vec::with_capacity(HEADER_BYTES);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&VERSION.to_le_bytes());
-    header.extend_from_slice(&flags.to_le_bytes());
-    header.extend_from_slice(&(graph.num_vertices() as u64).to_le_bytes());
-    header.extend_from_slice(&first_id.to_le_bytes());
-    header.extend_from_slice(&len.to_le_bytes());
-    header.extend_from_slice(&hasher.finalize().to_le_bytes());
-    let header_sum = crc32fast::hash(&header);
-    header.extend_from_slice(&header_sum.to_le_bytes());
+    let mut header = ByteWriter::with_capacity(HEADER_BYTES);
+    header
+        .bytes(MAGIC)
+        .u32(VERSION)
+        .u32(flags)
+        .size(graph.num_vertices())
+        .u64(first_id)
+        .u64(len)
+        .u32(hasher.finalize());
+    let header_sum = crc32fast::hash(header.as_slice());
+    header.u32(header_sum);
     let mut file = out.into_inner().map_err(|e| os(e.into_error()))?;
     file.seek(SeekFrom::Start(0)).map_err(os)?;
-    file.write_all(&header).map_err(os)?;
+    file.write_all(header.as_slice()).map_err(os)?;
     file.sync_all().map_err(os)?;
     Ok(())
 }
 
-/// Reads the payload, checking lengths against what is left and hashing as it goes.
-struct Reader<'p> {
-    file: File,
-    path: &'p Path,
-    left: u64,
+/// The payload as it is read, with its CRC-32 computed on the way.
+struct Hashed<R> {
+    inner: R,
     hasher: crc32fast::Hasher,
 }
 
-impl Reader<'_> {
-    fn take(&mut self, bytes: u64, what: &str) -> Result<Vec<u8>, Error> {
-        if bytes > self.left {
-            return Err(corrupted(
-                self.path,
-                format!(
-                    "{what} needs {bytes} bytes but only {} are left: the header lies about sizes or the file is truncated",
-                    self.left
-                ),
-            ));
-        }
-        let mut buf = vec![0u8; bytes as usize];
-        self.file
-            .read_exact(&mut buf)
-            .map_err(|e| Error::io(self.path, e))?;
-        self.hasher.update(&buf);
-        self.left -= bytes;
-        Ok(buf)
+impl<R: Read> Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
     }
+}
 
-    fn u64(&mut self, what: &str) -> Result<u64, Error> {
-        let bytes = self.take(8, what)?;
-        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
-    }
+type PayloadReader = ByteReader<FromRead<Hashed<File>>>;
 
-    fn u64s(&mut self, count: u64, what: &str) -> Result<Vec<u64>, Error> {
-        let bytes = self.take(count.saturating_mul(8), what)?;
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect())
-    }
+/// One edge array, as [`Payload::pma`] writes it: every length is checked against the
+/// bytes left before anything is allocated.
+fn read_pma(r: &mut PayloadReader) -> Result<PmaParts, BytesError> {
+    let dims = ArrayDims::read(r)?;
+    let config = PmaConfig::read_stored(r)?;
+    let data = r.bytes_vec(dims.data_bytes(), "the leaves")?;
+    // The leaves were read whole, so the leaf count is below the bytes of the file.
+    let mut used = Vec::new();
+    r.words_into(dims.num_leaves, &mut used, "the leaf sizes")?;
+    let heads = r.u64s(dims.num_leaves, "the leaf heads")?;
+    Ok(PmaParts {
+        config,
+        leaf_bytes: dims.leaf_bytes,
+        len: dims.len,
+        data,
+        used,
+        heads,
+    })
+}
 
-    fn size(&mut self, what: &str) -> Result<usize, Error> {
-        let value = self.u64(what)?;
-        usize::try_from(value)
-            .map_err(|_| corrupted(self.path, format!("{what} {value} is too large")))
-    }
+/// The fields of the fixed header, in order.
+struct Header {
+    version: u32,
+    flags: u32,
+    num_vertices: u64,
+    first_id: u64,
+    payload_len: u64,
+    checksum: u32,
+    header_sum: u32,
+}
 
-    fn pma(&mut self) -> Result<PmaParts, Error> {
-        let leaf_bytes = self.size("leaf size")?;
-        let num_leaves = self.size("leaf count")?;
-        let len = self.size("key count")?;
-        let mut floats = [0f64; 4];
-        for slot in &mut floats {
-            *slot = f64::from_bits(self.u64("configuration")?);
-        }
-        let mut sizes = [0usize; 4];
-        for slot in &mut sizes {
-            *slot = self.size("configuration")?;
-        }
-        let config = PmaConfig {
-            growth_factor: floats[0],
-            upper_density_root: floats[1],
-            lower_density_root: floats[2],
-            lower_density_leaf: floats[3],
-            leaf_bytes: (sizes[0] != 0).then_some(sizes[0]),
-            point_batch_max: sizes[1],
-            rebuild_divisor: sizes[2],
-            parallel_grain: sizes[3],
-            ..PmaConfig::default()
-        };
-        let data_bytes = (num_leaves as u64).saturating_mul(leaf_bytes as u64);
-        let data = self.take(data_bytes, "the leaves")?;
-        let used = self
-            .take((num_leaves as u64).saturating_mul(4), "the leaf sizes")?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
-        let heads = self.u64s(num_leaves as u64, "the leaf heads")?;
-        Ok(PmaParts {
-            config,
-            leaf_bytes,
-            len,
-            data,
-            used,
-            heads,
+impl Header {
+    fn read(bytes: &[u8; HEADER_BYTES]) -> Result<Self, BytesError> {
+        let mut r = ByteReader::new(bytes);
+        r.take(MAGIC.len(), "the magic")?;
+        Ok(Self {
+            version: r.u32("the format version")?,
+            flags: r.u32("the flags")?,
+            num_vertices: r.u64("the vertex count")?,
+            first_id: r.u64("the first vertex id")?,
+            payload_len: r.u64("the payload length")?,
+            checksum: r.u32("the payload checksum")?,
+            header_sum: r.u32("the header checksum")?,
         })
     }
 }
@@ -277,9 +264,16 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
             format!("{} bytes is shorter than the header", meta.len()),
         ));
     }
-    let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap_or_default());
-    let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or_default());
-    let (version, flags) = (u32_at(8), u32_at(12));
+    let bad = |e: BytesError| e.into_error(Some(path), "corrupted packgraph snapshot: ");
+    let Header {
+        version,
+        flags,
+        num_vertices,
+        first_id,
+        payload_len,
+        checksum,
+        header_sum: stored_sum,
+    } = Header::read(&header).map_err(bad)?;
     if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(Error::unsupported_file(
             path,
@@ -290,20 +284,17 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         ));
     }
     let header_sum = crc32fast::hash(&header[..44]);
-    if header_sum != u32_at(44) {
+    if header_sum != stored_sum {
         return Err(corrupted(
             path,
             format!(
-                "header checksum mismatch (stored {:#010x}, computed {header_sum:#010x})",
-                u32_at(44)
+                "header checksum mismatch (stored {stored_sum:#010x}, computed {header_sum:#010x})"
             ),
         ));
     }
-    if flags & !KNOWN_FLAGS != 0 {
+    if flags & !Flag::KNOWN != 0 {
         return Err(corrupted(path, format!("unknown flags {flags:#x}")));
     }
-    let (num_vertices, first_id, payload_len, checksum) =
-        (u64_at(16), u64_at(24), u64_at(32), u32_at(40));
     let actual = meta.len() - HEADER_BYTES as u64;
     if payload_len != actual {
         return Err(corrupted(
@@ -315,25 +306,29 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         .ok()
         .filter(|&n| n <= crate::graph::MAX_VERTICES)
         .ok_or_else(|| corrupted(path, format!("{num_vertices} vertices")))?;
-    let mut reader = Reader {
-        file,
-        path,
-        left: payload_len,
+    let source = Hashed {
+        inner: file,
         hasher: crc32fast::Hasher::new(),
     };
-    let directed = flags & FLAG_DIRECTED != 0;
-    let out = reader.pma()?;
-    let incoming = if directed { Some(reader.pma()?) } else { None };
-    let ids = if flags & FLAG_SORTED_IDS != 0 && flags & FLAG_ID_LIST != 0 {
+    let mut reader =
+        ByteReader::of_len(FromRead(source), payload_len).starting_at(HEADER_BYTES as u64);
+    let directed = Flag::Directed.is_in(flags);
+    let out = read_pma(&mut reader).map_err(bad)?;
+    let incoming = if directed {
+        Some(read_pma(&mut reader).map_err(bad)?)
+    } else {
+        None
+    };
+    let ids = if Flag::SortedIds.is_in(flags) && Flag::IdList.is_in(flags) {
         return Err(corrupted(
             path,
             "flags say the vertex ids are both increasing and unordered",
         ));
-    } else if flags & FLAG_SORTED_IDS != 0 {
-        let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
+    } else if Flag::SortedIds.is_in(flags) {
+        let ids = reader.u64s(num_vertices, "the vertex ids").map_err(bad)?;
         IdMap::from_sorted(ids).ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
-    } else if flags & FLAG_ID_LIST != 0 {
-        let ids = reader.u64s(num_vertices as u64, "the vertex ids")?;
+    } else if Flag::IdList.is_in(flags) {
+        let ids = reader.u64s(num_vertices, "the vertex ids").map_err(bad)?;
         IdMap::from_list(&ids).ok_or_else(|| corrupted(path, "a vertex id is repeated"))?
     } else {
         if first_id.checked_add(num_vertices as u64).is_none() {
@@ -341,31 +336,28 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         }
         IdMap::range(first_id, num_vertices)
     };
-    if reader.left != 0 {
-        return Err(corrupted(
-            path,
-            format!("{} unexpected bytes after the arrays", reader.left),
-        ));
-    }
-    let found = reader.hasher.finalize();
+    reader.finish("the arrays").map_err(bad)?;
+    let found = reader.into_inner().0.hasher.finalize();
     if found != checksum {
         return Err(corrupted(
             path,
             format!("checksum mismatch (header {checksum:#010x}, contents {found:#010x})"),
         ));
     }
-    let bad = |e: Error| corrupted(path, e.to_string());
-    let graph = if flags & FLAG_WEIGHTED != 0 {
+    let invalid = |e: Error| corrupted(path, e.to_string());
+    let graph = if Flag::Weighted.is_in(flags) {
         AnyGraph::Weighted(
             WeightedGraph::from_weighted_parts(directed, num_vertices, out, incoming)
-                .map_err(bad)?,
+                .map_err(invalid)?,
         )
     } else if version == 1 {
         AnyGraph::Unweighted(
-            Graph::from_byte_coded_parts(directed, num_vertices, out, incoming).map_err(bad)?,
+            Graph::from_byte_coded_parts(directed, num_vertices, out, incoming).map_err(invalid)?,
         )
     } else {
-        AnyGraph::Unweighted(Graph::from_parts(directed, num_vertices, out, incoming).map_err(bad)?)
+        AnyGraph::Unweighted(
+            Graph::from_parts(directed, num_vertices, out, incoming).map_err(invalid)?,
+        )
     };
     let graph = graph
         .with_ids(ids)

@@ -55,6 +55,7 @@ mod page;
 mod point;
 mod raw;
 mod rebalance;
+mod serialize;
 mod sort;
 mod spread;
 mod table;
@@ -73,6 +74,7 @@ pub use self::iter::Range;
 pub use self::leaf::{
     DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf, SliceRun,
 };
+pub(crate) use self::serialize::ArrayDims;
 pub use self::sort::{sort_key_bits, sort_keys};
 
 /// Bytes past the last leaf, so that word-at-a-time decoding never leaves the array.

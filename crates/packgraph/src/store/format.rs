@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::{Error, Result};
 
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
@@ -94,14 +95,14 @@ impl UnitRef {
         UNIT_HEADER as u64 + self.len + 4
     }
 
-    pub(super) fn put(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.pack.to_le_bytes());
-        out.extend_from_slice(&self.offset.to_le_bytes());
-        out.extend_from_slice(&self.len.to_le_bytes());
-        out.extend_from_slice(&self.hash.to_le_bytes());
+    pub(super) fn put(&self, w: &mut ByteWriter) {
+        w.u64(self.pack)
+            .u64(self.offset)
+            .u64(self.len)
+            .u128(self.hash);
     }
 
-    pub(super) fn get(r: &mut Cursor<'_>) -> Result<Self> {
+    pub(super) fn get(r: &mut ByteReader<&[u8]>) -> Result<Self, BytesError> {
         Ok(Self {
             pack: r.u64("unit pack")?,
             offset: r.u64("unit offset")?,
@@ -121,18 +122,19 @@ pub(super) fn unit_hash(kind: UnitKind, payload: &[u8]) -> u128 {
 /// trailer.
 pub(super) struct PackWriter {
     pub(super) number: u64,
-    bytes: Vec<u8>,
+    bytes: ByteWriter,
     units: u64,
 }
 
 impl PackWriter {
     pub(super) fn new(number: u64) -> Self {
-        let mut bytes = Vec::with_capacity(1 << 16);
-        bytes.extend_from_slice(PACK_MAGIC);
-        bytes.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&number.to_le_bytes());
-        let sum = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&sum.to_le_bytes());
+        let mut bytes = ByteWriter::with_capacity(1 << 16);
+        bytes
+            .bytes(PACK_MAGIC)
+            .u32(STORE_FORMAT_VERSION)
+            .u64(number);
+        let sum = crc32c::crc32c(bytes.as_slice());
+        bytes.u32(sum);
         Self {
             number,
             bytes,
@@ -142,20 +144,19 @@ impl PackWriter {
 
     /// Appends a unit whose payload hashes to `hash`; returns its reference.
     pub(super) fn add(&mut self, kind: UnitKind, payload: &[u8], hash: u128) -> UnitRef {
-        let offset = self.bytes.len() as u64;
         let start = self.bytes.len();
-        self.bytes.push(kind as u8);
-        self.bytes.extend_from_slice(&[0u8; 7]);
         self.bytes
-            .extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        self.bytes.extend_from_slice(&hash.to_le_bytes());
-        self.bytes.extend_from_slice(payload);
-        let sum = crc32c::crc32c(&self.bytes[start..]);
-        self.bytes.extend_from_slice(&sum.to_le_bytes());
+            .u8(kind as u8)
+            .bytes(&[0u8; 7])
+            .size(payload.len())
+            .u128(hash)
+            .bytes(payload);
+        let sum = crc32c::crc32c(&self.bytes.as_slice()[start..]);
+        self.bytes.u32(sum);
         self.units += 1;
         UnitRef {
             pack: self.number,
-            offset,
+            offset: start as u64,
             len: payload.len() as u64,
             hash,
         }
@@ -168,11 +169,10 @@ impl PackWriter {
     /// The whole file: the units, then the end marker, the unit count and a CRC-32C of
     /// every byte before it.
     pub(super) fn finish(mut self) -> Vec<u8> {
-        self.bytes.extend_from_slice(PACK_END);
-        self.bytes.extend_from_slice(&self.units.to_le_bytes());
-        let sum = crc32c::crc32c(&self.bytes);
-        self.bytes.extend_from_slice(&sum.to_le_bytes());
-        self.bytes
+        self.bytes.bytes(PACK_END).u64(self.units);
+        let sum = crc32c::crc32c(self.bytes.as_slice());
+        self.bytes.u32(sum);
+        self.bytes.into_vec()
     }
 }
 
@@ -200,15 +200,15 @@ pub(super) fn check_pack(
         ));
     }
     let end = bytes.len() - PACK_TRAILER;
-    let trailer = &bytes[end..];
-    if &trailer[..8] != PACK_END {
+    let (marker, count, sum) =
+        read_trailer(&mut reader(&bytes[end..], end as u64)).map_err(in_file(path))?;
+    if marker != PACK_END {
         return Err(corrupt_at(
             path,
             end as u64,
             "the pack's end marker is missing",
         ));
     }
-    let sum = u32::from_le_bytes([trailer[16], trailer[17], trailer[18], trailer[19]]);
     if crc32c::crc32c(&bytes[..end + 16]) != sum {
         return Err(corrupt_at(
             path,
@@ -224,7 +224,6 @@ pub(super) fn check_pack(
         at += unit.stored_bytes();
         units.push((kind, unit));
     }
-    let count = u64::from_le_bytes(trailer[8..16].try_into().unwrap_or_default());
     if count != units.len() as u64 {
         return Err(corrupt_at(
             path,
@@ -242,7 +241,8 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
     if bytes.len() < PACK_HEADER || &bytes[..8] != PACK_MAGIC {
         return Err(corrupt_at(path, 0, "not a packgraph pack (bad magic)"));
     }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
+    let (version, stored, sum) =
+        read_pack_header(&mut reader(&bytes[8..PACK_HEADER], 8)).map_err(in_file(path))?;
     if !readable(version) {
         return Err(Error::Unsupported {
             path: Some(path.to_path_buf()),
@@ -252,7 +252,6 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             ),
         });
     }
-    let sum = u32::from_le_bytes(bytes[20..24].try_into().unwrap_or_default());
     if crc32c::crc32c(&bytes[..20]) != sum {
         return Err(corrupt_at(
             path,
@@ -260,7 +259,6 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             "the pack header's CRC-32C does not match",
         ));
     }
-    let stored = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or_default());
     if stored != number {
         return Err(corrupt_at(
             path,
@@ -269,6 +267,31 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
         ));
     }
     Ok(())
+}
+
+/// A pack's header after its magic: format version, pack number, CRC-32C.
+fn read_pack_header(r: &mut ByteReader<&[u8]>) -> Result<(u32, u64, u32), BytesError> {
+    Ok((
+        r.u32("the pack format version")?,
+        r.u64("the pack number")?,
+        r.u32("the pack header's CRC-32C")?,
+    ))
+}
+
+/// A pack's trailer: end marker, unit count, CRC-32C.
+fn read_trailer<'a>(r: &mut ByteReader<&'a [u8]>) -> Result<(&'a [u8], u64, u32), BytesError> {
+    Ok((
+        r.take(PACK_END.len(), "the pack's end marker")?,
+        r.u64("the pack's unit count")?,
+        r.u32("the pack's CRC-32C")?,
+    ))
+}
+
+/// A unit's header: kind byte, seven zero bytes, payload length, payload hash.
+fn read_unit_header(r: &mut ByteReader<&[u8]>) -> Result<(u8, u64, u128), BytesError> {
+    let kind = r.u8("the unit kind")?;
+    r.take(7, "the unit header's padding")?;
+    Ok((kind, r.u64("the unit length")?, r.u128("the unit hash")?))
 }
 
 fn unit_header(
@@ -286,11 +309,10 @@ fn unit_header(
             "a unit header runs past the end of the pack",
         ));
     }
-    let h = &bytes[start..start + UNIT_HEADER];
-    let kind = UnitKind::from_byte(h[0])
-        .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {}", h[0])))?;
-    let len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
-    let hash = u128::from_le_bytes(h[16..32].try_into().unwrap_or_default());
+    let (kind, len, hash) =
+        read_unit_header(&mut reader(&bytes[start..end], at)).map_err(in_file(path))?;
+    let kind = UnitKind::from_byte(kind)
+        .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {kind}")))?;
     let unit = UnitRef {
         pack,
         offset: at,
@@ -357,80 +379,14 @@ pub(super) fn read_unit_of<'a>(
     Ok((kind, payload))
 }
 
-/// Reads little-endian integers from a byte slice, with errors naming the file and offset.
-pub(super) struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    path: &'a Path,
-    /// Offset of `bytes` in the file.
-    base: u64,
+/// A reader of the bytes of file `path` that start at byte `base` of it.
+pub(super) fn reader(bytes: &[u8], base: u64) -> ByteReader<&[u8]> {
+    ByteReader::new(bytes).starting_at(base)
 }
 
-impl<'a> Cursor<'a> {
-    pub(super) fn new(bytes: &'a [u8], path: &'a Path, base: u64) -> Self {
-        Self {
-            bytes,
-            at: 0,
-            path,
-            base,
-        }
-    }
-
-    pub(super) fn offset(&self) -> u64 {
-        self.base + self.at as u64
-    }
-
-    pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        if self.bytes.len() - self.at < n {
-            return Err(corrupt_at(
-                self.path,
-                self.offset(),
-                format!("{what} runs past the end"),
-            ));
-        }
-        let out = &self.bytes[self.at..self.at + n];
-        self.at += n;
-        Ok(out)
-    }
-
-    pub(super) fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn u128(&mut self, what: &str) -> Result<u128> {
-        Ok(u128::from_le_bytes(
-            self.take(16, what)?.try_into().unwrap_or_default(),
-        ))
-    }
-
-    pub(super) fn size(&mut self, what: &str, max: u64) -> Result<usize> {
-        let at = self.offset();
-        let value = self.u64(what)?;
-        if value > max {
-            return Err(corrupt_at(
-                self.path,
-                at,
-                format!("{what} {value} is more than {max}"),
-            ));
-        }
-        Ok(value as usize)
-    }
-
-    pub(super) fn rest(&self) -> usize {
-        self.bytes.len() - self.at
-    }
-
-    pub(super) fn corrupt(&self, reason: impl Into<String>) -> Error {
-        corrupt_at(self.path, self.offset(), reason)
-    }
+/// A decoding error of file `path` as the library's error.
+pub(super) fn in_file(path: &Path) -> impl Fn(BytesError) -> Error + '_ {
+    move |e| e.into_error(Some(path), "")
 }
 
 /// What a manifest says: the checkpoint it names and what it covers.
@@ -465,9 +421,6 @@ pub(super) const MANIFEST: &str = "MANIFEST";
 
 impl Manifest {
     pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256);
-        out.extend_from_slice(MANIFEST_MAGIC);
-        out.extend_from_slice(&STORE_FORMAT_VERSION.to_le_bytes());
         let mut flags = 0;
         if self.directed {
             flags |= FLAG_DIRECTED;
@@ -478,27 +431,26 @@ impl Manifest {
         if self.delta.is_some() {
             flags |= FLAG_DELTA;
         }
-        out.extend_from_slice(&flags.to_le_bytes());
-        for value in [
-            self.number,
-            self.log_seq,
-            self.graph_version,
-            self.num_vertices,
-            self.num_arcs,
-            self.next_pack,
-            self.base_seq,
-        ] {
-            out.extend_from_slice(&value.to_le_bytes());
+        let mut w = ByteWriter::with_capacity(256);
+        w.bytes(MANIFEST_MAGIC)
+            .u32(STORE_FORMAT_VERSION)
+            .u32(flags)
+            .u64(self.number)
+            .u64(self.log_seq)
+            .u64(self.graph_version)
+            .u64(self.num_vertices)
+            .u64(self.num_arcs)
+            .u64(self.next_pack)
+            .u64(self.base_seq);
+        for unit in [self.base, self.ids, self.properties]
+            .iter()
+            .chain(&self.delta)
+        {
+            unit.put(&mut w);
         }
-        self.base.put(&mut out);
-        self.ids.put(&mut out);
-        self.properties.put(&mut out);
-        if let Some(delta) = &self.delta {
-            delta.put(&mut out);
-        }
-        let sum = crc32c::crc32c(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        let sum = crc32c::crc32c(w.as_slice());
+        w.u32(sum);
+        w.into_vec()
     }
 
     pub(super) fn decode(path: &Path, bytes: &[u8]) -> Result<Self> {
@@ -514,9 +466,7 @@ impl Manifest {
                 "the manifest's CRC-32C does not match",
             ));
         }
-        let mut r = Cursor::new(&bytes[..end], path, 0);
-        r.take(8, "magic")?;
-        let version = r.u32("format version")?;
+        let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
         if !readable(version) {
             return Err(Error::Unsupported {
                 path: Some(path.to_path_buf()),
@@ -526,12 +476,19 @@ impl Manifest {
                 ),
             });
         }
+        Self::decode_fields(&bytes[..end]).map_err(in_file(path))
+    }
+
+    /// The manifest's fields after its magic and version, up to its checksum.
+    fn decode_fields(bytes: &[u8]) -> Result<Self, BytesError> {
+        let mut r = reader(bytes, 0);
+        r.take(12, "magic and version")?;
         let flags = r.u32("flags")?;
         if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DELTA) != 0 {
-            return Err(corrupt_at(
-                path,
+            return Err(r.invalid(
                 12,
-                format!("unknown manifest flags {flags:#x}"),
+                "the manifest flags",
+                format!("unknown flags {flags:#x}"),
             ));
         }
         let mut values = [0u64; 7];
@@ -546,9 +503,7 @@ impl Manifest {
         } else {
             None
         };
-        if r.rest() != 0 {
-            return Err(r.corrupt("bytes follow the manifest's last field"));
-        }
+        r.finish("the manifest's last field")?;
         Ok(Self {
             number: values[0],
             log_seq: values[1],

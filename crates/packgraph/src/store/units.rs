@@ -6,10 +6,15 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::format::{Cursor, UnitRef, UNIT_REF_BYTES};
+use super::format::{in_file, reader, UnitRef, UNIT_REF_BYTES};
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::graph::{EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Update, VertexId};
-use crate::pma::{DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
+use crate::pma::{ArrayDims, DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
+
+/// Rebuilds a graph from its arrays (whether it is directed, its vertex count, its out- and
+/// in-arrays), validating them fully.
+type FromArrays<C> = fn(bool, usize, PmaParts, Option<PmaParts>) -> Result<Graph<C>>;
 
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
 pub trait StoreLeaf: EdgeLeaf + Sized {
@@ -17,14 +22,19 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
     #[doc(hidden)]
     const GROUP_PAGES: bool;
 
+    /// The checked rebuild of [`StoreLeaf::from_arrays`].
+    #[doc(hidden)]
+    const FROM_ARRAYS: FromArrays<Self>;
+
+    /// The checked rebuild of [`StoreLeaf::from_legacy_arrays`].
+    #[doc(hidden)]
+    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Self::FROM_ARRAYS;
+
     /// Rebuilds a graph from its arrays, validating them fully.
     #[doc(hidden)]
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>>;
+    fn from_arrays(d: bool, n: usize, out: PmaParts, inc: Option<PmaParts>) -> Result<Graph<Self>> {
+        (Self::FROM_ARRAYS)(d, n, out, inc)
+    }
 
     /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in format 1's byte codes.
     #[doc(hidden)]
@@ -34,43 +44,19 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
         out: PmaParts,
         incoming: Option<PmaParts>,
     ) -> Result<Graph<Self>> {
-        Self::from_arrays(directed, num_vertices, out, incoming)
+        (Self::FROM_LEGACY_ARRAYS)(directed, num_vertices, out, incoming)
     }
 }
 
 impl StoreLeaf for GroupLeaf {
     const GROUP_PAGES: bool = true;
-
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_parts(directed, num_vertices, out, incoming)
-    }
-
-    fn from_legacy_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_byte_coded_parts(directed, num_vertices, out, incoming)
-    }
+    const FROM_ARRAYS: FromArrays<Self> = Graph::from_parts;
+    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Graph::from_byte_coded_parts;
 }
 
 impl StoreLeaf for DeltaMapLeaf {
     const GROUP_PAGES: bool = false;
-
-    fn from_arrays(
-        directed: bool,
-        num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
-    ) -> Result<Graph<Self>> {
-        Graph::from_weighted_parts(directed, num_vertices, out, incoming)
-    }
+    const FROM_ARRAYS: FromArrays<Self> = Graph::from_weighted_parts;
 }
 
 /// One edge array's pages as unit payloads, in page order.
@@ -89,19 +75,13 @@ pub(super) fn page_payloads(parts: &PmaPartsRef<'_>) -> Vec<Vec<u8>> {
             let used = &parts.used[first..first + count];
             let heads = &parts.heads[first..first + count];
             let data: usize = used.iter().map(|&u| u as usize).sum();
-            let mut out = Vec::with_capacity(4 + count * 12 + data);
-            out.extend_from_slice(&(count as u32).to_le_bytes());
-            for &u in used {
-                out.extend_from_slice(&u.to_le_bytes());
-            }
-            for &h in heads {
-                out.extend_from_slice(&h.to_le_bytes());
-            }
+            let mut w = ByteWriter::with_capacity(4 + count * 12 + data);
+            w.u32(count as u32).u32s(used).u64s(heads);
             for (j, &u) in used.iter().enumerate() {
                 let leaf = &page[j * parts.leaf_bytes..];
-                out.extend_from_slice(&leaf[..u as usize]);
+                w.bytes(&leaf[..u as usize]);
             }
-            out
+            w.into_vec()
         })
         .collect()
 }
@@ -113,34 +93,39 @@ pub(super) fn read_page(
     offset: u64,
     parts: &mut PmaParts,
 ) -> Result<()> {
+    read_page_into(&mut reader(payload, offset), parts).map_err(in_file(path))
+}
+
+fn read_page_into(r: &mut ByteReader<&[u8]>, parts: &mut PmaParts) -> Result<(), BytesError> {
     let leaf_bytes = parts.leaf_bytes;
-    let mut r = Cursor::new(payload, path, offset);
-    let count = r.u32("page leaf count")? as usize;
-    if count == 0 || count > payload.len() / 12 {
-        return Err(r.corrupt(format!("a page of {count} leaves")));
+    let at = r.offset();
+    // Each leaf takes at least its size and its head.
+    let count = r.count_u32(12, "the page's leaf count")?;
+    if count == 0 {
+        return Err(r.invalid(at, "the page's leaf count", "a page of 0 leaves"));
     }
     let first = parts.used.len();
-    for _ in 0..count {
-        let used = r.u32("leaf size")?;
-        if used as usize > leaf_bytes {
-            return Err(r.corrupt(format!("a leaf uses {used} of {leaf_bytes} bytes")));
-        }
-        parts.used.push(used);
+    let sizes_at = r.offset();
+    r.words_into(count, &mut parts.used, "the leaf sizes")?;
+    if let Some(j) = parts.used[first..]
+        .iter()
+        .position(|&u| u as usize > leaf_bytes)
+    {
+        let used = parts.used[first + j];
+        return Err(r.invalid(
+            sizes_at + 4 * j as u64,
+            "a leaf size",
+            format!("a leaf uses {used} of {leaf_bytes} bytes"),
+        ));
     }
-    for _ in 0..count {
-        let head = r.u64("leaf head")?;
-        parts.heads.push(head);
-    }
+    r.words_into(count, &mut parts.heads, "the leaf heads")?;
     for j in 0..count {
         let used = parts.used[first + j] as usize;
-        let bytes = r.take(used, "leaf bytes")?;
+        let bytes = r.take(used, "the leaf bytes")?;
         parts.data.extend_from_slice(bytes);
         parts.data.resize(parts.data.len() + leaf_bytes - used, 0);
     }
-    if r.rest() != 0 {
-        return Err(r.corrupt("bytes follow the page's last leaf"));
-    }
-    Ok(())
+    r.finish("the page's last leaf")
 }
 
 /// One edge array's shape in the base unit.
@@ -164,69 +149,41 @@ impl ArrayShape {
         }
     }
 
-    fn put(&self, out: &mut Vec<u8>) {
-        let c = &self.config;
-        for value in [
-            c.growth_factor,
-            c.upper_density_root,
-            c.lower_density_root,
-            c.lower_density_leaf,
-        ] {
-            out.extend_from_slice(&value.to_bits().to_le_bytes());
-        }
-        for value in [
-            c.leaf_bytes.unwrap_or(0),
-            c.point_batch_max,
-            c.rebuild_divisor,
-            c.parallel_grain,
-            c.page_bytes,
-            self.leaf_bytes,
-            self.num_leaves,
-            self.len,
-            self.pages.len(),
-        ] {
-            out.extend_from_slice(&(value as u64).to_le_bytes());
-        }
+    /// Writes the configuration words, `page_bytes`, the dimensions, the page count and
+    /// the page references.
+    fn put(&self, w: &mut ByteWriter) {
+        self.config.write_stored(w);
+        w.size(self.config.page_bytes);
+        self.dims().write(w);
+        w.size(self.pages.len());
         for page in &self.pages {
-            page.put(out);
+            page.put(w);
         }
     }
 
-    fn get(r: &mut Cursor<'_>) -> Result<Self> {
-        let mut floats = [0f64; 4];
-        for slot in &mut floats {
-            *slot = f64::from_bits(r.u64("array configuration")?);
-        }
-        let max = 1u64 << 48;
-        let mut sizes = [0usize; 9];
-        for slot in &mut sizes {
-            *slot = r.size("array configuration", max)?;
-        }
-        let config = PmaConfig {
-            growth_factor: floats[0],
-            upper_density_root: floats[1],
-            lower_density_root: floats[2],
-            lower_density_leaf: floats[3],
-            leaf_bytes: (sizes[0] != 0).then_some(sizes[0]),
-            point_batch_max: sizes[1],
-            rebuild_divisor: sizes[2],
-            parallel_grain: sizes[3],
-            page_bytes: sizes[4],
-        };
-        let pages = sizes[8];
-        if pages > r.rest() / UNIT_REF_BYTES {
-            return Err(r.corrupt(format!("{pages} pages do not fit in the base unit")));
-        }
+    fn get(r: &mut ByteReader<&[u8]>) -> Result<Self, BytesError> {
+        let mut config = PmaConfig::read_stored(r)?;
+        config.page_bytes = r.size("the page size")?;
+        let dims = ArrayDims::read(r)?;
+        let pages = r.count(UNIT_REF_BYTES as u64, "the page count")?;
         let pages = (0..pages)
             .map(|_| UnitRef::get(r))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             config,
-            leaf_bytes: sizes[5],
-            num_leaves: sizes[6],
-            len: sizes[7],
+            leaf_bytes: dims.leaf_bytes,
+            num_leaves: dims.num_leaves,
+            len: dims.len,
             pages,
         })
+    }
+
+    fn dims(&self) -> ArrayDims {
+        ArrayDims {
+            leaf_bytes: self.leaf_bytes,
+            num_leaves: self.num_leaves,
+            len: self.len,
+        }
     }
 
     /// Empty arrays of this shape to read the pages into.
@@ -258,32 +215,34 @@ pub(super) struct Base {
 impl Base {
     pub(super) fn encode(&self) -> Vec<u8> {
         let pages = self.out.pages.len() + self.incoming.as_ref().map_or(0, |s| s.pages.len());
-        let mut out = Vec::with_capacity(256 + pages * UNIT_REF_BYTES);
-        out.extend_from_slice(&self.num_vertices.to_le_bytes());
-        out.push(u8::from(self.incoming.is_some()));
-        self.out.put(&mut out);
+        let mut w = ByteWriter::with_capacity(256 + pages * UNIT_REF_BYTES);
+        w.u64(self.num_vertices)
+            .u8(u8::from(self.incoming.is_some()));
+        self.out.put(&mut w);
         if let Some(incoming) = &self.incoming {
-            incoming.put(&mut out);
+            incoming.put(&mut w);
         }
-        out
+        w.into_vec()
     }
 
     pub(super) fn decode(payload: &[u8], path: &Path, offset: u64) -> Result<Self> {
-        let mut r = Cursor::new(payload, path, offset);
-        let num_vertices = r.u64("vertex count")?;
-        let has_in = r.take(1, "array count")?[0];
+        Self::read(&mut reader(payload, offset)).map_err(in_file(path))
+    }
+
+    fn read(r: &mut ByteReader<&[u8]>) -> Result<Self, BytesError> {
+        let num_vertices = r.u64("the vertex count")?;
+        let at = r.offset();
+        let has_in = r.u8("the in-array flag")?;
         if has_in > 1 {
-            return Err(r.corrupt(format!("in-array flag {has_in}")));
+            return Err(r.invalid(at, "the in-array flag", format!("in-array flag {has_in}")));
         }
-        let out = ArrayShape::get(&mut r)?;
+        let out = ArrayShape::get(r)?;
         let incoming = if has_in == 1 {
-            Some(ArrayShape::get(&mut r)?)
+            Some(ArrayShape::get(r)?)
         } else {
             None
         };
-        if r.rest() != 0 {
-            return Err(r.corrupt("bytes follow the base unit's last array"));
-        }
+        r.finish("the base unit's last array")?;
         Ok(Self {
             num_vertices,
             out,
@@ -305,20 +264,30 @@ pub(super) fn ids_payload(ids: &IdMap) -> Vec<u8> {
     let ((first, dense), rest) = ids.split();
     let mut update = Update::new();
     update.add_vertices(rest.cloned());
-    let mut out = Vec::new();
-    out.extend_from_slice(&first.to_le_bytes());
-    out.extend_from_slice(&(dense as u64).to_le_bytes());
-    out.extend_from_slice(&update.encode());
-    out
+    let mut w = ByteWriter::default();
+    w.u64(first).size(dense).bytes(&update.encode());
+    w.into_vec()
 }
 
 pub(super) fn read_ids(payload: &[u8], path: &Path, offset: u64) -> Result<IdMap> {
-    let mut r = Cursor::new(payload, path, offset);
-    let first = r.u64("first id")?;
-    let dense = r.size("dense id count", u64::from(u32::MAX) + 1)?;
-    let update = Update::decode(&payload[16..]).map_err(|e| locate(e, path, offset + 16))?;
-    IdMap::from_split((first, dense), update.vertices().iter().cloned())
-        .map_err(|_| r.corrupt("the id dictionary repeats an id or holds too many"))
+    let mut r = reader(payload, offset);
+    let (first, dense) = read_id_range(&mut r).map_err(in_file(path))?;
+    let update_at = r.offset();
+    let update = Update::decode(r.take_rest()).map_err(|e| locate(e, path, update_at))?;
+    IdMap::from_split((first, dense), update.vertices().iter().cloned()).map_err(|_| {
+        Error::Corrupt {
+            path: Some(path.to_path_buf()),
+            offset: Some(update_at),
+            reason: "the id dictionary repeats an id or holds too many".into(),
+        }
+    })
+}
+
+/// The dense range at the start of the ids unit: first id, id count.
+fn read_id_range(r: &mut ByteReader<&[u8]>) -> Result<(u64, usize), BytesError> {
+    let first = r.u64("the first id")?;
+    let dense = r.size_at_most(u64::from(u32::MAX) + 1, "the dense id count")?;
+    Ok((first, dense))
 }
 
 /// The properties unit: an update setting every value, column by column.
@@ -408,4 +377,93 @@ pub(super) fn delta<C: EdgeLeaf>(base: &Graph<C>, current: &Graph<C>) -> Update 
         update.insert_edges(&inserts);
     }
     update
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(pages: u64) -> ArrayShape {
+        ArrayShape {
+            config: PmaConfig {
+                leaf_bytes: Some(256),
+                // Sizes past 2^48 are legal configurations and must come back.
+                point_batch_max: usize::MAX,
+                page_bytes: 1 << 14,
+                ..PmaConfig::default()
+            },
+            leaf_bytes: 256,
+            num_leaves: 5,
+            len: 77,
+            pages: (0..pages)
+                .map(|p| UnitRef {
+                    pack: p,
+                    offset: 24 + p,
+                    len: 100,
+                    hash: u128::from(p) << 64 | 9,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn base_units_round_trip_and_refuse_every_truncation() {
+        let base = Base {
+            num_vertices: 12,
+            out: shape(3),
+            incoming: Some(shape(1)),
+        };
+        let bytes = base.encode();
+        // Vertex count, flag, then per array 13 words (4 floats, 9 sizes) and 40 bytes per page.
+        assert_eq!(bytes.len(), 9 + 2 * 13 * 8 + 4 * UNIT_REF_BYTES);
+        let path = Path::new("pack-00000001.pack");
+        assert_eq!(Base::decode(&bytes, path, 56).unwrap(), base);
+        for len in 0..bytes.len() {
+            let e = Base::decode(&bytes[..len], path, 56).unwrap_err();
+            assert!(
+                matches!(&e, Error::Corrupt { offset: Some(o), .. } if *o >= 56),
+                "{e}"
+            );
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(Base::decode(&extra, path, 0).is_err());
+    }
+
+    #[test]
+    fn pages_round_trip_and_refuse_bad_counts_and_sizes() {
+        let page = vec![7u8; 512];
+        let config = PmaConfig::default();
+        let parts = PmaPartsRef {
+            config: &config,
+            leaf_bytes: 256,
+            len: 10,
+            data: vec![&page],
+            used: vec![3, 200],
+            heads: vec![5, 9],
+        };
+        let payloads = page_payloads(&parts);
+        let empty = || PmaParts {
+            config: config.clone(),
+            leaf_bytes: 256,
+            len: 10,
+            data: Vec::new(),
+            used: Vec::new(),
+            heads: Vec::new(),
+        };
+        let path = Path::new("p");
+        let mut back = empty();
+        read_page(&payloads[0], path, 0, &mut back).unwrap();
+        assert_eq!((back.used, back.heads), (vec![3, 200], vec![5, 9]));
+        assert_eq!(&back.data[..3], &[7, 7, 7]);
+        assert_eq!(back.data.len(), 512);
+        let mut huge = payloads[0].clone();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = read_page(&huge, path, 0, &mut empty()).unwrap_err();
+        assert!(e.to_string().contains("runs past the end"), "{e}");
+        let mut oversized = payloads[0].clone();
+        oversized[4..8].copy_from_slice(&257u32.to_le_bytes());
+        let e = read_page(&oversized, path, 0, &mut empty()).unwrap_err();
+        assert!(e.to_string().contains("uses 257 of 256"), "{e}");
+    }
 }

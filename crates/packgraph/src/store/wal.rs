@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::vfs::{Vfs, VfsFile};
+use crate::codec::bytes::{ByteReader, ByteWriter};
 use crate::{Error, Result};
 
 const SEGMENT_MAGIC: &[u8; 8] = b"PGRAPHWL";
@@ -46,62 +47,43 @@ pub(super) fn parse_segment_name(name: &str) -> Option<u64> {
 }
 
 fn segment_header(first: u64) -> Vec<u8> {
-    let mut header = Vec::with_capacity(SEGMENT_HEADER);
-    header.extend_from_slice(SEGMENT_MAGIC);
-    header.extend_from_slice(&LOG_FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&first.to_le_bytes());
-    let sum = crc32c::crc32c(&header);
-    header.extend_from_slice(&sum.to_le_bytes());
-    header
+    let mut w = ByteWriter::with_capacity(SEGMENT_HEADER);
+    w.bytes(SEGMENT_MAGIC).u32(LOG_FORMAT_VERSION).u64(first);
+    let sum = crc32c::crc32c(w.as_slice());
+    w.u32(sum);
+    w.into_vec()
 }
 
 /// The bytes of the record of `payload` with sequence number `seq`.
 pub(super) fn encode_record(seq: u64, payload: &[u8]) -> Result<Vec<u8>> {
     let len = u32::try_from(payload.len())
         .map_err(|_| Error::invalid_reason("an update of 4 GiB or more cannot be logged"))?;
-    let mut record = Vec::with_capacity(payload.len() + RECORD_OVERHEAD);
-    record.extend_from_slice(RECORD_MAGIC);
-    record.push(RECORD_VERSION);
-    record.push(0);
-    record.extend_from_slice(&len.to_le_bytes());
-    record.extend_from_slice(&seq.to_le_bytes());
-    record.extend_from_slice(payload);
-    let sum = crc32c::crc32c(&record);
-    record.extend_from_slice(&sum.to_le_bytes());
-    Ok(record)
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(b)
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(b)
+    let mut w = ByteWriter::with_capacity(payload.len() + RECORD_OVERHEAD);
+    w.bytes(RECORD_MAGIC)
+        .u8(RECORD_VERSION)
+        .u8(0)
+        .u32(len)
+        .u64(seq)
+        .bytes(payload);
+    let sum = crc32c::crc32c(w.as_slice());
+    w.u32(sum);
+    Ok(w.into_vec())
 }
 
 /// The record starting at `at`, if one checks out there: (sequence number, payload, end).
 fn record_at(bytes: &[u8], at: usize) -> Option<(u64, &[u8], usize)> {
     let rest = bytes.get(at..)?;
-    if rest.len() < RECORD_OVERHEAD
-        || &rest[..2] != RECORD_MAGIC
-        || rest[2] != RECORD_VERSION
-        || rest[3] != 0
-    {
+    let mut r = ByteReader::new(rest);
+    let head = r.take(4, "the record's magic, version and flags").ok()?;
+    if head[..2] != RECORD_MAGIC[..] || head[2] != RECORD_VERSION || head[3] != 0 {
         return None;
     }
-    let len = u32_at(rest, 4) as usize;
-    if len > rest.len() - RECORD_OVERHEAD {
-        return None;
-    }
+    let len = r.u32("the record length").ok()? as usize;
+    let seq = r.u64("the sequence number").ok()?;
+    let payload = r.take(len, "the payload").ok()?;
+    let sum = r.u32("the record's CRC-32C").ok()?;
     let body = RECORD_HEADER + len;
-    if crc32c::crc32c(&rest[..body]) != u32_at(rest, body) {
-        return None;
-    }
-    Some((u64_at(rest, 8), &rest[RECORD_HEADER..body], at + body + 4))
+    (crc32c::crc32c(&rest[..body]) == sum).then_some((seq, payload, at + body + 4))
 }
 
 /// What reading the log found.

@@ -17,14 +17,16 @@
 //!
 //! Decoding trusts nothing: every count is checked against the bytes left before anything
 //! is allocated, every tag and flag must be known, text must be UTF-8, ids must fit 32 bits,
-//! and no byte may follow the last field. Errors are [`Error::Corrupt`] with the offset.
+//! and no byte may follow the last field (the checks of the byte kit,
+//! [`crate::codec::bytes`]). Errors are [`Error::Corrupt`](crate::Error::Corrupt) with the
+//! offset.
 
 use std::sync::Arc;
 
 use super::{PropertyChange, Update};
-use crate::codec::varint;
+use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::graph::{ExternalId, PropertyValue, VertexId};
-use crate::{Error, Result};
+use crate::Result;
 
 /// The version byte [`Update::encode`] writes and [`Update::decode`] reads.
 pub const UPDATE_FORMAT_VERSION: u8 = 1;
@@ -46,265 +48,183 @@ fn unzigzag(x: u64) -> i64 {
     ((x >> 1) as i64) ^ -((x & 1) as i64)
 }
 
-fn put(out: &mut Vec<u8>, x: u64) {
-    varint::encode_to_vec(x, out);
-}
-
-fn put_text(out: &mut Vec<u8>, text: &str) {
-    put(out, text.len() as u64);
-    out.extend_from_slice(text.as_bytes());
-}
-
-fn put_edges(out: &mut Vec<u8>, edges: &[(VertexId, VertexId)]) {
-    put(out, edges.len() as u64);
+fn put_edges(w: &mut ByteWriter, edges: &[(VertexId, VertexId)]) {
+    w.varint(edges.len() as u64);
     let mut previous = 0i64;
     for &(u, v) in edges {
-        put(out, zigzag(i64::from(u) - previous));
-        put(out, u64::from(v));
+        w.varint(zigzag(i64::from(u) - previous))
+            .varint(u64::from(v));
         previous = i64::from(u);
     }
+}
+
+fn put_value(w: &mut ByteWriter, value: Option<&PropertyValue>) {
+    match value {
+        None => w.u8(VALUE_REMOVE),
+        Some(PropertyValue::Int(x)) => w.u8(VALUE_INT).varint(zigzag(*x)),
+        Some(PropertyValue::Float(x)) => w.u8(VALUE_FLOAT).f64(*x),
+        Some(PropertyValue::Bool(x)) => w.u8(VALUE_BOOL).u8(u8::from(*x)),
+        Some(PropertyValue::Text(text)) => w.u8(VALUE_TEXT).text(text),
+    };
 }
 
 impl Update {
     /// The update's bytes (format version [`UPDATE_FORMAT_VERSION`]).
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + 4 * (self.inserts.len() + self.deletes.len()));
-        out.push(UPDATE_FORMAT_VERSION);
-        out.push(if self.weights.is_some() {
+        let mut w = ByteWriter::with_capacity(16 + 4 * (self.inserts.len() + self.deletes.len()));
+        let flags = if self.weights.is_some() {
             FLAG_WEIGHTS
         } else {
             0
-        });
-        put(&mut out, self.min_vertices as u64);
-        put(&mut out, self.vertices.len() as u64);
+        };
+        w.u8(UPDATE_FORMAT_VERSION)
+            .u8(flags)
+            .varint(self.min_vertices as u64)
+            .varint(self.vertices.len() as u64);
         for id in &self.vertices {
             match id {
-                ExternalId::Int(x) => {
-                    out.push(ID_INT);
-                    put(&mut out, *x);
-                }
-                ExternalId::Name(name) => {
-                    out.push(ID_NAME);
-                    put_text(&mut out, name);
-                }
-            }
+                ExternalId::Int(x) => w.u8(ID_INT).varint(*x),
+                ExternalId::Name(name) => w.u8(ID_NAME).text(name),
+            };
         }
-        put_edges(&mut out, &self.deletes);
-        put_edges(&mut out, &self.inserts);
-        for w in self.weights.iter().flatten() {
-            out.extend_from_slice(&w.to_le_bytes());
+        put_edges(&mut w, &self.deletes);
+        put_edges(&mut w, &self.inserts);
+        for &weight in self.weights.iter().flatten() {
+            w.f64(weight);
         }
-        put(&mut out, self.properties.len() as u64);
+        w.varint(self.properties.len() as u64);
         for change in &self.properties {
-            put_text(&mut out, &change.name);
-            put(&mut out, u64::from(change.vertex));
-            match &change.value {
-                None => out.push(VALUE_REMOVE),
-                Some(PropertyValue::Int(x)) => {
-                    out.push(VALUE_INT);
-                    put(&mut out, zigzag(*x));
-                }
-                Some(PropertyValue::Float(x)) => {
-                    out.push(VALUE_FLOAT);
-                    out.extend_from_slice(&x.to_le_bytes());
-                }
-                Some(PropertyValue::Bool(x)) => {
-                    out.push(VALUE_BOOL);
-                    out.push(u8::from(*x));
-                }
-                Some(PropertyValue::Text(text)) => {
-                    out.push(VALUE_TEXT);
-                    put_text(&mut out, text);
-                }
-            }
+            w.text(&change.name).varint(u64::from(change.vertex));
+            put_value(&mut w, change.value.as_ref());
         }
-        out
+        w.into_vec()
     }
 
     /// The update encoded in `bytes` (all of them).
     ///
     /// # Errors
-    /// [`Error::Corrupt`] naming the byte offset of the first thing that does not decode:
-    /// an unknown version, flag or tag, a count past the end, a truncated or overlong
-    /// number, an id past 32 bits, text that is not UTF-8, or bytes after the end.
+    /// [`Error::Corrupt`](crate::Error::Corrupt) naming the byte offset of the first thing
+    /// that does not decode: an unknown version, flag or tag, a count past the end, a
+    /// truncated or overlong number, an id past 32 bits, text that is not UTF-8, or bytes
+    /// after the end.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let mut r = Reader { bytes, pos: 0 };
-        let version = r.byte()?;
-        if version != UPDATE_FORMAT_VERSION {
-            return Err(r.error(
-                0,
-                format!("update format version {version} is not readable (supported: {UPDATE_FORMAT_VERSION})"),
-            ));
-        }
-        let flags = r.byte()?;
-        if flags & !FLAG_WEIGHTS != 0 {
-            return Err(r.error(1, format!("unknown flags {flags:#04x}")));
-        }
-        let min_vertices = r.count(0)?;
-        let vertices = r.list(2, |r| {
-            let at = r.pos;
-            match r.byte()? {
-                ID_INT => Ok(ExternalId::Int(r.varint()?)),
-                ID_NAME => Ok(ExternalId::Name(r.text()?.into())),
-                tag => Err(r.error(at, format!("unknown vertex id tag {tag}"))),
-            }
-        })?;
-        let deletes = r.edges()?;
-        let inserts = r.edges()?;
-        let weights = if flags & FLAG_WEIGHTS != 0 {
-            r.need(inserts.len().saturating_mul(8))?;
-            Some((0..inserts.len()).map(|_| r.f64()).collect::<Result<_>>()?)
-        } else {
-            None
-        };
-        let properties = r.list(4, |r| {
-            let name = r.text()?.to_string();
-            let vertex = r.vertex()?;
-            let at = r.pos;
-            let value = match r.byte()? {
-                VALUE_REMOVE => None,
-                VALUE_INT => Some(PropertyValue::Int(unzigzag(r.varint()?))),
-                VALUE_FLOAT => Some(PropertyValue::Float(r.f64()?)),
-                VALUE_BOOL => match r.byte()? {
-                    b @ (0 | 1) => Some(PropertyValue::Bool(b == 1)),
-                    b => return Err(r.error(at + 1, format!("boolean byte {b}"))),
-                },
-                VALUE_TEXT => Some(PropertyValue::Text(Arc::from(r.text()?))),
-                tag => return Err(r.error(at, format!("unknown property value tag {tag}"))),
-            };
-            Ok(PropertyChange {
-                name,
-                vertex,
-                value,
-            })
-        })?;
-        if r.pos != bytes.len() {
-            return Err(r.error(
-                r.pos,
-                format!("{} bytes after the update", bytes.len() - r.pos),
-            ));
-        }
-        Ok(Self {
-            vertices,
-            min_vertices,
-            deletes,
-            inserts,
-            weights,
-            properties,
-        })
+        read_update(&mut ByteReader::new(bytes)).map_err(|e| e.into_error(None, "update record: "))
     }
 }
 
-/// A cursor over untrusted bytes.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+type Reader<'a> = ByteReader<&'a [u8]>;
+
+fn read_update(r: &mut Reader<'_>) -> Result<Update, BytesError> {
+    let version = r.u8("the format version")?;
+    if version != UPDATE_FORMAT_VERSION {
+        return Err(r.invalid(
+            0,
+            "the format version",
+            format!("update format version {version} is not readable (supported: {UPDATE_FORMAT_VERSION})"),
+        ));
+    }
+    let flags = r.u8("the flags")?;
+    if flags & !FLAG_WEIGHTS != 0 {
+        return Err(r.invalid(1, "the flags", format!("unknown flags {flags:#04x}")));
+    }
+    let mut update = Update::new();
+    update.min_vertices = r.varint_count(0, "the vertex count")?;
+    update.vertices = list(r, 2, "the vertex ids", read_id)?;
+    update.deletes = read_edges(r, "the deleted edges")?;
+    update.inserts = read_edges(r, "the inserted edges")?;
+    if flags & FLAG_WEIGHTS != 0 {
+        let count = update.inserts.len();
+        r.need((count as u64).saturating_mul(8), "the weights")?;
+        let weights = (0..count).map(|_| r.f64("a weight"));
+        update.weights = Some(weights.collect::<Result<_, _>>()?);
+    }
+    update.properties = list(r, 4, "the property changes", read_change)?;
+    r.finish("the update")?;
+    Ok(update)
 }
 
-impl Reader<'_> {
-    fn error(&self, offset: usize, reason: String) -> Error {
-        Error::Corrupt {
-            path: None,
-            offset: Some(offset as u64),
-            reason: format!("update record: {reason}"),
+/// A varint count of items of at least `min_item_bytes` each, then the items.
+fn list<'a, T>(
+    r: &mut Reader<'a>,
+    min_item_bytes: u64,
+    what: &'static str,
+    mut item: impl FnMut(&mut Reader<'a>) -> Result<T, BytesError>,
+) -> Result<Vec<T>, BytesError> {
+    let count = r.varint_count(min_item_bytes, what)?;
+    (0..count).map(|_| item(r)).collect()
+}
+
+fn read_id(r: &mut Reader<'_>) -> Result<ExternalId, BytesError> {
+    let at = r.offset();
+    match r.u8("a vertex id tag")? {
+        ID_INT => Ok(ExternalId::Int(r.varint("a vertex id")?)),
+        ID_NAME => Ok(ExternalId::Name(r.text("a vertex name")?.into())),
+        tag => Err(r.invalid(at, "a vertex id", format!("unknown vertex id tag {tag}"))),
+    }
+}
+
+fn read_vertex(r: &mut Reader<'_>) -> Result<VertexId, BytesError> {
+    let at = r.offset();
+    let v = r.varint("a vertex")?;
+    VertexId::try_from(v)
+        .map_err(|_| r.invalid(at, "a vertex", format!("vertex {v} exceeds 32 bits")))
+}
+
+fn read_edges(
+    r: &mut Reader<'_>,
+    what: &'static str,
+) -> Result<Vec<(VertexId, VertexId)>, BytesError> {
+    let mut previous = 0i64;
+    list(r, 2, what, |r| {
+        let at = r.offset();
+        let delta = unzigzag(r.varint("an edge source")?);
+        let u = previous
+            .checked_add(delta)
+            .and_then(|u| VertexId::try_from(u).ok())
+            .ok_or_else(|| {
+                r.invalid(
+                    at,
+                    "an edge source",
+                    format!("source delta {delta} leaves 32 bits"),
+                )
+            })?;
+        previous = i64::from(u);
+        Ok((u, read_vertex(r)?))
+    })
+}
+
+fn read_change(r: &mut Reader<'_>) -> Result<PropertyChange, BytesError> {
+    let name = r.text("a property name")?.to_string();
+    let vertex = read_vertex(r)?;
+    let at = r.offset();
+    let value = match r.u8("a property value tag")? {
+        VALUE_REMOVE => None,
+        VALUE_INT => Some(PropertyValue::Int(unzigzag(r.varint("an integer value")?))),
+        VALUE_FLOAT => Some(PropertyValue::Float(r.f64("a float value")?)),
+        VALUE_BOOL => match r.u8("a boolean value")? {
+            b @ (0 | 1) => Some(PropertyValue::Bool(b == 1)),
+            b => return Err(r.invalid(at + 1, "a boolean value", format!("boolean byte {b}"))),
+        },
+        VALUE_TEXT => Some(PropertyValue::Text(Arc::from(r.text("a text value")?))),
+        tag => {
+            return Err(r.invalid(
+                at,
+                "a property value",
+                format!("unknown property value tag {tag}"),
+            ))
         }
-    }
-
-    fn need(&self, len: usize) -> Result<()> {
-        if self.bytes.len() - self.pos < len {
-            return Err(self.error(
-                self.pos,
-                format!("needs {len} bytes, {} left", self.bytes.len() - self.pos),
-            ));
-        }
-        Ok(())
-    }
-
-    fn byte(&mut self) -> Result<u8> {
-        self.need(1)?;
-        self.pos += 1;
-        Ok(self.bytes[self.pos - 1])
-    }
-
-    fn varint(&mut self) -> Result<u64> {
-        let (value, len) = varint::decode(self.bytes, self.pos).map_err(|e| {
-            let mut error = Error::from(e);
-            if let Error::Corrupt { reason, .. } = &mut error {
-                *reason = format!("update record: {reason}");
-            }
-            error
-        })?;
-        self.pos += len;
-        Ok(value)
-    }
-
-    /// A count of items of at least `min_bytes` each, checked against the bytes left.
-    fn count(&mut self, min_bytes: usize) -> Result<usize> {
-        let at = self.pos;
-        let count = self.varint()?;
-        let left = (self.bytes.len() - self.pos) as u64;
-        match usize::try_from(count) {
-            Ok(count)
-                if (count as u64)
-                    .checked_mul(min_bytes as u64)
-                    .is_some_and(|bytes| bytes <= left) =>
-            {
-                Ok(count)
-            }
-            _ => Err(self.error(at, format!("count {count} runs past the end"))),
-        }
-    }
-
-    fn list<T>(
-        &mut self,
-        min_item_bytes: usize,
-        mut item: impl FnMut(&mut Self) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        let count = self.count(min_item_bytes)?;
-        (0..count).map(|_| item(self)).collect()
-    }
-
-    fn vertex(&mut self) -> Result<VertexId> {
-        let at = self.pos;
-        let v = self.varint()?;
-        VertexId::try_from(v).map_err(|_| self.error(at, format!("vertex {v} exceeds 32 bits")))
-    }
-
-    fn edges(&mut self) -> Result<Vec<(VertexId, VertexId)>> {
-        let mut previous = 0i64;
-        self.list(2, |r| {
-            let at = r.pos;
-            let delta = unzigzag(r.varint()?);
-            let u = previous
-                .checked_add(delta)
-                .and_then(|u| VertexId::try_from(u).ok())
-                .ok_or_else(|| r.error(at, format!("source delta {delta} leaves 32 bits")))?;
-            previous = i64::from(u);
-            Ok((u, r.vertex()?))
-        })
-    }
-
-    fn text(&mut self) -> Result<&str> {
-        let len = self.count(1)?;
-        let at = self.pos;
-        self.pos += len;
-        std::str::from_utf8(&self.bytes[at..self.pos])
-            .map_err(|e| self.error(at, format!("text is not UTF-8 ({e})")))
-    }
-
-    fn f64(&mut self) -> Result<f64> {
-        self.need(8)?;
-        let bytes: [u8; 8] = self.bytes[self.pos..self.pos + 8]
-            .try_into()
-            .expect("8 bytes were checked");
-        self.pos += 8;
-        Ok(f64::from_le_bytes(bytes))
-    }
+    };
+    Ok(PropertyChange {
+        name,
+        vertex,
+        value,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use proptest::prelude::*;
 
     fn value() -> impl Strategy<Value = Option<PropertyValue>> {
@@ -346,14 +266,14 @@ mod tests {
                             .map(|&(u, v)| f64::from(u) - f64::from(v) / 3.0)
                             .collect()
                     });
-                    Update {
-                        vertices,
-                        min_vertices,
-                        deletes,
-                        inserts,
-                        weights,
-                        properties,
-                    }
+                    let mut update = Update::new();
+                    update.vertices = vertices;
+                    update.min_vertices = min_vertices;
+                    update.deletes = deletes;
+                    update.inserts = inserts;
+                    update.weights = weights;
+                    update.properties = properties;
+                    update
                 },
             )
     }
