@@ -4,11 +4,13 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use proptest::prelude::*;
 
 use super::*;
-use crate::graph::{ExternalId, PropertyValue, VertexId, WeightedGraph};
+use crate::graph::{ExternalId, Graph, GraphRead, PropertyValue, Update, VertexId, WeightedGraph};
+use crate::pma::DeltaMapLeaf;
 
 /// Everything a user can observe of a graph.
 #[derive(Debug, Clone, PartialEq)]

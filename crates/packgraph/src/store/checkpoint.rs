@@ -1,0 +1,318 @@
+//! Writing checkpoints and deleting what they make obsolete.
+//!
+//! A checkpoint is a snapshot of the latest version, taken without stopping the writer
+//! and written as content-addressed units into one new pack: a delta against the base when
+//! the edges changed little since it, else a new base (a page unit per page of each edge
+//! array, the base unit listing them, the ids unit); then the properties unit, and the
+//! manifest last (write, `fsync`, rename, `fsync` the directory). A unit whose hash the
+//! last manifest references, in a pack at least half live, is pointed to again rather than
+//! written. Once the manifest is durable, packs it does not reference and log segments it
+//! covers are deleted ([`collect_garbage`]). A checkpoint starts in the background after a
+//! set amount of log
+//! ([`StoreOptions::checkpoint_log_bytes`](super::StoreOptions::checkpoint_log_bytes)).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::format::{pack_name, parse_pack_name, unit_hash, Manifest, PackWriter, UnitKind};
+use super::format::{UnitRef, MANIFEST};
+use super::units::{self, ArrayShape, Base};
+use super::wal::parse_segment_name;
+use super::{io_at, lock, CheckpointStats, Inner, Seq, Store, StoreLeaf, Vfs, MANIFEST_TMP};
+use crate::graph::{GraphRead, Snapshot};
+use crate::Result;
+
+/// The checkpointer's memory of the last checkpoint.
+pub(super) struct CheckpointState<C: StoreLeaf> {
+    pub(super) manifest: Manifest,
+    /// The version the base was written from (deltas are taken against it).
+    pub(super) base: Snapshot<C>,
+    /// Payload bytes of the base's pages.
+    pub(super) base_bytes: u64,
+    /// The base unit, its pages and the ids unit, by hash.
+    pub(super) base_units: HashMap<u128, UnitRef>,
+    /// Bytes of each pack file.
+    pub(super) pack_sizes: HashMap<u64, u64>,
+}
+
+impl<C: StoreLeaf> CheckpointState<C> {
+    /// Every unit the manifest references.
+    fn referenced(&self) -> impl Iterator<Item = UnitRef> + '_ {
+        self.base_units
+            .values()
+            .copied()
+            .chain(self.manifest.units().map(|(_, u)| u))
+    }
+
+    /// The referenced units a new checkpoint may point to again, by hash: those in packs
+    /// at least half live (units in mostly dead packs are written again, so that those
+    /// packs can go).
+    fn reusable(&self) -> HashMap<u128, UnitRef> {
+        let mut live: HashMap<u64, u64> = HashMap::new();
+        let mut units = HashMap::new();
+        for unit in self.referenced() {
+            if units.insert(unit.hash, unit).is_none() {
+                *live.entry(unit.pack).or_default() += unit.stored_bytes();
+            }
+        }
+        units.retain(|_, unit| {
+            let size = self.pack_sizes.get(&unit.pack).copied().unwrap_or(0);
+            live.get(&unit.pack).copied().unwrap_or(0) * 2 >= size
+        });
+        units
+    }
+
+    /// The packs the manifest references.
+    fn live_packs(&self) -> HashSet<u64> {
+        self.referenced().map(|u| u.pack).collect()
+    }
+}
+
+/// The unit reference a manifest holds before the first checkpoint fills it in.
+pub(super) fn placeholder() -> UnitRef {
+    UnitRef {
+        pack: 0,
+        offset: 0,
+        len: 0,
+        hash: 0,
+    }
+}
+
+impl<C: StoreLeaf> Store<C> {
+    /// Writes a checkpoint of the latest version now (waiting for a background one to
+    /// finish first), then deletes the log segments and packs no longer needed.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io); the store's earlier data stays valid.
+    pub fn checkpoint(&self) -> Result<CheckpointStats> {
+        self.inner.checkpoint(false)
+    }
+
+    /// A checkpoint that writes a new base (every page, reusing unchanged ones) even when a
+    /// delta would be smaller.
+    ///
+    /// # Errors
+    /// As [`Store::checkpoint`].
+    pub fn checkpoint_full(&self) -> Result<CheckpointStats> {
+        self.inner.checkpoint(true)
+    }
+
+    /// Why the last background checkpoint failed (`None` if it succeeded or none ran); the
+    /// log keeps everything meanwhile, so nothing is lost, but it grows.
+    pub fn background_error(&self) -> Option<String> {
+        lock(&self.inner.background_error).clone()
+    }
+
+    /// Starts a checkpoint on a thread of its own unless one is running.
+    pub(super) fn start_background_checkpoint(&self) {
+        let inner = &self.inner;
+        if inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let worker = Arc::clone(inner);
+        let handle = std::thread::spawn(move || {
+            let result = worker.checkpoint(false);
+            *lock(&worker.background_error) = result.err().map(|e| e.to_string());
+            worker.checkpoint_running.store(false, Ordering::Release);
+        });
+        if let Some(previous) = lock(&inner.background).replace(handle) {
+            let _ = previous.join();
+        }
+    }
+}
+
+impl<C: StoreLeaf> Inner<C> {
+    fn checkpoint(&self, full: bool) -> Result<CheckpointStats> {
+        let mut state = lock(&self.checkpoint);
+        let (snapshot, seq) = self
+            .shared
+            .with_writer(|g| (g.snapshot(), lock(&self.log).next_seq() - 1));
+        // The checkpoint covers records up to `seq`; they must be durable before the
+        // manifest says so, or a later record could reuse their numbers after a crash.
+        self.wait_durable(seq, true)?;
+        self.log_bytes_since_checkpoint.store(0, Ordering::Relaxed);
+        let stats = write_checkpoint(&*self.vfs, &self.dir, &mut state, &snapshot, seq, full)?;
+        let keep_from = lock(&self.log).segment_first();
+        collect_garbage(&*self.vfs, &self.dir, &state, seq, keep_from)?;
+        Ok(stats)
+    }
+}
+
+/// Writes `bytes` as the manifest durably: to a temporary file, synced, renamed, directory synced.
+fn write_manifest(vfs: &dyn Vfs, dir: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(MANIFEST_TMP);
+    let file = vfs.create(&tmp).map_err(io_at(&tmp))?;
+    file.append(bytes).map_err(io_at(&tmp))?;
+    file.sync().map_err(io_at(&tmp))?;
+    drop(file);
+    let path = dir.join(MANIFEST);
+    vfs.rename(&tmp, &path).map_err(io_at(&path))?;
+    vfs.sync_dir(dir).map_err(io_at(dir))
+}
+
+/// Writes a checkpoint of `snapshot` covering the log up to `seq`: a delta against the
+/// base if it is small, else a new base; the manifest last.
+pub(super) fn write_checkpoint<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    state: &mut CheckpointState<C>,
+    snapshot: &Snapshot<C>,
+    seq: Seq,
+    full: bool,
+) -> Result<CheckpointStats> {
+    let pack_number = state.manifest.next_pack;
+    let mut pack = PackWriter::new(pack_number);
+    let mut stats = CheckpointStats {
+        seq,
+        ..CheckpointStats::default()
+    };
+    let mut fresh: HashMap<u128, UnitRef> = HashMap::new();
+    let reusable = state.reusable();
+    let mut add = |kind: UnitKind, payload: &[u8], hash: u128| -> UnitRef {
+        if let Some(unit) = reusable.get(&hash).or_else(|| fresh.get(&hash)) {
+            stats.bytes_reused += unit.stored_bytes();
+            stats.units_reused += 1;
+            return *unit;
+        }
+        let unit = pack.add(kind, payload, hash);
+        stats.bytes_written += unit.stored_bytes();
+        stats.units_written += 1;
+        fresh.insert(hash, unit);
+        unit
+    };
+    let delta = if full || state.manifest.base == placeholder() {
+        None
+    } else {
+        let bytes = units::delta(&state.base, snapshot).encode();
+        // A delta up to a quarter of the base (or 64 KiB, for small graphs) is cheaper to
+        // write than a new base and cheap to apply on recovery.
+        (bytes.len() as u64 <= (state.base_bytes / 4).max(1 << 16)).then_some(bytes)
+    };
+    let mut manifest = state.manifest.clone();
+    let mut new_base = None;
+    match &delta {
+        Some(bytes) => {
+            manifest.delta = Some(add(
+                UnitKind::Delta,
+                bytes,
+                unit_hash(UnitKind::Delta, bytes),
+            ));
+            stats.delta = true;
+        }
+        None => {
+            let (out_parts, in_parts) = snapshot.parts();
+            let mut shape = |parts: &crate::pma::PmaPartsRef<'_>| {
+                let payloads = units::page_payloads(parts);
+                let kind = if C::GROUP_PAGES {
+                    UnitKind::GroupPage
+                } else {
+                    UnitKind::Page
+                };
+                let hashes: Vec<u128> = payloads.par_iter().map(|p| unit_hash(kind, p)).collect();
+                let pages: Vec<UnitRef> = payloads
+                    .iter()
+                    .zip(&hashes)
+                    .map(|(p, &h)| add(kind, p, h))
+                    .collect();
+                ArrayShape::of(parts, pages)
+            };
+            let out = shape(&out_parts);
+            let incoming = in_parts.as_ref().map(&mut shape);
+            let base = Base {
+                num_vertices: snapshot.num_vertices() as u64,
+                out,
+                incoming,
+            };
+            let payload = base.encode();
+            manifest.base = add(
+                UnitKind::Base,
+                &payload,
+                unit_hash(UnitKind::Base, &payload),
+            );
+            let ids = units::ids_payload(snapshot.ids());
+            manifest.ids = add(UnitKind::Ids, &ids, unit_hash(UnitKind::Ids, &ids));
+            manifest.delta = None;
+            manifest.base_seq = seq;
+            new_base = Some(base);
+        }
+    }
+    let props = units::properties_payload(snapshot);
+    manifest.properties = add(
+        UnitKind::Properties,
+        &props,
+        unit_hash(UnitKind::Properties, &props),
+    );
+    manifest.number += 1;
+    manifest.log_seq = seq;
+    manifest.graph_version = snapshot.version();
+    manifest.num_vertices = snapshot.num_vertices() as u64;
+    manifest.num_arcs = snapshot.num_arcs() as u64;
+    if !pack.is_empty() {
+        let path = dir.join(pack_name(pack_number));
+        let bytes = pack.finish();
+        let file = vfs.create(&path).map_err(io_at(&path))?;
+        file.append(&bytes).map_err(io_at(&path))?;
+        file.sync().map_err(io_at(&path))?;
+        state.pack_sizes.insert(pack_number, bytes.len() as u64);
+        manifest.next_pack = pack_number + 1;
+    }
+    let encoded = manifest.encode();
+    write_manifest(vfs, dir, &encoded)?;
+    stats.bytes_written += encoded.len() as u64;
+
+    if let Some(base) = new_base {
+        state.base = snapshot.clone();
+        state.base_bytes = base.pages().map(|p| p.len).sum();
+        state.base_units = base
+            .pages()
+            .copied()
+            .chain([manifest.base, manifest.ids])
+            .map(|u| (u.hash, u))
+            .collect();
+    }
+    state.manifest = manifest;
+    Ok(stats)
+}
+
+/// Deletes packs the manifest does not reference and log segments before `keep_from`
+/// whose records the checkpoint at `seq` covers; then syncs the directory.
+fn collect_garbage<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    state: &CheckpointState<C>,
+    seq: Seq,
+    keep_from: Seq,
+) -> Result<()> {
+    let names = vfs.list(dir).map_err(io_at(dir))?;
+    let live = state.live_packs();
+    let mut segments: Vec<u64> = names.iter().filter_map(|n| parse_segment_name(n)).collect();
+    segments.sort_unstable();
+    let mut removed = false;
+    for name in &names {
+        let dead = match (parse_pack_name(name), parse_segment_name(name)) {
+            (Some(n), _) => !live.contains(&n),
+            (_, Some(first)) => {
+                // Obsolete when the next segment starts at or before the first record needed.
+                first < keep_from
+                    && segments
+                        .iter()
+                        .find(|&&f| f > first)
+                        .is_some_and(|&next| next <= seq + 1)
+            }
+            _ => false,
+        };
+        if dead {
+            let path = dir.join(name);
+            vfs.remove(&path).map_err(io_at(&path))?;
+            removed = true;
+        }
+    }
+    if removed {
+        vfs.sync_dir(dir).map_err(io_at(dir))?;
+    }
+    Ok(())
+}
