@@ -40,6 +40,36 @@ pub(super) struct CheckpointState<C: StoreLeaf> {
 }
 
 impl<C: StoreLeaf> CheckpointState<C> {
+    /// The state of a checkpoint `manifest` whose base unit is `base`, written from
+    /// `version`, in packs of `pack_sizes` bytes.
+    pub(super) fn new(
+        manifest: Manifest,
+        version: Snapshot<C>,
+        base: &Base,
+        pack_sizes: HashMap<u64, u64>,
+    ) -> Self {
+        let mut state = Self {
+            manifest,
+            base: version,
+            base_bytes: 0,
+            base_units: HashMap::new(),
+            pack_sizes,
+        };
+        state.remember_base(base);
+        state
+    }
+
+    /// Records the size and units of `base`, the base unit the manifest names.
+    fn remember_base(&mut self, base: &Base) {
+        self.base_bytes = base.pages().map(|p| p.len).sum();
+        self.base_units = base
+            .pages()
+            .copied()
+            .chain([self.manifest.base, self.manifest.ids])
+            .map(|u| (u.hash, u))
+            .collect();
+    }
+
     /// Every unit the manifest references.
     fn referenced(&self) -> impl Iterator<Item = UnitRef> + '_ {
         self.base_units
@@ -264,17 +294,11 @@ pub(super) fn write_checkpoint<C: StoreLeaf>(
     write_manifest(vfs, dir, &encoded)?;
     stats.bytes_written += encoded.len() as u64;
 
+    state.manifest = manifest;
     if let Some(base) = new_base {
         state.base = snapshot.clone();
-        state.base_bytes = base.pages().map(|p| p.len).sum();
-        state.base_units = base
-            .pages()
-            .copied()
-            .chain([manifest.base, manifest.ids])
-            .map(|u| (u.hash, u))
-            .collect();
+        state.remember_base(&base);
     }
-    state.manifest = manifest;
     Ok(stats)
 }
 
