@@ -24,19 +24,20 @@ use super::units::{self, ArrayShape, Base};
 use super::wal::parse_segment_name;
 use super::{io_at, lock, CheckpointStats, Inner, Seq, Store, StoreLeaf, Vfs, MANIFEST_TMP};
 use crate::graph::{GraphRead, Snapshot};
+use crate::pma::PmaPartsRef;
 use crate::Result;
 
 /// The checkpointer's memory of the last checkpoint.
 pub(super) struct CheckpointState<C: StoreLeaf> {
-    pub(super) manifest: Manifest,
+    manifest: Manifest,
     /// The version the base was written from (deltas are taken against it).
-    pub(super) base: Snapshot<C>,
+    base: Snapshot<C>,
     /// Payload bytes of the base's pages.
-    pub(super) base_bytes: u64,
+    base_bytes: u64,
     /// The base unit, its pages and the ids unit, by hash.
-    pub(super) base_units: HashMap<u128, UnitRef>,
+    base_units: HashMap<u128, UnitRef>,
     /// Bytes of each pack file.
-    pub(super) pack_sizes: HashMap<u64, u64>,
+    pack_sizes: HashMap<u64, u64>,
 }
 
 impl<C: StoreLeaf> CheckpointState<C> {
@@ -57,6 +58,32 @@ impl<C: StoreLeaf> CheckpointState<C> {
         };
         state.remember_base(base);
         state
+    }
+
+    /// The state before a directory's first checkpoint: a manifest that names no units.
+    pub(super) fn before_first(snapshot: Snapshot<C>) -> Self {
+        let manifest = Manifest {
+            number: 0,
+            log_seq: 0,
+            graph_version: 0,
+            directed: snapshot.is_directed(),
+            weighted: C::WEIGHTED,
+            num_vertices: 0,
+            num_arcs: 0,
+            next_pack: 1,
+            base_seq: 0,
+            base: placeholder(),
+            ids: placeholder(),
+            properties: placeholder(),
+            delta: None,
+        };
+        Self {
+            manifest,
+            base: snapshot,
+            base_bytes: 0,
+            base_units: HashMap::new(),
+            pack_sizes: HashMap::new(),
+        }
     }
 
     /// Records the size and units of `base`, the base unit the manifest names.
@@ -103,7 +130,7 @@ impl<C: StoreLeaf> CheckpointState<C> {
 }
 
 /// The unit reference a manifest holds before the first checkpoint fills it in.
-pub(super) fn placeholder() -> UnitRef {
+fn placeholder() -> UnitRef {
     UnitRef {
         pack: 0,
         offset: 0,
@@ -172,7 +199,105 @@ impl<C: StoreLeaf> Inner<C> {
     }
 }
 
-/// Writes `bytes` as the manifest durably: to a temporary file, synced, renamed, directory synced.
+/// The units one checkpoint references: new ones go into its pack, those an earlier
+/// checkpoint (or this one) already wrote are reused.
+struct UnitWriter {
+    pack: PackWriter,
+    reusable: HashMap<u128, UnitRef>,
+    fresh: HashMap<u128, UnitRef>,
+    stats: CheckpointStats,
+}
+
+impl UnitWriter {
+    /// The unit of `kind` holding `payload`, whose hash is `hash`.
+    fn add(&mut self, kind: UnitKind, payload: &[u8], hash: u128) -> UnitRef {
+        if let Some(unit) = self.reusable.get(&hash).or_else(|| self.fresh.get(&hash)) {
+            self.stats.bytes_reused += unit.stored_bytes();
+            self.stats.units_reused += 1;
+            return *unit;
+        }
+        let unit = self.pack.add(kind, payload, hash);
+        self.stats.bytes_written += unit.stored_bytes();
+        self.stats.units_written += 1;
+        self.fresh.insert(hash, unit);
+        unit
+    }
+
+    /// [`UnitWriter::add`] hashing `payload` itself.
+    fn add_hashed(&mut self, kind: UnitKind, payload: &[u8]) -> UnitRef {
+        self.add(kind, payload, unit_hash(kind, payload))
+    }
+}
+
+/// The encoded change from the base to `snapshot`, when a checkpoint should write it
+/// rather than a new base.
+fn delta_payload<C: StoreLeaf>(
+    state: &CheckpointState<C>,
+    snapshot: &Snapshot<C>,
+    full: bool,
+) -> Option<Vec<u8>> {
+    if full || state.manifest.base == placeholder() {
+        return None;
+    }
+    let bytes = units::delta(&state.base, snapshot).encode();
+    // A delta up to a quarter of the base (or 64 KiB, for small graphs) is cheaper to
+    // write than a new base and cheap to apply on recovery.
+    (bytes.len() as u64 <= (state.base_bytes / 4).max(1 << 16)).then_some(bytes)
+}
+
+/// The page units of one edge array (hashed in parallel, added in order) and its shape.
+fn write_array<C: StoreLeaf>(writer: &mut UnitWriter, parts: &PmaPartsRef<'_>) -> ArrayShape {
+    let payloads = units::page_payloads(parts);
+    let kind = if C::GROUP_PAGES {
+        UnitKind::GroupPage
+    } else {
+        UnitKind::Page
+    };
+    let hashes: Vec<u128> = payloads.par_iter().map(|p| unit_hash(kind, p)).collect();
+    let pages: Vec<UnitRef> = payloads
+        .iter()
+        .zip(&hashes)
+        .map(|(p, &h)| writer.add(kind, p, h))
+        .collect();
+    ArrayShape::of(parts, pages)
+}
+
+/// Adds a new base of `snapshot` (its pages, the base unit, the ids unit) to `manifest`;
+/// returns the base unit's contents.
+fn write_base<C: StoreLeaf>(
+    writer: &mut UnitWriter,
+    manifest: &mut Manifest,
+    snapshot: &Snapshot<C>,
+    seq: Seq,
+) -> Base {
+    let (out_parts, in_parts) = snapshot.parts();
+    let out = write_array::<C>(writer, &out_parts);
+    let incoming = in_parts
+        .as_ref()
+        .map(|parts| write_array::<C>(writer, parts));
+    let base = Base {
+        num_vertices: snapshot.num_vertices() as u64,
+        out,
+        incoming,
+    };
+    manifest.base = writer.add_hashed(UnitKind::Base, &base.encode());
+    let ids = units::ids_payload(snapshot.ids());
+    manifest.ids = writer.add_hashed(UnitKind::Ids, &ids);
+    manifest.delta = None;
+    manifest.base_seq = seq;
+    base
+}
+
+/// Writes a pack file and syncs it.
+fn write_pack(vfs: &dyn Vfs, dir: &Path, number: u64, bytes: &[u8]) -> Result<()> {
+    let path = dir.join(pack_name(number));
+    let file = vfs.create(&path).map_err(io_at(&path))?;
+    file.append(bytes).map_err(io_at(&path))?;
+    file.sync().map_err(io_at(&path))
+}
+
+/// Writes `bytes` as the manifest durably: to a temporary file, synced, renamed, directory
+/// synced.
 fn write_manifest(vfs: &dyn Vfs, dir: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(MANIFEST_TMP);
     let file = vfs.create(&tmp).map_err(io_at(&tmp))?;
@@ -195,111 +320,47 @@ pub(super) fn write_checkpoint<C: StoreLeaf>(
     full: bool,
 ) -> Result<CheckpointStats> {
     let pack_number = state.manifest.next_pack;
-    let mut pack = PackWriter::new(pack_number);
-    let mut stats = CheckpointStats {
-        seq,
-        ..CheckpointStats::default()
-    };
-    let mut fresh: HashMap<u128, UnitRef> = HashMap::new();
-    let reusable = state.reusable();
-    let mut add = |kind: UnitKind, payload: &[u8], hash: u128| -> UnitRef {
-        if let Some(unit) = reusable.get(&hash).or_else(|| fresh.get(&hash)) {
-            stats.bytes_reused += unit.stored_bytes();
-            stats.units_reused += 1;
-            return *unit;
-        }
-        let unit = pack.add(kind, payload, hash);
-        stats.bytes_written += unit.stored_bytes();
-        stats.units_written += 1;
-        fresh.insert(hash, unit);
-        unit
-    };
-    let delta = if full || state.manifest.base == placeholder() {
-        None
-    } else {
-        let bytes = units::delta(&state.base, snapshot).encode();
-        // A delta up to a quarter of the base (or 64 KiB, for small graphs) is cheaper to
-        // write than a new base and cheap to apply on recovery.
-        (bytes.len() as u64 <= (state.base_bytes / 4).max(1 << 16)).then_some(bytes)
+    let mut writer = UnitWriter {
+        pack: PackWriter::new(pack_number),
+        reusable: state.reusable(),
+        fresh: HashMap::new(),
+        stats: CheckpointStats {
+            seq,
+            ..CheckpointStats::default()
+        },
     };
     let mut manifest = state.manifest.clone();
     let mut new_base = None;
-    match &delta {
+    match delta_payload(state, snapshot, full) {
         Some(bytes) => {
-            manifest.delta = Some(add(
-                UnitKind::Delta,
-                bytes,
-                unit_hash(UnitKind::Delta, bytes),
-            ));
-            stats.delta = true;
+            manifest.delta = Some(writer.add_hashed(UnitKind::Delta, &bytes));
+            writer.stats.delta = true;
         }
-        None => {
-            let (out_parts, in_parts) = snapshot.parts();
-            let mut shape = |parts: &crate::pma::PmaPartsRef<'_>| {
-                let payloads = units::page_payloads(parts);
-                let kind = if C::GROUP_PAGES {
-                    UnitKind::GroupPage
-                } else {
-                    UnitKind::Page
-                };
-                let hashes: Vec<u128> = payloads.par_iter().map(|p| unit_hash(kind, p)).collect();
-                let pages: Vec<UnitRef> = payloads
-                    .iter()
-                    .zip(&hashes)
-                    .map(|(p, &h)| add(kind, p, h))
-                    .collect();
-                ArrayShape::of(parts, pages)
-            };
-            let out = shape(&out_parts);
-            let incoming = in_parts.as_ref().map(&mut shape);
-            let base = Base {
-                num_vertices: snapshot.num_vertices() as u64,
-                out,
-                incoming,
-            };
-            let payload = base.encode();
-            manifest.base = add(
-                UnitKind::Base,
-                &payload,
-                unit_hash(UnitKind::Base, &payload),
-            );
-            let ids = units::ids_payload(snapshot.ids());
-            manifest.ids = add(UnitKind::Ids, &ids, unit_hash(UnitKind::Ids, &ids));
-            manifest.delta = None;
-            manifest.base_seq = seq;
-            new_base = Some(base);
-        }
+        None => new_base = Some(write_base(&mut writer, &mut manifest, snapshot, seq)),
     }
     let props = units::properties_payload(snapshot);
-    manifest.properties = add(
-        UnitKind::Properties,
-        &props,
-        unit_hash(UnitKind::Properties, &props),
-    );
+    manifest.properties = writer.add_hashed(UnitKind::Properties, &props);
     manifest.number += 1;
     manifest.log_seq = seq;
     manifest.graph_version = snapshot.version();
     manifest.num_vertices = snapshot.num_vertices() as u64;
     manifest.num_arcs = snapshot.num_arcs() as u64;
-    if !pack.is_empty() {
-        let path = dir.join(pack_name(pack_number));
-        let bytes = pack.finish();
-        let file = vfs.create(&path).map_err(io_at(&path))?;
-        file.append(&bytes).map_err(io_at(&path))?;
-        file.sync().map_err(io_at(&path))?;
+    if !writer.pack.is_empty() {
+        let bytes = writer.pack.finish();
+        write_pack(vfs, dir, pack_number, &bytes)?;
         state.pack_sizes.insert(pack_number, bytes.len() as u64);
         manifest.next_pack = pack_number + 1;
     }
     let encoded = manifest.encode();
     write_manifest(vfs, dir, &encoded)?;
-    stats.bytes_written += encoded.len() as u64;
+    writer.stats.bytes_written += encoded.len() as u64;
 
     state.manifest = manifest;
     if let Some(base) = new_base {
         state.base = snapshot.clone();
         state.remember_base(&base);
     }
-    Ok(stats)
+    Ok(writer.stats)
 }
 
 /// Deletes packs the manifest does not reference and log segments before `keep_from`

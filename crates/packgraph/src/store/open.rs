@@ -1,18 +1,16 @@
 //! A store's life: creating a data directory, opening one (taking the writer's lock,
 //! recovering, resuming the log) and closing it on drop (stopping its threads, syncing).
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::checkpoint::{placeholder, write_checkpoint, CheckpointState};
+use super::checkpoint::{write_checkpoint, CheckpointState};
 use super::commit::SyncState;
-use super::format::Manifest;
 use super::recover::load;
 use super::wal::LogWriter;
 use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, SyncPolicy, LOCK, MANIFEST_TMP};
-use crate::graph::{Graph, GraphRead, SharedGraph};
+use crate::graph::{Graph, SharedGraph};
 use crate::{Error, Result};
 
 impl<C: StoreLeaf> Store<C> {
@@ -42,28 +40,7 @@ impl<C: StoreLeaf> Store<C> {
             let lock_path = dir.join(LOCK);
             let _lock = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
             let snapshot = graph.snapshot();
-            let manifest = Manifest {
-                number: 0,
-                log_seq: 0,
-                graph_version: 0,
-                directed: graph.is_directed(),
-                weighted: C::WEIGHTED,
-                num_vertices: 0,
-                num_arcs: 0,
-                next_pack: 1,
-                base_seq: 0,
-                base: placeholder(),
-                ids: placeholder(),
-                properties: placeholder(),
-                delta: None,
-            };
-            let mut state = CheckpointState {
-                manifest,
-                base: snapshot.clone(),
-                base_bytes: 0,
-                base_units: HashMap::new(),
-                pack_sizes: HashMap::new(),
-            };
+            let mut state = CheckpointState::before_first(snapshot.clone());
             write_checkpoint(&*vfs, dir, &mut state, &snapshot, 0, true)?;
         }
         Self::open(dir, options)
