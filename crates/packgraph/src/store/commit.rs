@@ -2,14 +2,15 @@
 //! the log is synced as the [`SyncPolicy`] says.
 //!
 //! One thread syncs at a time ([`Inner::sync_now`]); commits that arrive meanwhile wait
-//! for it and are covered by the next. Under [`SyncPolicy::Group`] a syncer thread syncs
-//! at most every interval and commits wait for it. A failed log write or sync is remembered
-//! in [`SyncState::failed`]: from then on the store refuses writes, since what the log holds
-//! is no longer known.
+//! for it and are covered by the next. Under [`SyncPolicy::Group`] a syncer thread
+//! ([`spawn_syncer`]) syncs at most every interval and commits wait for it. A failed log
+//! write or sync is remembered in [`SyncState::failed`]: from then on the store refuses
+//! writes, since what the log holds is no longer known.
 
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{lock, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
@@ -19,7 +20,7 @@ use crate::{Error, Result};
 /// The log's durability bookkeeping.
 #[derive(Default)]
 pub(super) struct SyncState {
-    pub(super) durable: Seq,
+    durable: Seq,
     syncing: bool,
     /// Set when a log write or sync failed: the store takes no more writes.
     failed: Option<String>,
@@ -106,8 +107,25 @@ impl<C: StoreLeaf> Store<C> {
     }
 }
 
+/// Starts the group-commit syncer when the policy is [`SyncPolicy::Group`]: it syncs the
+/// log at most every interval while commits are waiting, until the store closes.
+pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHandle<()>> {
+    let SyncPolicy::Group(interval) = inner.options.sync else {
+        return None;
+    };
+    let inner = Arc::clone(inner);
+    Some(std::thread::spawn(move || {
+        while !inner.closing.load(Ordering::Acquire) {
+            std::thread::park_timeout(interval);
+            if inner.written() > lock(&inner.sync).durable {
+                let _ = inner.sync_now();
+            }
+        }
+    }))
+}
+
 impl<C: StoreLeaf> Inner<C> {
-    pub(super) fn written(&self) -> Seq {
+    fn written(&self) -> Seq {
         lock(&self.log).next_seq() - 1
     }
 

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::checkpoint::{write_checkpoint, CheckpointState};
-use super::commit::SyncState;
+use super::commit::{spawn_syncer, SyncState};
 use super::recover::load;
 use super::wal::LogWriter;
-use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, SyncPolicy, LOCK, MANIFEST_TMP};
+use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, LOCK, MANIFEST_TMP};
 use crate::graph::{Graph, SharedGraph};
 use crate::{Error, Result};
 
@@ -90,20 +90,7 @@ impl<C: StoreLeaf> Store<C> {
             options,
             _lock: held,
         });
-        let syncer = match inner.options.sync {
-            SyncPolicy::Group(interval) => {
-                let inner = Arc::clone(&inner);
-                Some(std::thread::spawn(move || {
-                    while !inner.closing.load(Ordering::Acquire) {
-                        std::thread::park_timeout(interval);
-                        if inner.written() > lock(&inner.sync).durable {
-                            let _ = inner.sync_now();
-                        }
-                    }
-                }))
-            }
-            _ => None,
-        };
+        let syncer = spawn_syncer(&inner);
         Ok(Self { inner, syncer })
     }
 }
