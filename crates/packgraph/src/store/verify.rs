@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::format::{check_pack, parse_pack_name};
 use super::recover::{load, read_manifest};
-use super::{io_at, OsVfs, Vfs};
+use super::{io_at, OsVfs, StoreLeaf, Vfs};
 use crate::graph::GraphRead;
 use crate::pma::{DeltaMapLeaf, GroupLeaf};
 use crate::Result;
@@ -21,7 +21,7 @@ pub struct VerifyReport {
     pub records: u64,
     /// Bytes of a torn last record (not damage: the next open cuts it).
     pub torn_bytes: u64,
-    /// Vertices and arcs of the recovered graph.
+    /// Vertices of the recovered graph.
     pub num_vertices: u64,
     /// Arcs of the recovered graph.
     pub num_arcs: u64,
@@ -45,6 +45,17 @@ pub fn verify(dir: &Path) -> Result<VerifyReport> {
 pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     let manifest = read_manifest(vfs, dir)?;
     let mut report = VerifyReport::default();
+    check_packs(vfs, dir, &mut report)?;
+    if manifest.weighted {
+        check_recovery::<DeltaMapLeaf>(vfs, dir, &mut report)?;
+    } else {
+        check_recovery::<GroupLeaf>(vfs, dir, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// Checks every pack file of `dir` in full, referenced or not.
+fn check_packs(vfs: &dyn Vfs, dir: &Path, report: &mut VerifyReport) -> Result<()> {
     let names = vfs.list(dir).map_err(io_at(dir))?;
     for name in &names {
         if let Some(n) = parse_pack_name(name) {
@@ -54,28 +65,20 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
             report.packs += 1;
         }
     }
-    let (vertices, arcs, records, torn) = if manifest.weighted {
-        let loaded = load::<DeltaMapLeaf>(vfs, dir)?;
-        loaded.graph.check_invariants()?;
-        (
-            loaded.graph.num_vertices(),
-            loaded.graph.num_arcs(),
-            loaded.log.replayed,
-            loaded.log.torn_bytes,
-        )
-    } else {
-        let loaded = load::<GroupLeaf>(vfs, dir)?;
-        loaded.graph.check_invariants()?;
-        (
-            loaded.graph.num_vertices(),
-            loaded.graph.num_arcs(),
-            loaded.log.replayed,
-            loaded.log.torn_bytes,
-        )
-    };
-    report.num_vertices = vertices as u64;
-    report.num_arcs = arcs as u64;
-    report.records = records;
-    report.torn_bytes = torn;
-    Ok(report)
+    Ok(())
+}
+
+/// Recovers the graph of `dir` as a `C` graph and checks its invariants.
+fn check_recovery<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    report: &mut VerifyReport,
+) -> Result<()> {
+    let loaded = load::<C>(vfs, dir)?;
+    loaded.graph.check_invariants()?;
+    report.num_vertices = loaded.graph.num_vertices() as u64;
+    report.num_arcs = loaded.graph.num_arcs() as u64;
+    report.records = loaded.log.replayed;
+    report.torn_bytes = loaded.log.torn_bytes;
+    Ok(())
 }
