@@ -18,6 +18,16 @@ pub enum AnyStore {
     Weighted(Store<DeltaMapLeaf>),
 }
 
+/// Evaluates `$body` with `$store` bound to the store inside `$any`, whichever kind it is.
+macro_rules! with_store {
+    ($any:expr, $store:ident => $body:expr) => {
+        match $any {
+            AnyStore::Unweighted($store) => $body,
+            AnyStore::Weighted($store) => $body,
+        }
+    };
+}
+
 impl AnyStore {
     /// Opens `dir` as whichever kind its manifest names.
     ///
@@ -53,10 +63,7 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::commit`].
     pub fn commit(&self, update: &Update) -> Result<(Seq, Applied)> {
-        match self {
-            Self::Unweighted(s) => s.commit(update),
-            Self::Weighted(s) => s.commit(update),
-        }
+        with_store!(self, s => s.commit(update))
     }
 
     /// See [`Store::append`].
@@ -64,18 +71,12 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::append`].
     pub fn append(&self, update: &Update) -> Result<(Seq, Applied)> {
-        match self {
-            Self::Unweighted(s) => s.append(update),
-            Self::Weighted(s) => s.append(update),
-        }
+        with_store!(self, s => s.append(update))
     }
 
     /// See [`Store::durable_seq`].
     pub fn durable_seq(&self) -> Seq {
-        match self {
-            Self::Unweighted(s) => s.durable_seq(),
-            Self::Weighted(s) => s.durable_seq(),
-        }
+        with_store!(self, s => s.durable_seq())
     }
 
     /// See [`Store::wait_durable`].
@@ -83,10 +84,7 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::wait_durable`].
     pub fn wait_durable(&self, seq: Seq) -> Result<()> {
-        match self {
-            Self::Unweighted(s) => s.wait_durable(seq),
-            Self::Weighted(s) => s.wait_durable(seq),
-        }
+        with_store!(self, s => s.wait_durable(seq))
     }
 
     /// See [`Store::sync`].
@@ -94,10 +92,7 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::sync`].
     pub fn sync(&self) -> Result<Seq> {
-        match self {
-            Self::Unweighted(s) => s.sync(),
-            Self::Weighted(s) => s.sync(),
-        }
+        with_store!(self, s => s.sync())
     }
 
     /// See [`Store::checkpoint`].
@@ -105,18 +100,12 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::checkpoint`].
     pub fn checkpoint(&self) -> Result<CheckpointStats> {
-        match self {
-            Self::Unweighted(s) => s.checkpoint(),
-            Self::Weighted(s) => s.checkpoint(),
-        }
+        with_store!(self, s => s.checkpoint())
     }
 
     /// See [`Store::recovery`].
     pub fn recovery(&self) -> RecoveryStats {
-        match self {
-            Self::Unweighted(s) => s.recovery(),
-            Self::Weighted(s) => s.recovery(),
-        }
+        with_store!(self, s => s.recovery())
     }
 
     /// The latest committed version as a graph of its own (O(1), shares pages).
