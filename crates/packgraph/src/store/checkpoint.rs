@@ -1,0 +1,403 @@
+//! Writing checkpoints and deleting what they make obsolete.
+//!
+//! A checkpoint is a snapshot of the latest version, taken without stopping the writer
+//! and written as content-addressed units into one new pack: a delta against the base when
+//! the edges changed little since it, else a new base (a page unit per page of each edge
+//! array, the base unit listing them, the ids unit); then the properties unit, and the
+//! manifest last (write, `fsync`, rename, `fsync` the directory). A unit whose hash the
+//! last manifest references, in a pack at least half live, is pointed to again rather than
+//! written. Once the manifest is durable, packs it does not reference and log segments it
+//! covers are deleted ([`collect_garbage`]). A checkpoint starts in the background after a
+//! set amount of log
+//! ([`StoreOptions::checkpoint_log_bytes`](super::StoreOptions::checkpoint_log_bytes)).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::format::{pack_name, parse_pack_name, unit_hash, Manifest, PackWriter, UnitKind};
+use super::format::{UnitRef, MANIFEST};
+use super::units::{self, ArrayShape, Base};
+use super::wal::parse_segment_name;
+use super::{io_at, lock, CheckpointStats, Inner, Seq, Store, StoreLeaf, Vfs, MANIFEST_TMP};
+use crate::graph::{GraphRead, Snapshot};
+use crate::pma::PmaPartsRef;
+use crate::Result;
+
+/// The checkpointer's memory of the last checkpoint.
+pub(super) struct CheckpointState<C: StoreLeaf> {
+    manifest: Manifest,
+    /// The version the base was written from (deltas are taken against it).
+    base: Snapshot<C>,
+    /// Payload bytes of the base's pages.
+    base_bytes: u64,
+    /// The base unit, its pages and the ids unit, by hash.
+    base_units: HashMap<u128, UnitRef>,
+    /// Bytes of each pack file.
+    pack_sizes: HashMap<u64, u64>,
+}
+
+impl<C: StoreLeaf> CheckpointState<C> {
+    /// The state of a checkpoint `manifest` whose base unit is `base`, written from
+    /// `version`, in packs of `pack_sizes` bytes.
+    pub(super) fn new(
+        manifest: Manifest,
+        version: Snapshot<C>,
+        base: &Base,
+        pack_sizes: HashMap<u64, u64>,
+    ) -> Self {
+        let mut state = Self {
+            manifest,
+            base: version,
+            base_bytes: 0,
+            base_units: HashMap::new(),
+            pack_sizes,
+        };
+        state.remember_base(base);
+        state
+    }
+
+    /// The state before a directory's first checkpoint: a manifest that names no units.
+    pub(super) fn before_first(snapshot: Snapshot<C>) -> Self {
+        let manifest = Manifest {
+            number: 0,
+            log_seq: 0,
+            graph_version: 0,
+            directed: snapshot.is_directed(),
+            weighted: C::WEIGHTED,
+            num_vertices: 0,
+            num_arcs: 0,
+            next_pack: 1,
+            base_seq: 0,
+            base: placeholder(),
+            ids: placeholder(),
+            properties: placeholder(),
+            delta: None,
+        };
+        Self {
+            manifest,
+            base: snapshot,
+            base_bytes: 0,
+            base_units: HashMap::new(),
+            pack_sizes: HashMap::new(),
+        }
+    }
+
+    /// Records the size and units of `base`, the base unit the manifest names.
+    fn remember_base(&mut self, base: &Base) {
+        self.base_bytes = base.pages().map(|p| p.len).sum();
+        self.base_units = base
+            .pages()
+            .copied()
+            .chain([self.manifest.base, self.manifest.ids])
+            .map(|u| (u.hash, u))
+            .collect();
+    }
+
+    /// Every unit the manifest references.
+    fn referenced(&self) -> impl Iterator<Item = UnitRef> + '_ {
+        self.base_units
+            .values()
+            .copied()
+            .chain(self.manifest.units().map(|(_, u)| u))
+    }
+
+    /// The referenced units a new checkpoint may point to again, by hash: those in packs
+    /// at least half live (units in mostly dead packs are written again, so that those
+    /// packs can go).
+    fn reusable(&self) -> HashMap<u128, UnitRef> {
+        let mut live: HashMap<u64, u64> = HashMap::new();
+        let mut units = HashMap::new();
+        for unit in self.referenced() {
+            if units.insert(unit.hash, unit).is_none() {
+                *live.entry(unit.pack).or_default() += unit.stored_bytes();
+            }
+        }
+        units.retain(|_, unit| {
+            let size = self.pack_sizes.get(&unit.pack).copied().unwrap_or(0);
+            live.get(&unit.pack).copied().unwrap_or(0) * 2 >= size
+        });
+        units
+    }
+
+    /// The packs the manifest references.
+    fn live_packs(&self) -> HashSet<u64> {
+        self.referenced().map(|u| u.pack).collect()
+    }
+}
+
+/// The unit reference a manifest holds before the first checkpoint fills it in.
+fn placeholder() -> UnitRef {
+    UnitRef {
+        pack: 0,
+        offset: 0,
+        len: 0,
+        hash: 0,
+    }
+}
+
+impl<C: StoreLeaf> Store<C> {
+    /// Writes a checkpoint of the latest version now (waiting for a background one to
+    /// finish first), then deletes the log segments and packs no longer needed.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io); the store's earlier data stays valid.
+    pub fn checkpoint(&self) -> Result<CheckpointStats> {
+        self.inner.checkpoint(false)
+    }
+
+    /// A checkpoint that writes a new base (every page, reusing unchanged ones) even when a
+    /// delta would be smaller.
+    ///
+    /// # Errors
+    /// As [`Store::checkpoint`].
+    pub fn checkpoint_full(&self) -> Result<CheckpointStats> {
+        self.inner.checkpoint(true)
+    }
+
+    /// Why the last background checkpoint failed (`None` if it succeeded or none ran); the
+    /// log keeps everything meanwhile, so nothing is lost, but it grows.
+    pub fn background_error(&self) -> Option<String> {
+        lock(&self.inner.background_error).clone()
+    }
+
+    /// Starts a checkpoint on a thread of its own unless one is running.
+    pub(super) fn start_background_checkpoint(&self) {
+        let inner = &self.inner;
+        if inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let worker = Arc::clone(inner);
+        let handle = std::thread::spawn(move || {
+            let result = worker.checkpoint(false);
+            *lock(&worker.background_error) = result.err().map(|e| e.to_string());
+            worker.checkpoint_running.store(false, Ordering::Release);
+        });
+        if let Some(previous) = lock(&inner.background).replace(handle) {
+            let _ = previous.join();
+        }
+    }
+}
+
+impl<C: StoreLeaf> Inner<C> {
+    fn checkpoint(&self, full: bool) -> Result<CheckpointStats> {
+        let mut state = lock(&self.checkpoint);
+        let (snapshot, seq) = self
+            .shared
+            .with_writer(|g| (g.snapshot(), lock(&self.log).next_seq() - 1));
+        // The checkpoint covers records up to `seq`; they must be durable before the
+        // manifest says so, or a later record could reuse their numbers after a crash.
+        self.wait_durable(seq, true)?;
+        self.log_bytes_since_checkpoint.store(0, Ordering::Relaxed);
+        let stats = write_checkpoint(&*self.vfs, &self.dir, &mut state, &snapshot, seq, full)?;
+        let keep_from = lock(&self.log).segment_first();
+        collect_garbage(&*self.vfs, &self.dir, &state, seq, keep_from)?;
+        Ok(stats)
+    }
+}
+
+/// The units one checkpoint references: new ones go into its pack, those an earlier
+/// checkpoint (or this one) already wrote are reused.
+struct UnitWriter {
+    pack: PackWriter,
+    reusable: HashMap<u128, UnitRef>,
+    fresh: HashMap<u128, UnitRef>,
+    stats: CheckpointStats,
+}
+
+impl UnitWriter {
+    /// The unit of `kind` holding `payload`, whose hash is `hash`.
+    fn add(&mut self, kind: UnitKind, payload: &[u8], hash: u128) -> UnitRef {
+        if let Some(unit) = self.reusable.get(&hash).or_else(|| self.fresh.get(&hash)) {
+            self.stats.bytes_reused += unit.stored_bytes();
+            self.stats.units_reused += 1;
+            return *unit;
+        }
+        let unit = self.pack.add(kind, payload, hash);
+        self.stats.bytes_written += unit.stored_bytes();
+        self.stats.units_written += 1;
+        self.fresh.insert(hash, unit);
+        unit
+    }
+
+    /// [`UnitWriter::add`] hashing `payload` itself.
+    fn add_hashed(&mut self, kind: UnitKind, payload: &[u8]) -> UnitRef {
+        self.add(kind, payload, unit_hash(kind, payload))
+    }
+}
+
+/// The encoded change from the base to `snapshot`, when a checkpoint should write it
+/// rather than a new base.
+fn delta_payload<C: StoreLeaf>(
+    state: &CheckpointState<C>,
+    snapshot: &Snapshot<C>,
+    full: bool,
+) -> Option<Vec<u8>> {
+    if full || state.manifest.base == placeholder() {
+        return None;
+    }
+    let bytes = units::delta(&state.base, snapshot).encode();
+    // A delta up to a quarter of the base (or 64 KiB, for small graphs) is cheaper to
+    // write than a new base and cheap to apply on recovery.
+    (bytes.len() as u64 <= (state.base_bytes / 4).max(1 << 16)).then_some(bytes)
+}
+
+/// The page units of one edge array (hashed in parallel, added in order) and its shape.
+fn write_array<C: StoreLeaf>(writer: &mut UnitWriter, parts: &PmaPartsRef<'_>) -> ArrayShape {
+    let payloads = units::page_payloads(parts);
+    let kind = if C::GROUP_PAGES {
+        UnitKind::GroupPage
+    } else {
+        UnitKind::Page
+    };
+    let hashes: Vec<u128> = payloads.par_iter().map(|p| unit_hash(kind, p)).collect();
+    let pages: Vec<UnitRef> = payloads
+        .iter()
+        .zip(&hashes)
+        .map(|(p, &h)| writer.add(kind, p, h))
+        .collect();
+    ArrayShape::of(parts, pages)
+}
+
+/// Adds a new base of `snapshot` (its pages, the base unit, the ids unit) to `manifest`;
+/// returns the base unit's contents.
+fn write_base<C: StoreLeaf>(
+    writer: &mut UnitWriter,
+    manifest: &mut Manifest,
+    snapshot: &Snapshot<C>,
+    seq: Seq,
+) -> Base {
+    let (out_parts, in_parts) = snapshot.parts();
+    let out = write_array::<C>(writer, &out_parts);
+    let incoming = in_parts
+        .as_ref()
+        .map(|parts| write_array::<C>(writer, parts));
+    let base = Base {
+        num_vertices: snapshot.num_vertices() as u64,
+        out,
+        incoming,
+    };
+    manifest.base = writer.add_hashed(UnitKind::Base, &base.encode());
+    let ids = units::ids_payload(snapshot.ids());
+    manifest.ids = writer.add_hashed(UnitKind::Ids, &ids);
+    manifest.delta = None;
+    manifest.base_seq = seq;
+    base
+}
+
+/// Writes a pack file and syncs it.
+fn write_pack(vfs: &dyn Vfs, dir: &Path, number: u64, bytes: &[u8]) -> Result<()> {
+    let path = dir.join(pack_name(number));
+    let file = vfs.create(&path).map_err(io_at(&path))?;
+    file.append(bytes).map_err(io_at(&path))?;
+    file.sync().map_err(io_at(&path))
+}
+
+/// Writes `bytes` as the manifest durably: to a temporary file, synced, renamed, directory
+/// synced.
+fn write_manifest(vfs: &dyn Vfs, dir: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(MANIFEST_TMP);
+    let file = vfs.create(&tmp).map_err(io_at(&tmp))?;
+    file.append(bytes).map_err(io_at(&tmp))?;
+    file.sync().map_err(io_at(&tmp))?;
+    drop(file);
+    let path = dir.join(MANIFEST);
+    vfs.rename(&tmp, &path).map_err(io_at(&path))?;
+    vfs.sync_dir(dir).map_err(io_at(dir))
+}
+
+/// Writes a checkpoint of `snapshot` covering the log up to `seq`: a delta against the
+/// base if it is small, else a new base; the manifest last.
+pub(super) fn write_checkpoint<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    state: &mut CheckpointState<C>,
+    snapshot: &Snapshot<C>,
+    seq: Seq,
+    full: bool,
+) -> Result<CheckpointStats> {
+    let pack_number = state.manifest.next_pack;
+    let mut writer = UnitWriter {
+        pack: PackWriter::new(pack_number),
+        reusable: state.reusable(),
+        fresh: HashMap::new(),
+        stats: CheckpointStats {
+            seq,
+            ..CheckpointStats::default()
+        },
+    };
+    let mut manifest = state.manifest.clone();
+    let mut new_base = None;
+    match delta_payload(state, snapshot, full) {
+        Some(bytes) => {
+            manifest.delta = Some(writer.add_hashed(UnitKind::Delta, &bytes));
+            writer.stats.delta = true;
+        }
+        None => new_base = Some(write_base(&mut writer, &mut manifest, snapshot, seq)),
+    }
+    let props = units::properties_payload(snapshot);
+    manifest.properties = writer.add_hashed(UnitKind::Properties, &props);
+    manifest.number += 1;
+    manifest.log_seq = seq;
+    manifest.graph_version = snapshot.version();
+    manifest.num_vertices = snapshot.num_vertices() as u64;
+    manifest.num_arcs = snapshot.num_arcs() as u64;
+    if !writer.pack.is_empty() {
+        let bytes = writer.pack.finish();
+        write_pack(vfs, dir, pack_number, &bytes)?;
+        state.pack_sizes.insert(pack_number, bytes.len() as u64);
+        manifest.next_pack = pack_number + 1;
+    }
+    let encoded = manifest.encode();
+    write_manifest(vfs, dir, &encoded)?;
+    writer.stats.bytes_written += encoded.len() as u64;
+
+    state.manifest = manifest;
+    if let Some(base) = new_base {
+        state.base = snapshot.clone();
+        state.remember_base(&base);
+    }
+    Ok(writer.stats)
+}
+
+/// Deletes packs the manifest does not reference and log segments before `keep_from`
+/// whose records the checkpoint at `seq` covers; then syncs the directory.
+fn collect_garbage<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    state: &CheckpointState<C>,
+    seq: Seq,
+    keep_from: Seq,
+) -> Result<()> {
+    let names = vfs.list(dir).map_err(io_at(dir))?;
+    let live = state.live_packs();
+    let mut segments: Vec<u64> = names.iter().filter_map(|n| parse_segment_name(n)).collect();
+    segments.sort_unstable();
+    let mut removed = false;
+    for name in &names {
+        let dead = match (parse_pack_name(name), parse_segment_name(name)) {
+            (Some(n), _) => !live.contains(&n),
+            (_, Some(first)) => {
+                // Obsolete when the next segment starts at or before the first record needed.
+                first < keep_from
+                    && segments
+                        .iter()
+                        .find(|&&f| f > first)
+                        .is_some_and(|&next| next <= seq + 1)
+            }
+            _ => false,
+        };
+        if dead {
+            let path = dir.join(name);
+            vfs.remove(&path).map_err(io_at(&path))?;
+            removed = true;
+        }
+    }
+    if removed {
+        vfs.sync_dir(dir).map_err(io_at(dir))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! The write path: a committed update is applied, appended to the log, and acknowledged once
+//! the log is synced as the [`SyncPolicy`] says.
+//!
+//! One thread syncs at a time ([`Inner::sync_now`]); commits that arrive meanwhile wait
+//! for it and are covered by the next. Under [`SyncPolicy::Group`] a syncer thread
+//! ([`spawn_syncer`]) syncs at most every interval and commits wait for it. A failed log
+//! write or sync is remembered in [`SyncState::failed`]: from then on the store refuses
+//! writes, since what the log holds is no longer known.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::{lock, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
+use crate::graph::{Applied, Update};
+use crate::{Error, Result};
+
+/// The log's durability bookkeeping.
+#[derive(Default)]
+pub(super) struct SyncState {
+    durable: Seq,
+    syncing: bool,
+    /// Set when a log write or sync failed: the store takes no more writes.
+    failed: Option<String>,
+}
+
+impl SyncState {
+    /// The state of a log synced up to record `durable`.
+    pub(super) fn new(durable: Seq) -> Self {
+        Self {
+            durable,
+            ..Self::default()
+        }
+    }
+}
+
+impl<C: StoreLeaf> Store<C> {
+    /// Applies `update` and returns once it is durable under the store's [`SyncPolicy`],
+    /// with its sequence number.
+    ///
+    /// # Errors
+    /// As [`Graph::apply`](crate::graph::Graph::apply) for a bad update (nothing is applied
+    /// or logged); [`Error::Io`] if the log cannot be written or synced, after which the
+    /// store takes no more writes (reopen it to recover).
+    pub fn commit(&self, update: &Update) -> Result<(Seq, Applied)> {
+        let (seq, applied) = self.append(update)?;
+        self.wait_durable(seq)?;
+        Ok((seq, applied))
+    }
+
+    /// Applies and logs `update` without waiting for it to become durable: for pipelines
+    /// that acknowledge later ([`Store::durable_seq`], [`Store::wait_durable`]). Readers see
+    /// it at once.
+    ///
+    /// # Errors
+    /// As [`Store::commit`].
+    pub fn append(&self, update: &Update) -> Result<(Seq, Applied)> {
+        let inner = &self.inner;
+        inner.check_failed()?;
+        let payload = update.encode();
+        let (applied, seq) = inner.shared.commit_logged(update, |_| {
+            let mut log = lock(&inner.log);
+            log.append(&*inner.vfs, &payload).inspect_err(|e| {
+                lock(&inner.sync).failed = Some(e.to_string());
+            })
+        })?;
+        let written = inner
+            .log_bytes_since_checkpoint
+            .fetch_add(payload.len() as u64 + 20, Ordering::Relaxed);
+        if let Some(limit) = inner.options.checkpoint_log_bytes {
+            if written >= limit {
+                self.start_background_checkpoint();
+            }
+        }
+        Ok((seq, applied))
+    }
+
+    /// The last sequence number known durable.
+    pub fn durable_seq(&self) -> Seq {
+        lock(&self.inner.sync).durable
+    }
+
+    /// The last sequence number committed (durable or not).
+    pub fn last_seq(&self) -> Seq {
+        self.inner.written()
+    }
+
+    /// Waits until batch `seq` is durable under the store's policy (at once for
+    /// [`SyncPolicy::None`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if syncing the log failed.
+    pub fn wait_durable(&self, seq: Seq) -> Result<()> {
+        self.inner.wait_durable(seq, false)
+    }
+
+    /// Syncs the log now, whatever the policy; returns the last durable sequence number.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if syncing failed.
+    pub fn sync(&self) -> Result<Seq> {
+        let seq = self.inner.written();
+        self.inner.wait_durable(seq, true)?;
+        Ok(seq)
+    }
+}
+
+/// Starts the group-commit syncer when the policy is [`SyncPolicy::Group`]: it syncs the
+/// log at most every interval while commits are waiting, until the store closes.
+pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHandle<()>> {
+    let SyncPolicy::Group(interval) = inner.options.sync else {
+        return None;
+    };
+    let inner = Arc::clone(inner);
+    Some(std::thread::spawn(move || {
+        while !inner.closing.load(Ordering::Acquire) {
+            std::thread::park_timeout(interval);
+            if inner.written() > lock(&inner.sync).durable {
+                let _ = inner.sync_now();
+            }
+        }
+    }))
+}
+
+impl<C: StoreLeaf> Inner<C> {
+    fn written(&self) -> Seq {
+        lock(&self.log).next_seq() - 1
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &lock(&self.sync).failed {
+            Some(reason) => Err(Error::io(
+                &self.dir,
+                io::Error::other(format!(
+                    "the store stopped taking writes after a failed log write or sync ({reason}); reopen it"
+                )),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs the open log segment as the one syncer (others wait for it); returns the
+    /// sequence number now durable.
+    pub(super) fn sync_now(&self) -> Result<Seq> {
+        let mut state = lock(&self.sync);
+        while state.syncing {
+            state = self
+                .synced
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if let Some(reason) = &state.failed {
+            return Err(Error::io(&self.dir, io::Error::other(reason.clone())));
+        }
+        state.syncing = true;
+        drop(state);
+        let (file, upto, path) = {
+            let log = lock(&self.log);
+            (
+                log.file(),
+                log.next_seq() - 1,
+                self.dir.join(wal::segment_name(log.segment_first())),
+            )
+        };
+        let result = file.sync();
+        let mut state = lock(&self.sync);
+        state.syncing = false;
+        let out = match result {
+            Ok(()) => {
+                state.durable = state.durable.max(upto);
+                Ok(state.durable)
+            }
+            Err(e) => {
+                state.failed = Some(format!("{}: {e}", path.display()));
+                Err(Error::io(&path, e))
+            }
+        };
+        self.synced.notify_all();
+        out
+    }
+
+    /// Waits until record `seq` is durable: syncing the log itself under
+    /// [`SyncPolicy::Batch`] or when `force`d, else waiting for the syncer thread (or, under
+    /// [`SyncPolicy::None`], not at all).
+    pub(super) fn wait_durable(&self, seq: Seq, force: bool) -> Result<()> {
+        loop {
+            let state = lock(&self.sync);
+            if let Some(reason) = &state.failed {
+                return Err(Error::io(&self.dir, io::Error::other(reason.clone())));
+            }
+            if state.durable >= seq {
+                return Ok(());
+            }
+            match (self.options.sync, force) {
+                (SyncPolicy::None, false) => return Ok(()),
+                (SyncPolicy::Group(_), false) => {
+                    // The syncer thread covers it within one interval.
+                    drop(
+                        self.synced
+                            .wait_timeout(state, Duration::from_millis(100))
+                            .unwrap_or_else(PoisonError::into_inner),
+                    );
+                }
+                _ => {
+                    drop(state);
+                    self.sync_now()?;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! A store's life: creating a data directory, opening one (taking the writer's lock,
+//! recovering, resuming the log) and closing it on drop (stopping its threads, syncing).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use super::checkpoint::{write_checkpoint, CheckpointState};
+use super::commit::{spawn_syncer, SyncState};
+use super::recover::load;
+use super::wal::LogWriter;
+use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, LOCK, MANIFEST_TMP};
+use crate::graph::{Graph, SharedGraph};
+use crate::{Error, Result};
+
+impl<C: StoreLeaf> Store<C> {
+    /// Creates a data directory holding `graph` (its first checkpoint) and opens it.
+    /// `dir` may exist if it is empty.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `dir` is not empty; [`Error::Io`].
+    pub fn create(dir: &Path, options: StoreOptions, graph: Graph<C>) -> Result<Self> {
+        let vfs = Arc::clone(&options.vfs);
+        vfs.create_dir_all(dir).map_err(io_at(dir))?;
+        let existing = vfs.list(dir).map_err(io_at(dir))?;
+        if !existing.is_empty() {
+            return Err(Error::invalid_file(
+                dir,
+                format!(
+                    "the directory is not empty (it holds {}); a new data directory needs an empty one",
+                    existing.join(", ")
+                ),
+            ));
+        }
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            // The directory's own entry; a parent we may not open is not our business.
+            let _ = vfs.sync_dir(parent);
+        }
+        {
+            let lock_path = dir.join(LOCK);
+            let _lock = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
+            let snapshot = graph.snapshot();
+            let mut state = CheckpointState::before_first(snapshot.clone());
+            write_checkpoint(&*vfs, dir, &mut state, &snapshot, 0, true)?;
+        }
+        Self::open(dir, options)
+    }
+
+    /// Opens a data directory: loads its checkpoint, replays the log after it (cutting a
+    /// torn last record) and takes the writer lock.
+    ///
+    /// # Errors
+    /// * [`Error::Io`] if another process has the directory open for writing (the error's
+    ///   kind is `WouldBlock`) or the OS refuses a file;
+    /// * [`Error::InvalidInput`] if `dir` is not a data directory;
+    /// * [`Error::Corrupt`] naming the file and byte offset of damage;
+    /// * [`Error::Unsupported`] for another format version or the other graph kind.
+    pub fn open(dir: &Path, options: StoreOptions) -> Result<Self> {
+        let vfs = Arc::clone(&options.vfs);
+        let lock_path = dir.join(LOCK);
+        if !vfs.exists(dir) {
+            return Err(Error::invalid_file(dir, "no such data directory"));
+        }
+        let held = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
+        let loaded = load::<C>(&*vfs, dir)?;
+        let tmp = dir.join(MANIFEST_TMP);
+        if vfs.exists(&tmp) {
+            vfs.remove(&tmp).map_err(io_at(&tmp))?;
+        }
+        let log = LogWriter::open(&*vfs, dir, &loaded.log, options.segment_bytes)?;
+        for name in &loaded.log.obsolete {
+            let path = dir.join(name);
+            vfs.remove(&path).map_err(io_at(&path))?;
+        }
+        let durable = log.next_seq() - 1;
+        let inner = Arc::new(Inner {
+            dir: dir.to_path_buf(),
+            vfs,
+            shared: SharedGraph::new(loaded.graph),
+            log: Mutex::new(log),
+            sync: Mutex::new(SyncState::new(durable)),
+            synced: Condvar::new(),
+            checkpoint: Mutex::new(loaded.checkpoint),
+            log_bytes_since_checkpoint: AtomicU64::new(loaded.recovery.log_bytes),
+            checkpoint_running: AtomicBool::new(false),
+            background: Mutex::new(None),
+            background_error: Mutex::new(None),
+            closing: AtomicBool::new(false),
+            recovery: loaded.recovery,
+            options,
+            _lock: held,
+        });
+        let syncer = spawn_syncer(&inner);
+        Ok(Self { inner, syncer })
+    }
+}
+
+impl<C: StoreLeaf> Drop for Store<C> {
+    fn drop(&mut self) {
+        self.inner.closing.store(true, Ordering::Release);
+        if let Some(syncer) = self.syncer.take() {
+            syncer.thread().unpark();
+            let _ = syncer.join();
+        }
+        if let Some(background) = lock(&self.inner.background).take() {
+            let _ = background.join();
+        }
+        let _ = self.inner.sync_now();
+    }
+}

@@ -1,0 +1,356 @@
+//! Reading a data directory back, in the order recovery does it: the manifest, the base
+//! unit, the edge arrays of its pages, the vertex ids, the delta and properties units, the
+//! manifest's counts, then the log after the checkpoint.
+//!
+//! Every unit's CRC-32C and hash are checked as its pack is read, and the arrays are
+//! validated as the graph is rebuilt; damage is an [`Error::Corrupt`] naming the file and,
+//! where known, the byte offset. [`load`] takes no lock: [`Store::open`](super::Store::open)
+//! takes the writer's lock first, [`load_graph`] reads beside a writer.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::checkpoint::CheckpointState;
+use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
+use super::units::{self, ArrayShape, Base};
+use super::wal;
+use super::{OsVfs, RecoveryStats, Seq, StoreLeaf, Vfs};
+use crate::graph::{Graph, GraphRead, Update};
+use crate::pma::PmaParts;
+use crate::{Error, Result};
+
+/// A graph loaded from a directory: the latest durable state.
+pub(super) struct Loaded<C: StoreLeaf> {
+    pub(super) graph: Graph<C>,
+    /// The checkpoint it was loaded from, for the next one to build on.
+    pub(super) checkpoint: CheckpointState<C>,
+    pub(super) log: wal::LogState,
+    pub(super) recovery: RecoveryStats,
+}
+
+/// Reads the manifest of `dir`.
+pub(super) fn read_manifest(vfs: &dyn Vfs, dir: &Path) -> Result<Manifest> {
+    let path = dir.join(MANIFEST);
+    let bytes = match vfs.read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::invalid_file(
+                dir,
+                "not a packgraph data directory (it has no MANIFEST); create one with `packgraph create`",
+            ))
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    Manifest::decode(&path, &bytes)
+}
+
+/// Refuses a directory that holds the other graph kind than `C`.
+fn check_kind<C: StoreLeaf>(dir: &Path, manifest: &Manifest) -> Result<()> {
+    if manifest.weighted != C::WEIGHTED {
+        return Err(Error::unsupported(format!(
+            "{} holds a {} graph; open it as one",
+            dir.display(),
+            if manifest.weighted {
+                "weighted"
+            } else {
+                "unweighted"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Pack files read so far, by number.
+struct Packs<'a> {
+    vfs: &'a dyn Vfs,
+    dir: &'a Path,
+    files: HashMap<u64, Vec<u8>>,
+    bytes: u64,
+}
+
+impl<'a> Packs<'a> {
+    fn new(vfs: &'a dyn Vfs, dir: &'a Path) -> Self {
+        Self {
+            vfs,
+            dir,
+            files: HashMap::new(),
+            bytes: 0,
+        }
+    }
+
+    fn unit(&mut self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
+        self.unit_of(unit, &[kind]).map(|(_, payload)| payload)
+    }
+
+    /// The payload of `unit`, which must be of one of `kinds`, and its kind.
+    fn unit_of(&mut self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
+        let path = self.dir.join(pack_name(unit.pack));
+        if !self.files.contains_key(&unit.pack) {
+            let bytes = self.vfs.read(&path).map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    Error::Corrupt {
+                        path: Some(path.clone()),
+                        offset: None,
+                        reason: "the manifest names this pack, but it is missing".into(),
+                    }
+                } else {
+                    Error::io(&path, e)
+                }
+            })?;
+            check_pack_header(&path, unit.pack, &bytes)?;
+            self.bytes += bytes.len() as u64;
+            self.files.insert(unit.pack, bytes);
+        }
+        format::read_unit_of(&path, &self.files[&unit.pack], unit, kinds)
+    }
+
+    fn path(&self, unit: &UnitRef) -> PathBuf {
+        self.dir.join(pack_name(unit.pack))
+    }
+
+    fn sizes(&self) -> HashMap<u64, u64> {
+        self.files
+            .iter()
+            .map(|(&n, b)| (n, b.len() as u64))
+            .collect()
+    }
+}
+
+/// Reads the manifest's base unit, which must agree with the manifest on whether the graph
+/// is directed.
+fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
+    let base_path = packs.path(&manifest.base);
+    let base = Base::decode(
+        packs.unit(&manifest.base, UnitKind::Base)?,
+        &base_path,
+        manifest.base.offset + format::UNIT_HEADER as u64,
+    )?;
+    if base.incoming.is_some() != manifest.directed {
+        return Err(Error::Corrupt {
+            path: Some(base_path),
+            offset: Some(manifest.base.offset),
+            reason: "the base unit disagrees with the manifest on whether the graph is directed"
+                .into(),
+        });
+    }
+    Ok(base)
+}
+
+/// Loads the arrays of `shape` from their page units; returns them with the pages' kind
+/// ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for every page).
+fn load_array(packs: &mut Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKind)> {
+    let mut parts = shape.empty_parts()?;
+    let mut kind = None;
+    for page in &shape.pages {
+        let path = packs.path(page);
+        let (found, payload) = packs.unit_of(page, &[UnitKind::Page, UnitKind::GroupPage])?;
+        if kind.is_some_and(|k| k != found) {
+            return Err(Error::Corrupt {
+                path: Some(path),
+                offset: Some(page.offset),
+                reason: "an edge array mixes pages of two leaf encodings".into(),
+            });
+        }
+        kind = Some(found);
+        units::read_page(
+            payload,
+            &path,
+            page.offset + format::UNIT_HEADER as u64,
+            &mut parts,
+        )?;
+    }
+    if parts.used.len() != shape.num_leaves {
+        return Err(Error::corrupt(format!(
+            "the base unit promises {} leaves, its pages hold {}",
+            shape.num_leaves,
+            parts.used.len()
+        )));
+    }
+    Ok((parts, kind.unwrap_or(UnitKind::Page)))
+}
+
+/// The out- and (directed) in-arrays of `base`, and whether their pages are in the byte
+/// codes an unweighted graph was stored in before version 2 (to be re-encoded).
+fn load_arrays<C: StoreLeaf>(
+    packs: &mut Packs<'_>,
+    manifest: &Manifest,
+    base: &Base,
+) -> Result<(PmaParts, Option<PmaParts>, bool)> {
+    let (out, out_kind) = load_array(packs, &base.out)?;
+    let (incoming, in_kind) = match base.incoming.as_ref() {
+        Some(shape) => {
+            let (parts, kind) = load_array(packs, shape)?;
+            (Some(parts), Some(kind))
+        }
+        None => (None, None),
+    };
+    // Pages of a weighted graph are byte-coded maps in every version; an unweighted graph's
+    // are group varint since version 2, byte codes before (re-encoded here).
+    let legacy = match (C::GROUP_PAGES, out_kind, in_kind) {
+        (false, UnitKind::Page, None | Some(UnitKind::Page)) => false,
+        (true, UnitKind::GroupPage, None | Some(UnitKind::GroupPage)) => false,
+        (true, UnitKind::Page, None | Some(UnitKind::Page)) => true,
+        _ => {
+            return Err(Error::Corrupt {
+                path: Some(packs.path(&manifest.base)),
+                offset: Some(manifest.base.offset),
+                reason: "the base unit's pages do not match the graph's leaf encoding".into(),
+            })
+        }
+    };
+    Ok((out, incoming, legacy))
+}
+
+/// The checkpoint's base graph: the edge arrays `base` lists, validated, with the vertex
+/// ids of the manifest's ids unit.
+fn load_base_graph<C: StoreLeaf>(
+    packs: &mut Packs<'_>,
+    manifest: &Manifest,
+    base: &Base,
+) -> Result<Graph<C>> {
+    let (out, incoming, legacy) = load_arrays::<C>(packs, manifest, base)?;
+    let num_vertices =
+        usize::try_from(base.num_vertices).map_err(|_| Error::corrupt("vertex count too large"))?;
+    let ids_path = packs.path(&manifest.ids);
+    let ids = units::read_ids(
+        packs.unit(&manifest.ids, UnitKind::Ids)?,
+        &ids_path,
+        manifest.ids.offset + format::UNIT_HEADER as u64,
+    )?;
+    let arrays = if legacy {
+        C::from_legacy_arrays
+    } else {
+        C::from_arrays
+    };
+    let base_path = packs.path(&manifest.base);
+    arrays(manifest.directed, num_vertices, out, incoming)
+        .map_err(|e| match e {
+            Error::Corrupt { reason, .. } => Error::Corrupt {
+                path: Some(base_path),
+                offset: None,
+                reason: format!("the checkpoint's edge arrays: {reason}"),
+            },
+            other => other,
+        })?
+        .with_ids(ids)
+        .map_err(|e| Error::corrupt(format!("the checkpoint's vertex ids: {e}")))
+}
+
+/// Applies a unit's update to `graph`, as a corruption of the unit if it does not apply.
+fn apply_unit<C: StoreLeaf>(
+    graph: &mut Graph<C>,
+    packs: &mut Packs<'_>,
+    unit: &UnitRef,
+    kind: UnitKind,
+) -> Result<()> {
+    let path = packs.path(unit);
+    let at = unit.offset + format::UNIT_HEADER as u64;
+    let payload = packs.unit(unit, kind)?;
+    let update = Update::decode(payload).map_err(|e| units::locate(e, &path, at))?;
+    graph.apply(&update).map_err(|e| Error::Corrupt {
+        path: Some(path.clone()),
+        offset: Some(at),
+        reason: format!("the {kind:?} unit does not apply to the checkpoint: {e}"),
+    })?;
+    Ok(())
+}
+
+/// Brings the base graph to the checkpoint's version: its delta unit (if any), then its
+/// properties unit.
+fn apply_checkpoint_units<C: StoreLeaf>(
+    graph: &mut Graph<C>,
+    packs: &mut Packs<'_>,
+    manifest: &Manifest,
+) -> Result<()> {
+    if let Some(delta) = &manifest.delta {
+        apply_unit(graph, packs, delta, UnitKind::Delta)?;
+    }
+    apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+    graph.set_version(manifest.graph_version);
+    Ok(())
+}
+
+/// Checks the loaded checkpoint against the vertex and arc counts the manifest promises.
+fn check_counts<C: StoreLeaf>(dir: &Path, manifest: &Manifest, graph: &Graph<C>) -> Result<()> {
+    if graph.num_vertices() as u64 != manifest.num_vertices
+        || graph.num_arcs() as u64 != manifest.num_arcs
+    {
+        return Err(Error::Corrupt {
+            path: Some(dir.join(MANIFEST)),
+            offset: None,
+            reason: format!(
+                "the manifest promises {} vertices and {} arcs, the checkpoint holds {} and {}",
+                manifest.num_vertices,
+                manifest.num_arcs,
+                graph.num_vertices(),
+                graph.num_arcs()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Replays the log records after `from` onto `graph` (a torn last record is left out).
+fn replay_log<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    from: Seq,
+    graph: &mut Graph<C>,
+) -> Result<wal::LogState> {
+    wal::scan(vfs, dir, from, |seq, payload| {
+        let update = Update::decode(payload)?;
+        graph.apply(&update).map_err(|e| {
+            Error::corrupt(format!("record {seq} does not apply to the graph: {e}"))
+        })?;
+        Ok(())
+    })
+}
+
+/// Loads the latest durable state of `dir`: the manifest's checkpoint, then the log
+/// records after it.
+pub(super) fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
+    let manifest = read_manifest(vfs, dir)?;
+    check_kind::<C>(dir, &manifest)?;
+    let started = Instant::now();
+    let mut packs = Packs::new(vfs, dir);
+    let base = read_base(&mut packs, &manifest)?;
+    let mut graph = load_base_graph::<C>(&mut packs, &manifest, &base)?;
+    let base_version = graph.snapshot();
+    apply_checkpoint_units(&mut graph, &mut packs, &manifest)?;
+    check_counts(dir, &manifest, &graph)?;
+    let checkpoint_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let log = replay_log(vfs, dir, manifest.log_seq, &mut graph)?;
+    let recovery = RecoveryStats {
+        checkpoint_seq: manifest.log_seq,
+        checkpoint_bytes: packs.bytes,
+        records_replayed: log.replayed,
+        log_bytes: log.bytes,
+        torn_bytes: log.torn_bytes,
+        checkpoint_seconds,
+        replay_seconds: started.elapsed().as_secs_f64(),
+    };
+    let checkpoint = CheckpointState::new(manifest, base_version, &base, packs.sizes());
+    Ok(Loaded {
+        graph,
+        checkpoint,
+        log,
+        recovery,
+    })
+}
+
+/// The latest durable state of the graph in `dir`, read without taking the writer lock
+/// (a writer may be appending; its unsynced tail is ignored like a torn one).
+///
+/// # Errors
+/// As [`Store::open`](super::Store::open), except that a locked directory is not an error.
+pub fn load_graph<C: StoreLeaf>(dir: &Path) -> Result<Graph<C>> {
+    Ok(load::<C>(&OsVfs, dir)?.graph)
+}
+
+/// Whether `dir` looks like a data directory (it has a manifest).
+pub fn is_store(dir: &Path) -> bool {
+    dir.is_dir() && dir.join(MANIFEST).is_file()
+}

@@ -1,0 +1,89 @@
+//! The write path: refused updates, a failed log write, group commit, sync policies.
+
+use super::*;
+
+#[test]
+fn a_bad_update_is_refused_and_not_logged() {
+    let vfs = SimVfs::new();
+    let store = Store::create(&dir(), sim_options(&vfs), Graph::new(false)).unwrap();
+    store.commit(Update::new().insert_edges(&[(0, 1)])).unwrap();
+    let mut bad = Update::new();
+    bad.insert_edges(&[(1, 2)])
+        .set_property("x", 99, PropertyValue::Int(1));
+    assert!(store.commit(&bad).is_err());
+    let (seq, _) = store.commit(Update::new().insert_edges(&[(2, 3)])).unwrap();
+    assert_eq!(seq, 2);
+    drop(store);
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    assert_eq!(store.snapshot().num_edges(), 2);
+}
+
+#[test]
+fn a_failed_log_write_stops_writes_until_reopened() {
+    let vfs = SimVfs::new();
+    let store = Store::create(&dir(), sim_options(&vfs), Graph::new(false)).unwrap();
+    store.commit(Update::new().insert_edges(&[(0, 1)])).unwrap();
+    vfs.fail_at(Some(vfs.ops() + 1));
+    assert!(store.commit(Update::new().insert_edges(&[(1, 2)])).is_err());
+    assert_eq!(
+        store.snapshot().num_edges(),
+        1,
+        "readers never see the failed batch"
+    );
+    vfs.fail_at(None);
+    let err = store
+        .commit(Update::new().insert_edges(&[(2, 3)]))
+        .unwrap_err();
+    assert!(err.to_string().contains("reopen"), "{err}");
+    std::mem::forget(store);
+    vfs.kill();
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    assert_eq!(store.snapshot().num_edges(), 1);
+    store.commit(Update::new().insert_edges(&[(2, 3)])).unwrap();
+}
+
+#[test]
+fn group_commit_acknowledges_after_the_sync() {
+    let vfs = SimVfs::new();
+    let options = StoreOptions {
+        sync: SyncPolicy::Group(Duration::from_millis(2)),
+        ..sim_options(&vfs)
+    };
+    let store = Store::create(&dir(), options.clone(), Graph::new(false)).unwrap();
+    let mut last = 0;
+    for i in 0..50u32 {
+        let (seq, _) = store
+            .append(Update::new().insert_edges(&[(i, i + 1)]))
+            .unwrap();
+        last = seq;
+    }
+    store.wait_durable(last).unwrap();
+    assert!(store.durable_seq() >= last);
+    let syncs = vfs.syncs();
+    std::mem::forget(store);
+    vfs.power_cut(3);
+    let store = Store::<GroupLeaf>::open(&dir(), options).unwrap();
+    assert_eq!(store.snapshot().num_edges(), 50);
+    assert!(
+        syncs < 60,
+        "group commit synced {syncs} times for 50 batches"
+    );
+}
+
+#[test]
+fn sync_policies_parse() {
+    assert_eq!("batch".parse::<SyncPolicy>().unwrap(), SyncPolicy::Batch);
+    assert_eq!("none".parse::<SyncPolicy>().unwrap(), SyncPolicy::None);
+    assert_eq!(
+        "group:10".parse::<SyncPolicy>().unwrap(),
+        SyncPolicy::Group(Duration::from_millis(10))
+    );
+    for bad in ["", "group", "group:0", "group:x", "always"] {
+        let err = bad.parse::<SyncPolicy>().unwrap_err().to_string();
+        assert!(err.contains("sync policy"), "{err}");
+    }
+    assert_eq!(
+        SyncPolicy::Group(Duration::from_millis(7)).to_string(),
+        "group:7"
+    );
+}
