@@ -27,6 +27,19 @@
 //! [`Vfs`], which tests replace with [`SimVfs`] to cut the power between any two
 //! operations. File formats: `docs/formats/store.md`.
 //!
+//! ```
+//! use packgraph::graph::{Graph, GraphRead, Update};
+//! use packgraph::store::{Store, StoreOptions};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::create(dir.path(), StoreOptions::default(), Graph::new(false)).unwrap();
+//! let (seq, _) = store.commit(Update::new().insert_edges(&[(0, 1), (1, 2)])).unwrap();
+//! assert_eq!(seq, 1);
+//! drop(store); // or a crash: the batch was durable when commit returned
+//! let store = Store::<packgraph::pma::GroupLeaf>::open(dir.path(), StoreOptions::default()).unwrap();
+//! assert_eq!(store.snapshot().num_edges(), 2);
+//! ```
+//!
 //! # Files
 //!
 //! * `options.rs`: [`SyncPolicy`], [`StoreOptions`] and the reports [`CheckpointStats`] and
@@ -41,19 +54,7 @@
 //! * `any.rs`: [`AnyStore`] and [`load_any`], for either graph kind.
 //! * `wal.rs` (log records and segments), `format.rs` (packs, units, manifest),
 //!   `units.rs` (a graph version as units), `vfs.rs` (file access).
-//!
-//! ```
-//! use packgraph::graph::{Graph, GraphRead, Update};
-//! use packgraph::store::{Store, StoreOptions};
-//!
-//! let dir = tempfile::tempdir().unwrap();
-//! let store = Store::create(dir.path(), StoreOptions::default(), Graph::new(false)).unwrap();
-//! let (seq, _) = store.commit(Update::new().insert_edges(&[(0, 1), (1, 2)])).unwrap();
-//! assert_eq!(seq, 1);
-//! drop(store); // or a crash: the batch was durable when commit returned
-//! let store = Store::<packgraph::pma::GroupLeaf>::open(dir.path(), StoreOptions::default()).unwrap();
-//! assert_eq!(store.snapshot().num_edges(), 2);
-//! ```
+//! * `tests/`: the store against an in-memory oracle, one file per job under test.
 
 mod any;
 mod checkpoint;
