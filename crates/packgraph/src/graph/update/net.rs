@@ -21,6 +21,9 @@ fn key(directed: bool, (u, v): (VertexId, VertexId)) -> u64 {
     }
 }
 
+/// Inserts and, when the update carries them, their weights.
+pub(in crate::graph) type Inserts = (Vec<(VertexId, VertexId)>, Option<Vec<f64>>);
+
 /// The inserts (and their weights) that no later delete of the same edge supersedes, or
 /// `None` when every insert stands. `deletes_after[i]` is how many inserts precede delete
 /// `i` (an empty list: none precedes any).
@@ -34,7 +37,7 @@ pub(in crate::graph) fn net_edges(
     deletes_after: &[usize],
     inserts: &[(VertexId, VertexId)],
     weights: Option<&[f64]>,
-) -> Option<(Vec<(VertexId, VertexId)>, Option<Vec<f64>>)> {
+) -> Option<Inserts> {
     // Each edge's last delete, as the number of inserts before it.
     let mut last_delete: HashMap<u64, usize> = HashMap::new();
     for (&edge, &after) in deletes.iter().zip(deletes_after) {
