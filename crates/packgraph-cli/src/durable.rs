@@ -1,7 +1,7 @@
 //! The durable commands: `create`, `ingest`, `checkpoint` and `verify` on a data directory
 //! (`packgraph::store`); `ingest` reads batches with `packgraph::io::updates`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use packgraph::graph::{AnyGraph, ExternalId, Graph, Update, VertexId, WeightedGraph};
+use packgraph::graph::{AnyGraph, ExternalId, Graph, GraphRead, Update, VertexId, WeightedGraph};
 use packgraph::io::updates::{UpdateBatch, UpdateOp as Op, UpdateReader};
 use packgraph::store::{AnyStore, Seq, StoreOptions, SyncPolicy};
 
@@ -44,6 +44,10 @@ pub(crate) struct IngestArgs {
     /// `packgraph::io::updates`.
     #[arg(long, value_name = "FILE", default_value = "-")]
     updates: String,
+    /// The most operations a batch may hold (a longer one is an error naming its line;
+    /// lines may hold at most 1 MiB). Load large graphs with `create --from` instead.
+    #[arg(long, value_name = "N", default_value_t = packgraph::io::updates::DEFAULT_MAX_BATCH_OPS)]
+    max_batch_ops: usize,
     #[command(flatten)]
     sync: SyncArgs,
 }
@@ -121,69 +125,82 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The update of `ops` against the current graph: new vertices interned in order of first
-/// appearance in inserts, deletes of unknown vertices dropped (they name no edge). Within a
-/// batch, deletes apply before inserts.
+/// An operation of a batch that does not fit the graph: its index in the batch, the
+/// offending value and what is wrong.
+#[derive(Debug, PartialEq)]
+struct Unfit {
+    op: usize,
+    value: String,
+    reason: &'static str,
+}
+
+/// The update of `ops` against the current graph, its operations in line order: new
+/// vertices interned in order of first appearance in inserts, deletes of ids that neither
+/// the graph nor an insert of the batch knows dropped (they name no edge).
 fn build_update<C: packgraph::store::StoreLeaf>(
     g: &Graph<C>,
     ops: &[Op],
     weighted: bool,
-) -> Result<Update, String> {
+) -> Result<Update, Unfit> {
     let mut ids = Vec::new();
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         if let Op::Insert(u, v, w) = op {
-            if w.is_some() && !weighted {
-                return Err(
-                    "a weight given to an unweighted graph (create the directory with --weighted)"
-                        .into(),
-                );
+            if let (Some(w), false) = (w, weighted) {
+                return Err(Unfit {
+                    op: i,
+                    value: w.to_string(),
+                    reason: "a weight given to an unweighted graph (create the directory with --weighted)",
+                });
             }
             ids.push(u.clone());
             ids.push(v.clone());
         }
     }
     let planned = g.plan_vertices(&ids);
+    // The internal ids of this batch's new vertices, for deletes that name them.
+    let fresh: HashMap<&ExternalId, VertexId> = ids
+        .iter()
+        .zip(&planned)
+        .filter(|&(_, &v)| v as usize >= g.num_vertices())
+        .map(|(id, &v)| (id, v))
+        .collect();
+    let find = |id: &ExternalId| g.ids().internal_id(id).or_else(|| fresh.get(id).copied());
     let mut update = Update::new();
-    let mut inserts = Vec::with_capacity(planned.len() / 2);
-    let mut weights = Vec::with_capacity(planned.len() / 2);
-    let mut deletes = Vec::new();
     let mut next = planned.chunks_exact(2);
-    for op in ops {
-        match op {
-            Op::Insert(_, _, w) => {
-                if let Some(pair) = next.next() {
-                    inserts.push((pair[0], pair[1]));
-                    weights.push(w.unwrap_or(1.0));
-                }
-            }
-            Op::Delete(u, v) => {
-                let find = |id: &ExternalId| g.ids().internal_id(id);
-                if let (Some(a), Some(b)) = (find(u), find(v)) {
-                    deletes.push((a, b));
-                }
-            }
+    for run in ops.chunk_by(|a, b| matches!(a, Op::Insert(..)) == matches!(b, Op::Insert(..))) {
+        if let Op::Delete(..) = run[0] {
+            let deletes: Vec<(VertexId, VertexId)> = run
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Delete(u, v) => Some((find(u)?, find(v)?)),
+                    Op::Insert(..) => None,
+                })
+                .collect();
+            update.delete_edges(&deletes);
+            continue;
+        }
+        let inserts: Vec<(VertexId, VertexId, f64)> = run
+            .iter()
+            .filter_map(|op| match op {
+                Op::Insert(_, _, w) => Some(w.unwrap_or(1.0)),
+                Op::Delete(..) => None,
+            })
+            .zip(next.by_ref())
+            .map(|(w, pair)| (pair[0], pair[1], w))
+            .collect();
+        if weighted {
+            update.insert_weighted_edges(&inserts);
+        } else {
+            let pairs: Vec<(VertexId, VertexId)> = inserts.iter().map(|e| (e.0, e.1)).collect();
+            update.insert_edges(&pairs);
         }
     }
     update.add_vertices(ids);
-    update.delete_edges(&deletes);
-    if weighted {
-        let edges: Vec<(VertexId, VertexId, f64)> = inserts
-            .iter()
-            .zip(&weights)
-            .map(|(&(u, v), &w)| (u, v, w))
-            .collect();
-        update.insert_weighted_edges(&edges);
-    } else {
-        update.insert_edges(&inserts);
-    }
     Ok(update)
 }
 
 pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
-    let store = AnyStore::open(&args.dir, args.sync.options()).map_err(|e| match e {
-        e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
-        e => BadInput(e).into(),
-    })?;
+    let store = AnyStore::open(&args.dir, args.sync.options()).map_err(open_error)?;
     if store.recovery().torn_bytes > 0 {
         eprintln!(
             "recovered: cut a torn last log record ({} bytes) left by a crash",
@@ -197,7 +214,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         let file = File::open(&path).map_err(|e| BadInput(packgraph::Error::io(&path, e)))?;
         (Box::new(BufReader::with_capacity(1 << 20, file)), path)
     };
-    let mut batches = UpdateReader::new(reader, name);
+    let mut batches = UpdateReader::new(reader, name).max_batch_ops(args.max_batch_ops);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut pending: VecDeque<(Seq, u64)> = VecDeque::new();
@@ -222,17 +239,18 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         while let Some(batch) = batches.next_batch().map_err(packgraph::Error::from)? {
             let UpdateBatch {
                 ops,
+                lines,
                 commit_line: line,
             } = batch;
             if ops.is_empty() {
                 continue;
             }
-            // A batch that does not fit the graph is bad input at its `commit` line.
-            let unfit = |reason: String| packgraph::Error::InvalidInput {
+            // An operation that does not fit the graph is bad input at its line.
+            let unfit = |unfit: Unfit| packgraph::Error::InvalidInput {
                 path: Some(batches.source_name().to_path_buf()),
-                line: Some(line),
-                value: None,
-                reason,
+                line: Some(lines[unfit.op]),
+                value: Some(unfit.value),
+                reason: unfit.reason.into(),
             };
             let appended = match &store {
                 AnyStore::Unweighted(s) => {
@@ -244,10 +262,17 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
                     s.append(&update)
                 }
             };
-            let (seq, _) = appended.map_err(|e| match e {
+            let (seq, applied) = appended.map_err(|e| match e {
                 e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
                 e => BadInput(e).into(),
             })?;
+            if applied.self_loops > 0 {
+                eprintln!(
+                    "note: {}: the batch ending at line {line} (record {seq}) has {} self-loops, not stored (a graph keeps none)",
+                    batches.source_name().display(),
+                    applied.self_loops
+                );
+            }
             pending.push_back((seq, line));
             count += 1;
             ops_total += ops.len() as u64;
@@ -280,11 +305,21 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn open_for_maintenance(dir: &Path) -> anyhow::Result<AnyStore> {
-    AnyStore::open(dir, StoreOptions::default()).map_err(|e| match e {
+/// A failed open as the CLI reports it: a directory another process holds (the lock's
+/// `WouldBlock`) is the user's to fix (exit 2), as is a damaged or foreign one; other
+/// refused file operations are not (exit 1).
+fn open_error(e: packgraph::Error) -> anyhow::Error {
+    match e {
+        packgraph::Error::Io { ref source, .. } if source.kind() == io::ErrorKind::WouldBlock => {
+            BadInput(e).into()
+        }
         e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
         e => BadInput(e).into(),
-    })
+    }
+}
+
+fn open_for_maintenance(dir: &Path) -> anyhow::Result<AnyStore> {
+    AnyStore::open(dir, StoreOptions::default()).map_err(open_error)
 }
 
 pub(crate) fn checkpoint(args: &DirArgs) -> anyhow::Result<()> {
@@ -372,6 +407,30 @@ mod tests {
             ExternalId::Int(2),
             Some(3.0),
         )];
-        assert!(build_update(&g, &weighted, false).is_err());
+        assert_eq!(
+            build_update(&g, &weighted, false),
+            Err(Unfit {
+                op: 0,
+                value: "3".into(),
+                reason:
+                    "a weight given to an unweighted graph (create the directory with --weighted)",
+            })
+        );
+    }
+
+    #[test]
+    fn deletes_of_ids_an_earlier_insert_added_keep_their_place() {
+        let g: Graph = Graph::new(false);
+        let ops = vec![
+            Op::Insert("a".into(), "b".into(), None),
+            Op::Delete("b".into(), "a".into()),
+            Op::Insert("a".into(), "c".into(), None),
+        ];
+        let update = build_update(&g, &ops, false).unwrap();
+        assert_eq!(update.deletes(), [(1, 0)]);
+        assert_eq!(update.deletes_after().collect::<Vec<_>>(), [1]);
+        let mut g = g;
+        g.apply(&update).unwrap();
+        assert_eq!(g.num_edges(), 1);
     }
 }

@@ -196,10 +196,71 @@ fn check_scale(scale: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The vertices and edges `model` will generate (an upper bound; `u64::MAX` past it).
+fn planned_size(model: &Model) -> (u64, u64) {
+    let n = |x: usize| x as u64;
+    match *model {
+        Model::Kronecker { scale, edge_factor } => {
+            let vertices = 1u64.checked_shl(scale).unwrap_or(u64::MAX);
+            (vertices, vertices.saturating_mul(n(edge_factor)))
+        }
+        Model::Rmat { scale, edges, .. } => (1u64.checked_shl(scale).unwrap_or(u64::MAX), n(edges)),
+        Model::Er { vertices, edges } => (n(vertices), n(edges)),
+        Model::Ws { vertices, k, .. } => (n(vertices), n(vertices).saturating_mul(n(k) / 2)),
+        Model::Ba { vertices, m } => (n(vertices), n(vertices).saturating_mul(n(m))),
+        Model::Mesh { rows, cols, .. } => {
+            let vertices = n(rows).saturating_mul(n(cols));
+            (vertices, vertices.saturating_mul(3))
+        }
+        Model::Tree { vertices, .. } => (n(vertices), n(vertices)),
+    }
+}
+
+/// Memory the system can give now: `MemAvailable` of `/proc/meminfo`, `None` where
+/// there is no such file.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// `bytes` in GB with one decimal (or bytes, below 1 GB).
+fn gigabytes(bytes: u64) -> String {
+    if bytes < 1_000_000_000 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{:.1} GB", bytes as f64 / 1e9)
+    }
+}
+
+/// Refuses a graph that cannot fit: its estimated peak memory
+/// ([`generate::bytes_needed`]) against the memory available now (a usage error, exit 2).
+fn check_fits(args: &GenerateArgs, available: Option<u64>) -> anyhow::Result<()> {
+    let (vertices, edges) = planned_size(&args.model);
+    let needed = generate::bytes_needed(vertices, edges, args.weighted);
+    // Without /proc/meminfo, only sizes no machine has (2^48 bytes, 256 TiB) are refused.
+    let (limit, what) = match available {
+        Some(bytes) => (bytes, "available (MemAvailable in /proc/meminfo)"),
+        None => (1 << 48, "the most generate attempts without /proc/meminfo"),
+    };
+    if needed > limit {
+        return Err(UsageError(format!(
+            "{vertices} vertices and {edges} edges need about {} of memory to generate and build ({} bytes an edge); {} is {what}",
+            gigabytes(needed),
+            if args.weighted { generate::BYTES_PER_WEIGHTED_EDGE } else { generate::BYTES_PER_EDGE },
+            gigabytes(limit),
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
     let output = args.output.as_ref().ok_or_else(|| {
         UsageError("say where to write the graph with -o FILE (e.g. -o graph.txt)".into())
     })?;
+    check_fits(args, available_memory())?;
     let start = Instant::now();
     let bar = input::spinner("generating");
     let (num_vertices, edges) = if let Some((n, mut edges)) = family_edges(&args.model, args.seed)?

@@ -74,10 +74,28 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("packgraph: error: {error:#}");
+            eprintln!("packgraph: error: {}", message(&error));
             ExitCode::from(error_code(&error))
         }
     }
+}
+
+/// The error and its causes joined by `: `, each said once: a cause whose text already
+/// ends its wrapper's (a file error's `PATH: REASON` over the reason, `BadInput` over the
+/// error it holds) is left out, where `{:#}` would print it twice.
+fn message(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// 3 for a damaged data directory (`verify`), 2 for input the user can fix, 1 for
@@ -130,5 +148,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ingest(args) => pool.install(|| durable::ingest(&args)),
         Command::Checkpoint(args) => pool.install(|| durable::checkpoint(&args)),
         Command::Verify(args) => pool.install(|| durable::verify(&args)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_error_says_its_reason_once() {
+        let reason = "another process has this data directory open for writing";
+        let locked = std::io::Error::new(std::io::ErrorKind::WouldBlock, reason);
+        let error = packgraph::Error::io(std::path::Path::new("d/LOCK"), locked);
+        let plain = anyhow::Error::new(error);
+        assert_eq!(message(&plain), format!("d/LOCK: {reason}"));
+        let wrapped = plain.context("opening d");
+        assert_eq!(message(&wrapped), format!("opening d: d/LOCK: {reason}"));
     }
 }

@@ -412,3 +412,35 @@ fn help_texts_explain_the_commands() {
         assert!(help.contains(word), "{word}: {help}");
     }
 }
+
+#[test]
+fn generate_refuses_a_graph_that_cannot_fit_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = path(tmp.path(), "g.txt");
+    let err = bad(&[
+        "generate",
+        "er",
+        "--vertices",
+        "2",
+        "--edges",
+        "1e12",
+        "-o",
+        &out,
+    ]);
+    assert!(
+        err.contains("2 vertices and 1000000000000 edges need about 48000.0 GB of memory"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new(&out).exists());
+    let err = bad(&[
+        "generate",
+        "kronecker",
+        "--scale",
+        "31",
+        "--edge-factor",
+        "1000000",
+        "-o",
+        &out,
+    ]);
+    assert!(err.contains("need about"), "{err}");
+}

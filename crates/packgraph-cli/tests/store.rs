@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{bad, ok, packgraph, path};
+use common::{bad, ok, packgraph, parse_output, path};
 use packgraph::graph::{AnyGraph, GraphRead};
 
 /// The binary as a plain process, for piping and killing.
@@ -25,12 +25,8 @@ fn ingest(dir: &str, updates: &str, extra: &[&str]) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(updates.as_bytes())
-        .unwrap();
+    // A writer that stops at a bad line closes the pipe early: not this helper's failure.
+    let _ = child.stdin.take().unwrap().write_all(updates.as_bytes());
     child.wait_with_output().unwrap()
 }
 
@@ -108,10 +104,95 @@ fn create_from_a_file_and_weighted_batches() {
     // A weight for an unweighted directory is a bad line.
     let plain = path(tmp.path(), "plain");
     ok(&["create", &plain]);
-    let result = ingest(&plain, "+ 1 2\ncommit\n+ 2 3 9\n", &[]);
+    let result = ingest(&plain, "+ 1 2\ncommit\n+ 2 3 9\n+ 3 4\n", &[]);
     assert_eq!(result.status.code(), Some(2));
     assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 1 2\n");
-    assert!(String::from_utf8_lossy(&result.stderr).contains("unweighted"));
+    // The line of the weight and its value, not the batch's last line.
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:3: ") && err.contains("unweighted") && err.contains("`9`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn operations_of_a_batch_take_effect_in_line_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let result = ingest(
+        &dir,
+        "+ 1 2\n- 1 2\n+ 2 3\n- 3 2\n+ 3 4\ncommit\n- 5 6\n+ 5 6\n+ 7 7\n+ 8 8\n",
+        &[],
+    );
+    assert!(result.status.success());
+    assert_eq!(
+        String::from_utf8(result.stdout).unwrap(),
+        "acked 1 6\nacked 2 10\n"
+    );
+    // Self-loops are not stored, and said so (stdout stays `acked SEQ LINE`).
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("line 10 (record 2) has 2 self-loops, not stored"),
+        "{err}"
+    );
+    let graph = packgraph::store::load_any(std::path::Path::new(&dir)).unwrap();
+    assert_eq!(edges(&graph), BTreeSet::from([(3, 4), (5, 6)]));
+    // The log replays to the same graph (no checkpoint was written since).
+    let bfs = parse_output(&ok(&["run", "bfs", "--input", &dir, "--source", "3"]));
+    assert_eq!(bfs[&4], "1");
+    assert_ne!(bfs[&2], "1");
+}
+
+#[test]
+fn bad_text_and_batches_past_the_limit_name_their_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let mut child = spawn_packgraph()
+        .args(["ingest", &dir])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"+ 1 2\ncommit\n+ 2 \xff\n")
+        .unwrap();
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 1 2\n");
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:3: ") && err.contains("UTF-8"),
+        "{err}"
+    );
+
+    let result = ingest(
+        &dir,
+        "+ 1 2\n+ 2 3\ncommit\n+ 3 4\n+ 4 5\n+ 5 6\n",
+        &["--max-batch-ops", "2"],
+    );
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), "acked 2 3\n");
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:6: a batch holds at most 2 operations"),
+        "{err}"
+    );
+
+    let long = format!("+ 1 {}\n", "9".repeat(2 << 20));
+    let result = ingest(&dir, &long, &[]);
+    assert_eq!(result.status.code(), Some(2));
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:1: a line may hold at most 1048576 bytes"),
+        "{err}"
+    );
+    assert!(err.len() < 1000, "the message quotes the line's start only");
 }
 
 #[test]
@@ -164,9 +245,12 @@ fn a_second_writer_is_refused() {
     let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "acked 1 2");
     let second = ingest(&dir, "+ 5 6\n", &[]);
-    assert_eq!(second.status.code(), Some(1));
+    // Exit 2 (the user's to fix: wait, or stop the other writer), said once.
+    assert_eq!(second.status.code(), Some(2));
     let err = String::from_utf8(second.stderr).unwrap();
-    assert!(err.contains("another process"), "{err}");
+    assert_eq!(err.matches("another process").count(), 1, "{err}");
+    let err = bad(&["checkpoint", &dir]);
+    assert_eq!(err.matches("another process").count(), 1, "{err}");
     // Readers are not writers.
     ok(&["info", &dir]);
     drop(stdin);
@@ -253,24 +337,21 @@ fn ingest_survives_kill_9_at_random_moments() {
         let mut text = String::new();
         let mut state = current.clone();
         for _ in 0..200 {
-            // Within a batch deletes apply first, then inserts.
-            let (mut deletes, mut inserts) = (BTreeSet::new(), BTreeSet::new());
+            // Within a batch the operations take effect in line order.
             for _ in 0..1 + rng.below(30) {
                 if !state.is_empty() && rng.below(4) == 0 {
                     let nth = rng.below(state.len() as u64) as usize;
                     let (u, v) = *state.iter().nth(nth).unwrap();
                     text.push_str(&format!("- {u} {v}\n"));
-                    deletes.insert((u, v));
+                    state.remove(&(u, v));
                 } else {
                     let (u, v) = (rng.below(300), rng.below(300));
                     text.push_str(&format!("+ {u} {v}\n"));
                     if u != v {
-                        inserts.insert((u.min(v), u.max(v)));
+                        state.insert((u.min(v), u.max(v)));
                     }
                 }
             }
-            state.retain(|e| !deletes.contains(e));
-            state.extend(inserts);
             text.push_str("commit\n");
             states.push(state.clone());
         }

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use super::arcs::{scan_endpoints, split_arcs};
+use super::update::net_edges;
 use super::{
     edge_key, Applied, EdgeLeaf, ExternalId, Graph, IdMap, PropertyChange, PropertyValue, Update,
     VertexId, MAX_VERTICES,
@@ -27,6 +28,7 @@ struct Batch<'a> {
     vertices: &'a [ExternalId],
     min_vertices: usize,
     deletes: &'a [(VertexId, VertexId)],
+    deletes_after: &'a [usize],
     inserts: &'a [(VertexId, VertexId)],
     weights: Option<&'a [f64]>,
     properties: &'a [PropertyChange],
@@ -38,6 +40,7 @@ impl<'a> Batch<'a> {
             vertices: &update.vertices,
             min_vertices: update.min_vertices,
             deletes: &update.deletes,
+            deletes_after: &update.deletes_after,
             inserts: &update.inserts,
             weights: update.weights.as_deref(),
             properties: &update.properties,
@@ -49,6 +52,7 @@ impl<'a> Batch<'a> {
             vertices: &[],
             min_vertices: 0,
             deletes: &[],
+            deletes_after: &[],
             inserts,
             weights,
             properties: &[],
@@ -87,7 +91,24 @@ impl<C: EdgeLeaf> Graph<C> {
         self.num_vertices = plan.num_vertices;
         self.ids.grow_to(self.num_vertices);
         let edges_deleted = self.delete_arcs(update.deletes);
-        let edges_inserted = self.insert_arcs(update, plan.self_loops);
+        let netted = net_edges(
+            self.directed,
+            update.deletes,
+            update.deletes_after,
+            update.inserts,
+            update.weights,
+        );
+        let edges_inserted = match &netted {
+            Some((inserts, weights)) => {
+                let stand = Batch {
+                    inserts,
+                    weights: weights.as_deref(),
+                    ..update
+                };
+                self.insert_arcs(stand, scan_endpoints(inserts).1)
+            }
+            None => self.insert_arcs(update, plan.self_loops),
+        };
         // A batch that changes no edge may still move keys between leaves (a rebalance, a
         // shrink), so the cached runs are dropped whenever the arrays were touched.
         if vertices_added > 0 || !update.deletes.is_empty() || !update.inserts.is_empty() {

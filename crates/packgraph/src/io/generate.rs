@@ -24,6 +24,31 @@ use crate::graph::VertexId;
 /// Edges per generator block.
 const BLOCK: usize = 1 << 16;
 
+/// Bytes an edge costs at the peak of generating a graph and building it, about: the
+/// generated pair (8), its two arcs as sorted keys while the graph is built (16), the
+/// compressed arrays and the copies a save makes (24 more, generously).
+pub const BYTES_PER_EDGE: u64 = 48;
+
+/// Bytes a weighted edge costs at that peak: the weight and weighted arcs add 32.
+pub const BYTES_PER_WEIGHTED_EDGE: u64 = 80;
+
+/// Bytes a vertex costs (ids, degrees and index entries), about.
+pub const BYTES_PER_VERTEX: u64 = 16;
+
+/// The memory generating and building a graph of `num_vertices` vertices and `num_edges`
+/// edges needs at its peak, about (saturating at `u64::MAX`): what a caller compares with
+/// the memory it has before it starts.
+pub fn bytes_needed(num_vertices: u64, num_edges: u64, weighted: bool) -> u64 {
+    let per_edge = if weighted {
+        BYTES_PER_WEIGHTED_EDGE
+    } else {
+        BYTES_PER_EDGE
+    };
+    num_edges
+        .saturating_mul(per_edge)
+        .saturating_add(num_vertices.saturating_mul(BYTES_PER_VERTEX))
+}
+
 /// SplitMix64: small, fast and good enough to drive the samplers.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
@@ -286,6 +311,16 @@ pub fn shuffle_ids(edges: &mut [(VertexId, VertexId)], n: usize, seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_needed_grows_with_the_graph_and_saturates() {
+        assert_eq!(
+            bytes_needed(2, 10, false),
+            10 * BYTES_PER_EDGE + 2 * BYTES_PER_VERTEX
+        );
+        assert!(bytes_needed(2, 10, true) > bytes_needed(2, 10, false));
+        assert_eq!(bytes_needed(2, u64::MAX, false), u64::MAX);
+    }
 
     #[test]
     fn generators_are_deterministic_across_thread_counts() {

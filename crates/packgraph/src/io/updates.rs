@@ -11,7 +11,15 @@
 //! [`ExternalId`] holds them. Blank lines are skipped; the end of the input ends the last
 //! batch unless it is empty, and two `commit` lines in a row make an empty batch. The reader
 //! turns text into operations only: interning new ids and dropping deletes of unknown
-//! vertices is the job of whoever applies a batch to a graph.
+//! vertices is the job of whoever applies a batch to a graph. Within a batch, operations
+//! take effect in line order (of the operations on one edge the last wins; see
+//! [`Update`](crate::graph::Update)).
+//!
+//! Memory is bounded whatever the input: a line may hold at most [`MAX_LINE_BYTES`]
+//! bytes, and a batch at most [`DEFAULT_MAX_BATCH_OPS`] operations unless
+//! [`UpdateReader::max_batch_ops`] says otherwise, and at most [`MAX_BATCH_TEXT_BYTES`] of
+//! operation text; past any of them the reader stops with an error naming the line,
+//! having kept at most one line and one batch. Text must be UTF-8.
 //!
 //! ```
 //! use packgraph::io::updates::{UpdateOp, UpdateReader};
@@ -51,6 +59,8 @@ pub enum UpdateOp {
 pub struct UpdateBatch {
     /// The operations in the order of their lines.
     pub ops: Vec<UpdateOp>,
+    /// The line of each operation, counted from 1.
+    pub lines: Vec<u64>,
     /// The line of the batch's `commit`, counted from 1 (the last line of the input for a
     /// batch the end of the input ended).
     pub commit_line: u64,
@@ -123,6 +133,17 @@ impl From<UpdatesError> for Error {
     }
 }
 
+/// The longest line the reader takes, in bytes (its end of line included): 1 MiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most operations a batch may hold unless [`UpdateReader::max_batch_ops`] says
+/// otherwise: a million, a few hundred bytes each while a batch is read, built and applied.
+pub const DEFAULT_MAX_BATCH_OPS: usize = 1_000_000;
+
+/// The most bytes of operation text (comments and spacing left out) a batch may hold:
+/// 128 MiB, so that long names cannot make a batch of few operations large.
+pub const MAX_BATCH_TEXT_BYTES: usize = 128 << 20;
+
 /// Reads [`UpdateBatch`]es from text (the format in the [module docs](self)).
 ///
 /// Also an [`Iterator`] of `Result<UpdateBatch, UpdatesError>`; after an error it yields
@@ -132,7 +153,8 @@ pub struct UpdateReader<R> {
     reader: R,
     source_name: PathBuf,
     line: u64,
-    text: String,
+    bytes: Vec<u8>,
+    max_batch_ops: usize,
     done: bool,
 }
 
@@ -151,9 +173,17 @@ impl<R: BufRead> UpdateReader<R> {
             reader,
             source_name: source_name.into(),
             line: 0,
-            text: String::new(),
+            bytes: Vec::new(),
+            max_batch_ops: DEFAULT_MAX_BATCH_OPS,
             done: false,
         }
+    }
+
+    /// Sets the most operations a batch may hold (at least 1; default
+    /// [`DEFAULT_MAX_BATCH_OPS`]).
+    pub fn max_batch_ops(mut self, max: usize) -> Self {
+        self.max_batch_ops = max.max(1);
+        self
     }
 
     /// The name errors give the text's source.
@@ -177,44 +207,109 @@ impl<R: BufRead> UpdateReader<R> {
         if self.done {
             return Ok(None);
         }
-        let mut ops = Vec::new();
+        let result = self.read_batch();
+        if !matches!(result, Ok(Some(_))) {
+            self.done = true;
+        }
+        result
+    }
+
+    fn read_batch(&mut self) -> Result<Option<UpdateBatch>, UpdatesError> {
+        let mut batch = UpdateBatch {
+            ops: Vec::new(),
+            lines: Vec::new(),
+            commit_line: 0,
+        };
+        let mut text_bytes = 0;
         loop {
-            self.text.clear();
-            let read = self.reader.read_line(&mut self.text).map_err(|error| {
-                self.done = true;
-                UpdatesError::Read {
-                    source_name: self.source_name.clone(),
-                    line: self.line + 1,
-                    error,
-                }
-            })?;
-            if read == 0 {
-                self.done = true;
-                return Ok((!ops.is_empty()).then_some(UpdateBatch {
-                    ops,
-                    commit_line: self.line,
-                }));
+            if !self.read_line()? {
+                batch.commit_line = self.line;
+                return Ok((!batch.ops.is_empty()).then_some(batch));
             }
             self.line += 1;
-            let content = self.text.split('#').next().unwrap_or("").trim();
-            match parse_line(content, &mut ops) {
-                Ok(true) => {
-                    return Ok(Some(UpdateBatch {
-                        ops,
-                        commit_line: self.line,
-                    }))
+            let text = std::str::from_utf8(&self.bytes).map_err(|e| {
+                let valid = &self.bytes[..e.valid_up_to()];
+                self.syntax(
+                    &String::from_utf8_lossy(valid),
+                    "bytes that are not UTF-8 follow",
+                )
+            })?;
+            let content = text.split('#').next().unwrap_or("").trim();
+            match parse_line(content) {
+                Ok(Line::Commit) => {
+                    batch.commit_line = self.line;
+                    return Ok(Some(batch));
                 }
-                Ok(false) => {}
-                Err((text, reason)) => {
-                    self.done = true;
-                    return Err(UpdatesError::Syntax {
-                        source_name: self.source_name.clone(),
-                        line: self.line,
-                        text: quote(text),
-                        reason: reason.to_owned(),
-                    });
+                Ok(Line::Blank) => {}
+                Ok(Line::Op(_)) if batch.ops.len() >= self.max_batch_ops => {
+                    let reason = format!(
+                        "a batch holds at most {} operations: end it with `commit` sooner",
+                        self.max_batch_ops
+                    );
+                    return Err(self.syntax(content, &reason));
                 }
+                Ok(Line::Op(_)) if text_bytes + content.len() > MAX_BATCH_TEXT_BYTES => {
+                    let reason = format!(
+                        "a batch holds at most {MAX_BATCH_TEXT_BYTES} bytes of operations: end it with `commit` sooner"
+                    );
+                    return Err(self.syntax(content, &reason));
+                }
+                Ok(Line::Op(op)) => {
+                    text_bytes += content.len();
+                    batch.ops.push(op);
+                    batch.lines.push(self.line);
+                }
+                Err((text, reason)) => return Err(self.syntax(text, reason)),
             }
+        }
+    }
+
+    /// Reads the next line into `self.bytes`, at most [`MAX_LINE_BYTES`] of it; false at
+    /// the end of the input.
+    fn read_line(&mut self) -> Result<bool, UpdatesError> {
+        self.bytes.clear();
+        loop {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Err(UpdatesError::Read {
+                        source_name: self.source_name.clone(),
+                        line: self.line + 1,
+                        error,
+                    })
+                }
+            };
+            if buf.is_empty() {
+                return Ok(!self.bytes.is_empty());
+            }
+            let (take, end) = match memchr::memchr(b'\n', buf) {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            };
+            if self.bytes.len() + take > MAX_LINE_BYTES {
+                let kept = self.bytes.len().min(60);
+                let start = String::from_utf8_lossy(&self.bytes[..kept]).into_owned();
+                self.line += 1;
+                let reason =
+                    format!("a line may hold at most {MAX_LINE_BYTES} bytes; this one starts");
+                return Err(self.syntax(&start, &reason));
+            }
+            self.bytes.extend_from_slice(&buf[..take]);
+            self.reader.consume(take);
+            if end {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// A syntax error on the current line.
+    fn syntax(&self, text: &str, reason: &str) -> UpdatesError {
+        UpdatesError::Syntax {
+            source_name: self.source_name.clone(),
+            line: self.line,
+            text: quote(text),
+            reason: reason.to_owned(),
         }
     }
 }
@@ -227,19 +322,23 @@ impl<R: BufRead> Iterator for UpdateReader<R> {
     }
 }
 
-/// Parses one line, its comment removed, into `ops`; true at `commit`. An error is the
-/// offending text and what is wrong with it.
-fn parse_line<'a>(
-    content: &'a str,
-    ops: &mut Vec<UpdateOp>,
-) -> Result<bool, (&'a str, &'static str)> {
+/// What a line holds.
+enum Line {
+    Blank,
+    Commit,
+    Op(UpdateOp),
+}
+
+/// Parses one line, its comment removed. An error is the offending text and what is wrong
+/// with it.
+fn parse_line(content: &str) -> Result<Line, (&str, &'static str)> {
     let mut fields = content.split_whitespace();
     let Some(kind) = fields.next() else {
-        return Ok(false);
+        return Ok(Line::Blank);
     };
     let fields: Vec<&str> = fields.collect();
     let op = match (kind, &fields[..]) {
-        ("commit", []) => return Ok(true),
+        ("commit", []) => return Ok(Line::Commit),
         ("commit", _) => return Err((content, "`commit` takes nothing after it")),
         ("+", [u, v]) => UpdateOp::Insert(parse_id(u), parse_id(v), None),
         ("+", [u, v, w]) => {
@@ -256,8 +355,7 @@ fn parse_line<'a>(
             ))
         }
     };
-    ops.push(op);
-    Ok(false)
+    Ok(Line::Op(op))
 }
 
 #[cfg(test)]
@@ -270,8 +368,12 @@ mod tests {
         UpdateReader::new(text.as_bytes(), "updates.txt").collect()
     }
 
-    fn batch(ops: Vec<UpdateOp>, commit_line: u64) -> UpdateBatch {
-        UpdateBatch { ops, commit_line }
+    fn batch(ops: Vec<UpdateOp>, lines: Vec<u64>, commit_line: u64) -> UpdateBatch {
+        UpdateBatch {
+            ops,
+            lines,
+            commit_line,
+        }
     }
 
     #[test]
@@ -286,6 +388,7 @@ mod tests {
                     UpdateOp::Insert(ExternalId::Int(1), ExternalId::Int(2), None),
                     UpdateOp::Insert("alice".into(), "bob".into(), Some(2.5)),
                 ],
+                vec![2, 3],
                 4
             )
         );
@@ -293,10 +396,11 @@ mod tests {
             got[1],
             batch(
                 vec![UpdateOp::Delete(ExternalId::Int(1), ExternalId::Int(2))],
+                vec![6],
                 7
             )
         );
-        assert_eq!(got[2], batch(vec![], 8));
+        assert_eq!(got[2], batch(vec![], vec![], 8));
         assert_eq!(got[3].commit_line, 9);
     }
 
@@ -338,15 +442,74 @@ mod tests {
     }
 
     #[test]
-    fn read_failures_are_not_input_errors() {
+    fn text_that_is_not_utf8_is_an_input_error_naming_its_line() {
         let bytes: &[u8] = b"+ 1 2\n+ 2 \xff\n";
         let err = UpdateReader::new(bytes, "u.txt")
             .next()
             .unwrap()
             .unwrap_err();
-        assert!(!err.is_input_error());
+        assert!(err.is_input_error());
         assert_eq!(err.line(), 2);
+        assert_eq!(
+            err.to_string(),
+            "u.txt:2: bytes that are not UTF-8 follow: `+ 2 `"
+        );
+        assert!(Error::from(err).is_input_error());
+    }
+
+    #[test]
+    fn read_failures_are_not_input_errors() {
+        struct Failing;
+        impl std::io::Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk on fire"))
+            }
+        }
+        let err = UpdateReader::new(std::io::BufReader::new(Failing), "u.txt")
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert!(!err.is_input_error());
+        assert_eq!(err.line(), 1);
         assert!(!Error::from(err).is_input_error());
+    }
+
+    #[test]
+    fn an_endless_line_stops_at_the_limit() {
+        // An endless source of one line: the reader must stop, not grow without end.
+        let endless = std::io::BufReader::new(std::io::repeat(b'x'));
+        let mut reader = UpdateReader::new(endless, "/dev/zero");
+        let err = reader.next().unwrap().unwrap_err();
+        assert!(err.is_input_error());
+        assert_eq!(err.line(), 1);
+        let message = err.to_string();
+        assert!(
+            message.starts_with("/dev/zero:1: a line may hold at most 1048576 bytes"),
+            "{message}"
+        );
+        assert!(reader.bytes.capacity() <= 2 * MAX_LINE_BYTES);
+        assert!(reader.next().is_none());
+        // A line of exactly the limit is read.
+        let mut text = "+ 1 2".to_string();
+        text.push_str(&" ".repeat(MAX_LINE_BYTES - text.len() - 1));
+        text.push('\n');
+        assert_eq!(batches(&text).unwrap().len(), 1);
+        text.insert(0, ' ');
+        assert!(batches(&text).is_err());
+    }
+
+    #[test]
+    fn a_batch_past_the_limit_names_the_operation_that_passes_it() {
+        let text = "+ 1 2\n- 1 2\ncommit\n+ 1 2\n# note\n+ 2 3\n+ 3 4\n";
+        let mut reader = UpdateReader::new(text.as_bytes(), "u.txt").max_batch_ops(2);
+        assert_eq!(reader.next().unwrap().unwrap().ops.len(), 2);
+        let err = reader.next().unwrap().unwrap_err();
+        assert!(err.is_input_error());
+        assert_eq!(err.line(), 7);
+        assert_eq!(
+            err.to_string(),
+            "u.txt:7: a batch holds at most 2 operations: end it with `commit` sooner: `+ 3 4`"
+        );
     }
 
     /// Words that read back as the same [`ExternalId`]: integers, and names that are not
@@ -418,6 +581,10 @@ mod tests {
             let lines: Vec<&str> = text.lines().collect();
             for b in &got {
                 prop_assert_eq!(lines[b.commit_line as usize - 1], "commit");
+                prop_assert_eq!(b.lines.len(), b.ops.len());
+                for &line in &b.lines {
+                    prop_assert!(lines[line as usize - 1].trim_start().starts_with(['+', '-']));
+                }
             }
         }
     }

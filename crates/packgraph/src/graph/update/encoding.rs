@@ -3,12 +3,14 @@
 //!
 //! ```text
 //! version: u8 = 1
-//! flags: u8                        bit 0: weights present; other bits must be 0
+//! flags: u8                        bit 0: weights present; bit 1: deletes interleaved;
+//!                                  other bits must be 0
 //! min_vertices: varint
 //! vertices: varint count, then per id: tag u8 (0 = integer, 1 = name),
 //!           integer: varint; name: varint length + UTF-8 bytes
 //! deletes:  varint count, then edges (below)
 //! inserts:  varint count, then edges, then (flag 0) one f64 little-endian per insert
+//! (flag 1) per delete, varint: inserts before it minus inserts before the previous delete
 //! properties: varint count, then per change: varint name length + UTF-8 name,
 //!           varint vertex, tag u8 (0 = remove, 1 = int, 2 = float, 3 = bool, 4 = text),
 //!           int: zigzag varint; float: f64 LE; bool: u8 0/1; text: varint length + UTF-8
@@ -32,6 +34,8 @@ use crate::Result;
 pub const UPDATE_FORMAT_VERSION: u8 = 1;
 
 const FLAG_WEIGHTS: u8 = 1;
+/// Some delete follows an insert: each delete's place among the inserts is stored.
+const FLAG_INTERLEAVED: u8 = 2;
 const ID_INT: u8 = 0;
 const ID_NAME: u8 = 1;
 const VALUE_REMOVE: u8 = 0;
@@ -72,11 +76,13 @@ impl Update {
     /// The update's bytes (format version [`UPDATE_FORMAT_VERSION`]).
     pub fn encode(&self) -> Vec<u8> {
         let mut w = ByteWriter::with_capacity(16 + 4 * (self.inserts.len() + self.deletes.len()));
-        let flags = if self.weights.is_some() {
-            FLAG_WEIGHTS
-        } else {
-            0
-        };
+        let mut flags = 0;
+        if self.weights.is_some() {
+            flags |= FLAG_WEIGHTS;
+        }
+        if !self.deletes_after.is_empty() {
+            flags |= FLAG_INTERLEAVED;
+        }
         w.u8(UPDATE_FORMAT_VERSION)
             .u8(flags)
             .varint(self.min_vertices as u64)
@@ -91,6 +97,11 @@ impl Update {
         put_edges(&mut w, &self.inserts);
         for &weight in self.weights.iter().flatten() {
             w.f64(weight);
+        }
+        let mut previous = 0;
+        for &after in &self.deletes_after {
+            w.varint((after - previous) as u64);
+            previous = after;
         }
         w.varint(self.properties.len() as u64);
         for change in &self.properties {
@@ -124,7 +135,7 @@ fn read_update(r: &mut Reader<'_>) -> Result<Update, BytesError> {
         ));
     }
     let flags = r.u8("the flags")?;
-    if flags & !FLAG_WEIGHTS != 0 {
+    if flags & !(FLAG_WEIGHTS | FLAG_INTERLEAVED) != 0 {
         return Err(r.invalid(1, "the flags", format!("unknown flags {flags:#04x}")));
     }
     let mut update = Update::new();
@@ -138,9 +149,39 @@ fn read_update(r: &mut Reader<'_>) -> Result<Update, BytesError> {
         let weights = (0..count).map(|_| r.f64("a weight"));
         update.weights = Some(weights.collect::<Result<_, _>>()?);
     }
+    if flags & FLAG_INTERLEAVED != 0 {
+        update.deletes_after = read_places(r, update.deletes.len(), update.inserts.len())?;
+    }
     update.properties = list(r, 4, "the property changes", read_change)?;
     r.finish("the update")?;
     Ok(update)
+}
+
+/// The places of `deletes` deletes among `inserts` inserts: gaps that may not pass the end.
+fn read_places(
+    r: &mut Reader<'_>,
+    deletes: usize,
+    inserts: usize,
+) -> Result<Vec<usize>, BytesError> {
+    let mut after = 0usize;
+    (0..deletes)
+        .map(|_| {
+            let at = r.offset();
+            let gap = r.varint("a delete's place")?;
+            after = usize::try_from(gap)
+                .ok()
+                .and_then(|gap| after.checked_add(gap))
+                .filter(|&a| a <= inserts)
+                .ok_or_else(|| {
+                    r.invalid(
+                        at,
+                        "a delete's place",
+                        format!("a delete after insert {after} + {gap} of {inserts}"),
+                    )
+                })?;
+            Ok(after)
+        })
+        .collect()
 }
 
 /// A varint count of items of at least `min_item_bytes` each, then the items.
@@ -257,9 +298,10 @@ mod tests {
             edges,
             any::<bool>(),
             proptest::collection::vec(change, 0..8),
+            proptest::option::of(any::<u64>()),
         )
             .prop_map(
-                |(vertices, min_vertices, deletes, inserts, weighted, properties)| {
+                |(vertices, min_vertices, deletes, inserts, weighted, properties, order)| {
                     let weights = weighted.then(|| {
                         inserts
                             .iter()
@@ -269,6 +311,16 @@ mod tests {
                     let mut update = Update::new();
                     update.vertices = vertices;
                     update.min_vertices = min_vertices;
+                    // Places among the inserts from the bits of `order`, sorted.
+                    if let (Some(bits), false) = (order, deletes.is_empty()) {
+                        let mut places: Vec<usize> = (0..deletes.len())
+                            .map(|i| {
+                                (bits.rotate_left(i as u32) % (inserts.len() as u64 + 1)) as usize
+                            })
+                            .collect();
+                        places.sort_unstable();
+                        update.deletes_after = places;
+                    }
                     update.deletes = deletes;
                     update.inserts = inserts;
                     update.weights = weights;
@@ -321,6 +373,34 @@ mod tests {
             Update::decode(&[1, 0, 0, 0, 0, 0, 0]).unwrap(),
             Update::new()
         );
+    }
+
+    #[test]
+    fn interleaved_deletes_set_flag_1_and_store_their_places() {
+        let mut update = Update::new();
+        update
+            .delete_edges(&[(0, 1)])
+            .insert_edges(&[(1, 2), (2, 3)])
+            .delete_edges(&[(1, 2)]);
+        #[rustfmt::skip]
+        let want = [
+            1, FLAG_INTERLEAVED, 0, 0,
+            2, 0, 1, 2, 2,          // deletes (0, 1), (1, 2)
+            2, 2, 2, 2, 3,          // inserts (1, 2), (2, 3)
+            0, 2,                   // places: before any insert, after both
+            0,
+        ];
+        assert_eq!(update.encode(), want);
+        assert_eq!(Update::decode(&want).unwrap(), update);
+        // Deletes given first store no places: the bytes of format version 1 before the
+        // flag existed.
+        let mut first = Update::new();
+        first.delete_edges(&[(0, 1)]).insert_edges(&[(1, 2)]);
+        assert_eq!(first.encode()[1], 0);
+        // A place past the inserts is damage.
+        let mut bad = want;
+        bad[15] = 3;
+        assert!(Update::decode(&bad).is_err());
     }
 
     #[test]

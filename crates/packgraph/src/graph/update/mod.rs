@@ -10,21 +10,32 @@
 //! 1. `vertices`: external ids interned in order (an id already present is reused);
 //! 2. `min_vertices`: the vertex count grows to at least this (new vertices take the next
 //!    free integer ids);
-//! 3. edge deletes (an absent edge is a no-op);
-//! 4. edge inserts (a present edge is a no-op, or gets the new weight; of duplicates within
-//!    the batch the last weight wins; self-loops are counted and not stored; endpoints past
-//!    the vertex count add vertices);
-//! 5. property changes, in order (a set replaces, a removal of an absent value is a no-op).
+//! 3. edge deletes and inserts, with the effect of applying them one by one in the order
+//!    they were added to the update: of the operations on one edge the last wins (an
+//!    insert leaves the edge present with its weight, a delete leaves it absent). In an
+//!    undirected graph `(u, v)` and `(v, u)` are the same edge. A delete of an absent edge
+//!    and an insert of a present one (which gets the new weight) are no-ops; self-loops are
+//!    counted and not stored; insert endpoints past the vertex count add vertices, even
+//!    when a later delete removes the edge;
+//! 4. property changes, in order (a set replaces, a removal of an absent value is a no-op).
+//!
+//! Edges are applied as two sorted batches, deletes first: an insert that a later delete
+//! of the same edge supersedes is dropped first (see `net.rs`), so that the batches give
+//! the line-order result. [`Applied`] counts what the two batches changed.
 //!
 //! Edges name vertices by internal id ([`VertexId`]); vertices added by external id in the
 //! same update get the ids [`Applied::vertices`] reports, which a writer holding the graph
 //! can predict (see [`Graph::plan_vertices`](super::Graph::plan_vertices)).
 
 mod encoding;
+mod net;
+#[cfg(test)]
+mod tests;
 
 use super::{ExternalId, PropertyValue, VertexId};
 
 pub use self::encoding::UPDATE_FORMAT_VERSION;
+pub(super) use self::net::net_edges;
 
 /// One property change: a new value, or `None` to remove the value.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +80,10 @@ pub struct Update {
     pub(super) vertices: Vec<ExternalId>,
     pub(super) min_vertices: usize,
     pub(super) deletes: Vec<(VertexId, VertexId)>,
+    /// For each delete, how many inserts were added before it (it takes effect after
+    /// those and before the later ones); empty while no delete follows an insert (then
+    /// every delete comes first).
+    pub(super) deletes_after: Vec<usize>,
     pub(super) inserts: Vec<(VertexId, VertexId)>,
     /// A weight per insert, or `None` when no insert carries one (then every insert weighs
     /// 1 in a weighted graph).
@@ -138,8 +153,15 @@ impl Update {
         self
     }
 
-    /// Deletes edges (absent ones are no-ops).
+    /// Deletes edges (absent ones are no-ops), after the inserts added so far: an edge
+    /// inserted earlier in this update ends absent, one inserted later ends present.
     pub fn delete_edges(&mut self, edges: &[(VertexId, VertexId)]) -> &mut Self {
+        if !self.inserts.is_empty() || !self.deletes_after.is_empty() {
+            self.deletes_after.resize(self.deletes.len(), 0);
+            let after = self.inserts.len();
+            self.deletes_after
+                .extend(std::iter::repeat_n(after, edges.len()));
+        }
         self.deletes.extend_from_slice(edges);
         self
     }
@@ -188,9 +210,17 @@ impl Update {
         self.weights.as_deref()
     }
 
-    /// The edges deleted.
+    /// The edges deleted, in the order given.
     pub fn deletes(&self) -> &[(VertexId, VertexId)] {
         &self.deletes
+    }
+
+    /// For each delete, how many of [`inserts`](Self::inserts) were added before it (all
+    /// zero when every delete came before every insert).
+    pub fn deletes_after(&self) -> impl Iterator<Item = usize> + '_ {
+        let given = self.deletes_after.iter().copied();
+        let zeros = std::iter::repeat_n(0, self.deletes.len() - self.deletes_after.len());
+        given.chain(zeros)
     }
 
     /// The property changes, in order.
