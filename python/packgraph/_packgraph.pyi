@@ -239,7 +239,8 @@ def verify(dir: Union[str, os.PathLike[str]]) -> Dict[str, int]:
     """Checks every file of data directory ``dir`` without changing it or taking its lock:
     each pack's units (checksums, hashes), the checkpoint's arrays, each log record.
     Returns ``packs``, ``units``, ``records`` (log records after the checkpoint),
-    ``torn_bytes`` (a torn last record, not damage), ``num_vertices``, ``num_arcs``.
+    ``torn_bytes`` (a torn last record, not damage), ``stray_packs`` (packs of a checkpoint
+    that never finished, not damage), ``num_vertices``, ``num_arcs``.
     Raises CorruptionError for damage, InputError (not a data directory, another format
     version), OSError."""
 

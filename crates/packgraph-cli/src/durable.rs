@@ -200,7 +200,7 @@ fn build_update<C: packgraph::store::StoreLeaf>(
 }
 
 pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
-    let store = AnyStore::open(&args.dir, args.sync.options()).map_err(open_error)?;
+    let store = open_store(&args.dir, args.sync.options())?;
     if store.recovery().torn_bytes > 0 {
         eprintln!(
             "recovered: cut a torn last log record ({} bytes) left by a crash",
@@ -305,21 +305,23 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A failed open as the CLI reports it: a directory another process holds (the lock's
-/// `WouldBlock`) is the user's to fix (exit 2), as is a damaged or foreign one; other
-/// refused file operations are not (exit 1).
-fn open_error(e: packgraph::Error) -> anyhow::Error {
-    match e {
-        packgraph::Error::Io { ref source, .. } if source.kind() == io::ErrorKind::WouldBlock => {
-            BadInput(e).into()
+/// Opens `dir` for writing; another writer holding it is the user's to sort out (exit 2).
+fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<AnyStore> {
+    AnyStore::open(dir, options).map_err(|e| match e {
+        packgraph::Error::Io { source, .. } if source.kind() == io::ErrorKind::WouldBlock => {
+            UsageError(format!(
+                "{}: another process has this data directory open for writing; wait for it to finish",
+                dir.display()
+            ))
+            .into()
         }
         e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
         e => BadInput(e).into(),
-    }
+    })
 }
 
 fn open_for_maintenance(dir: &Path) -> anyhow::Result<AnyStore> {
-    AnyStore::open(dir, StoreOptions::default()).map_err(open_error)
+    open_store(dir, StoreOptions::default())
 }
 
 pub(crate) fn checkpoint(args: &DirArgs) -> anyhow::Result<()> {
@@ -368,6 +370,12 @@ pub(crate) fn verify(args: &DirArgs) -> anyhow::Result<()> {
                 report.num_vertices,
                 report.num_arcs
             );
+            if report.stray_packs > 0 {
+                println!(
+                    "note: {} pack files past the manifest's last do not check out (left by a checkpoint that never finished, named by no manifest; the next open removes them)",
+                    report.stray_packs
+                );
+            }
             if report.torn_bytes > 0 {
                 println!(
                     "note: the log ends in {} bytes of a torn record (a write a crash cut short, never acknowledged; the next open removes it)",

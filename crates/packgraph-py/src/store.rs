@@ -271,7 +271,15 @@ fn verify_dict<'py>(py: Python<'py>, report: &VerifyReport) -> PyResult<Bound<'p
     fields_dict!(
         py,
         report,
-        [packs, units, records, torn_bytes, num_vertices, num_arcs]
+        [
+            packs,
+            units,
+            records,
+            torn_bytes,
+            stray_packs,
+            num_vertices,
+            num_arcs
+        ]
     )
 }
 

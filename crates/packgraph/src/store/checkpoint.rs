@@ -23,6 +23,9 @@ use super::format::{UnitRef, MANIFEST};
 use super::units::{self, ArrayShape, Base};
 use super::wal::parse_segment_name;
 use super::{io_at, lock, CheckpointStats, Inner, Seq, Store, StoreLeaf, Vfs, MANIFEST_TMP};
+
+/// The suffix of a pack being written (see [`write_pack`]).
+const PACK_TMP_SUFFIX: &str = ".tmp";
 use crate::graph::{GraphRead, Snapshot};
 use crate::pma::PmaPartsRef;
 use crate::Result;
@@ -185,9 +188,15 @@ impl<C: StoreLeaf> Store<C> {
 impl<C: StoreLeaf> Inner<C> {
     fn checkpoint(&self, full: bool) -> Result<CheckpointStats> {
         let mut state = lock(&self.checkpoint);
-        let (snapshot, seq) = self
-            .shared
-            .with_writer(|g| (g.snapshot(), lock(&self.log).next_seq() - 1));
+        // The log rolls to a new segment at the snapshot, so that every segment before it
+        // holds only records the checkpoint covers and can go once it is durable.
+        let (snapshot, seq) = self.shared.with_writer(|g| -> Result<_> {
+            self.check_failed()?;
+            let mut log = lock(&self.log);
+            log.roll(&*self.vfs)
+                .inspect_err(|e| self.stop_writes(e.to_string()))?;
+            Ok((g.snapshot(), log.next_seq() - 1))
+        })?;
         // The checkpoint covers records up to `seq`; they must be durable before the
         // manifest says so, or a later record could reuse their numbers after a crash.
         self.wait_durable(seq, true)?;
@@ -288,12 +297,23 @@ fn write_base<C: StoreLeaf>(
     base
 }
 
-/// Writes a pack file and syncs it.
+/// The name a pack is written under before it is complete.
+fn pack_tmp_name(number: u64) -> String {
+    format!("{}{PACK_TMP_SUFFIX}", pack_name(number))
+}
+
+/// Writes a pack file whole: under a temporary name, synced, renamed to its own name, the
+/// directory synced. A crash or a full disk leaves at most a `.tmp` file, never a partial
+/// pack under a pack's name (the next writer removes both, see [`remove_stray_files`]).
 fn write_pack(vfs: &dyn Vfs, dir: &Path, number: u64, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(pack_tmp_name(number));
+    let file = vfs.create(&tmp).map_err(io_at(&tmp))?;
+    file.append(bytes).map_err(io_at(&tmp))?;
+    file.sync().map_err(io_at(&tmp))?;
+    drop(file);
     let path = dir.join(pack_name(number));
-    let file = vfs.create(&path).map_err(io_at(&path))?;
-    file.append(bytes).map_err(io_at(&path))?;
-    file.sync().map_err(io_at(&path))
+    vfs.rename(&tmp, &path).map_err(io_at(&path))?;
+    vfs.sync_dir(dir).map_err(io_at(dir))
 }
 
 /// Writes `bytes` as the manifest durably: to a temporary file, synced, renamed, directory
@@ -361,6 +381,34 @@ pub(super) fn write_checkpoint<C: StoreLeaf>(
         state.remember_base(&base);
     }
     Ok(writer.stats)
+}
+
+/// Removes what an unfinished checkpoint may have left in `dir`: packs being written
+/// (`.tmp`) and packs the manifest of `state` does not reference (a pack written by a
+/// checkpoint whose manifest never became durable, or one a crash kept from being deleted).
+/// Run by a writer on opening, under its lock.
+pub(super) fn remove_stray_files<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    state: &CheckpointState<C>,
+) -> Result<()> {
+    let live = state.live_packs();
+    let mut removed = false;
+    for name in vfs.list(dir).map_err(io_at(dir))? {
+        let stray = name
+            .strip_suffix(PACK_TMP_SUFFIX)
+            .is_some_and(|n| parse_pack_name(n).is_some())
+            || parse_pack_name(&name).is_some_and(|n| !live.contains(&n));
+        if stray {
+            let path = dir.join(&name);
+            vfs.remove(&path).map_err(io_at(&path))?;
+            removed = true;
+        }
+    }
+    if removed {
+        vfs.sync_dir(dir).map_err(io_at(dir))?;
+    }
+    Ok(())
 }
 
 /// Deletes packs the manifest does not reference and log segments before `keep_from`

@@ -129,7 +129,14 @@ impl<C: StoreLeaf> Inner<C> {
         lock(&self.log).next_seq() - 1
     }
 
-    fn check_failed(&self) -> Result<()> {
+    /// Refuses every later write: a log write or sync failed for `reason`, so what the
+    /// log holds is no longer known.
+    pub(super) fn stop_writes(&self, reason: String) {
+        lock(&self.sync).failed = Some(reason);
+    }
+
+    /// Refuses when a log write or sync failed earlier.
+    pub(super) fn check_failed(&self) -> Result<()> {
         match &lock(&self.sync).failed {
             Some(reason) => Err(Error::io(
                 &self.dir,

@@ -22,8 +22,10 @@
 //!   position. A torn last record is cut; damage anywhere else is an [`Error::Corrupt`]
 //!   naming the file and byte offset.
 //!
-//! One process writes a directory at a time (an OS lock on `LOCK`); readers that only load
-//! the latest durable state ([`load_graph`]) take no lock. All file access goes through a
+//! One process writes a directory at a time (an OS lock on `LOCK` and on the directory
+//! itself, which cannot be removed under the writer); readers that only load the latest
+//! durable state ([`load_graph`]) take no lock, and start over when a checkpoint replaced
+//! the manifest while they read. All file access goes through a
 //! [`Vfs`], which tests replace with [`SimVfs`] to cut the power between any two
 //! operations. File formats: `docs/formats/store.md`.
 //!

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::checkpoint::{write_checkpoint, CheckpointState};
+use super::checkpoint::{remove_stray_files, write_checkpoint, CheckpointState};
 use super::commit::{spawn_syncer, SyncState};
 use super::recover::load;
 use super::wal::LogWriter;
@@ -67,6 +67,7 @@ impl<C: StoreLeaf> Store<C> {
         if vfs.exists(&tmp) {
             vfs.remove(&tmp).map_err(io_at(&tmp))?;
         }
+        remove_stray_files(&*vfs, dir, &loaded.checkpoint)?;
         let log = LogWriter::open(&*vfs, dir, &loaded.log, options.segment_bytes)?;
         for name in &loaded.log.obsolete {
             let path = dir.join(name);

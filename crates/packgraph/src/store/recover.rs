@@ -308,10 +308,39 @@ fn replay_log<C: StoreLeaf>(
     })
 }
 
+/// How many times [`load`] starts over when a writer's checkpoint replaced the manifest
+/// while it read: each attempt fails only if a checkpoint completed during it, so running
+/// out takes that many back-to-back checkpoints each shorter than one load.
+const LOAD_ATTEMPTS: usize = 32;
+
 /// Loads the latest durable state of `dir`: the manifest's checkpoint, then the log
 /// records after it.
+///
+/// A reader takes no lock, so a writer may checkpoint meanwhile and delete the packs and
+/// log segments of the manifest this load read. An error is therefore only believed when
+/// the manifest is still the one the load started from; if it changed, the error came from
+/// a file the new checkpoint made obsolete, and the load starts over (at most
+/// [`LOAD_ATTEMPTS`] times).
 pub(super) fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
-    let manifest = read_manifest(vfs, dir)?;
+    let mut manifest = read_manifest(vfs, dir)?;
+    let mut attempts = 1;
+    loop {
+        let error = match load_from(vfs, dir, manifest.clone()) {
+            Ok(loaded) => return Ok(loaded),
+            Err(error) => error,
+        };
+        match read_manifest(vfs, dir) {
+            Ok(now) if now != manifest && attempts < LOAD_ATTEMPTS => {
+                manifest = now;
+                attempts += 1;
+            }
+            _ => return Err(error),
+        }
+    }
+}
+
+/// [`load`] of the checkpoint `manifest` (just read from `dir`) and the log after it.
+fn load_from<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path, manifest: Manifest) -> Result<Loaded<C>> {
     check_kind::<C>(dir, &manifest)?;
     let started = Instant::now();
     let mut packs = Packs::new(vfs, dir);

@@ -47,10 +47,12 @@ pub trait Vfs: Send + Sync {
     fn remove(&self, path: &Path) -> io::Result<()>;
     /// Makes `dir`'s entries (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
-    /// Takes the exclusive writer lock `path` (creating the file), without waiting.
+    /// Takes the exclusive writer lock `path` (creating the file), without waiting, and
+    /// the same lock on the directory that holds it: removing the file, or replacing it,
+    /// does not let a second writer in.
     ///
     /// # Errors
-    /// [`io::ErrorKind::WouldBlock`] if another handle holds it.
+    /// [`io::ErrorKind::WouldBlock`] if another handle holds either.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn VfsLock>>;
 }
 
@@ -70,7 +72,11 @@ impl VfsFile for OsFile {
     }
 }
 
-struct OsLock(#[allow(dead_code)] File);
+/// The locked `LOCK` file and (on Unix) the locked directory; both released on drop.
+struct OsLock {
+    _file: File,
+    _dir: Option<File>,
+}
 
 impl VfsLock for OsLock {}
 
@@ -139,15 +145,46 @@ impl Vfs for OsVfs {
             .create(true)
             .truncate(false)
             .open(path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Box::new(OsLock(file))),
-            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "another process has this data directory open for writing",
-            )),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
-        }
+        try_lock(&file)?;
+        // A file can be unlinked under its holder and made anew by the next writer; the
+        // directory cannot, so the directory's own lock is the one that holds. (Unix: a
+        // directory opens read-only; elsewhere the file's lock is all there is.)
+        let dir = if cfg!(unix) {
+            let dir = File::open(path.parent().unwrap_or(Path::new(".")))?;
+            try_lock(&dir)?;
+            Some(dir)
+        } else {
+            None
+        };
+        Ok(Box::new(OsLock {
+            _file: file,
+            _dir: dir,
+        }))
     }
+}
+
+/// Takes `file`'s exclusive OS lock without waiting.
+fn try_lock(file: &File) -> io::Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(locked()),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn locked() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::WouldBlock,
+        "another process has this data directory open for writing",
+    )
+}
+
+/// What a simulated lock is taken on: a file's inode (not its name, which can be removed
+/// and made anew) or a directory.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum SimLockKey {
+    Inode(usize),
+    Dir(PathBuf),
 }
 
 /// One file's bytes as the process sees them and as the disk holds them.
@@ -165,7 +202,7 @@ struct SimState {
     /// Directory entries on disk.
     durable_names: BTreeMap<PathBuf, usize>,
     dirs: Vec<PathBuf>,
-    locks: HashMap<PathBuf, u64>,
+    locks: HashMap<SimLockKey, u64>,
     next_lock: u64,
     /// Mutating operations performed so far.
     ops: u64,
@@ -201,7 +238,7 @@ struct SimFile {
 
 struct SimLock {
     state: Arc<Mutex<SimState>>,
-    path: PathBuf,
+    keys: [SimLockKey; 2],
     id: u64,
 }
 
@@ -210,8 +247,10 @@ impl VfsLock for SimLock {}
 impl Drop for SimLock {
     fn drop(&mut self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.locks.get(&self.path) == Some(&self.id) {
-            state.locks.remove(&self.path);
+        for key in &self.keys {
+            if state.locks.get(key) == Some(&self.id) {
+                state.locks.remove(key);
+            }
         }
     }
 }
@@ -439,18 +478,30 @@ impl Vfs for SimVfs {
 
     fn lock(&self, path: &Path) -> io::Result<Box<dyn VfsLock>> {
         let mut state = self.lock_state();
-        if state.locks.contains_key(path) {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "another process has this data directory open for writing",
-            ));
+        // Like the OS: the lock file is made if missing (an entry no sync covers), and the
+        // lock is on its inode and on the directory.
+        let inode = match state.names.get(path) {
+            Some(&inode) => inode,
+            None => {
+                let inode = state.inodes.len();
+                state.inodes.push(SimInode::default());
+                state.names.insert(path.to_path_buf(), inode);
+                inode
+            }
+        };
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let keys = [SimLockKey::Inode(inode), SimLockKey::Dir(dir)];
+        if keys.iter().any(|k| state.locks.contains_key(k)) {
+            return Err(locked());
         }
         state.next_lock += 1;
         let id = state.next_lock;
-        state.locks.insert(path.to_path_buf(), id);
+        for key in &keys {
+            state.locks.insert(key.clone(), id);
+        }
         Ok(Box::new(SimLock {
             state: Arc::clone(&self.state),
-            path: path.to_path_buf(),
+            keys,
             id,
         }))
     }
@@ -520,6 +571,26 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
         drop(lock);
         fs.lock(Path::new("/d/LOCK")).unwrap();
+    }
+
+    #[test]
+    fn removing_the_lock_file_does_not_let_a_second_writer_in() {
+        let fs = SimVfs::new();
+        let lock = fs.lock(Path::new("/d/LOCK")).unwrap();
+        fs.remove(Path::new("/d/LOCK")).unwrap();
+        let err = fs.lock(Path::new("/d/LOCK")).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        drop(lock);
+        fs.lock(Path::new("/d/LOCK")).unwrap();
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("LOCK");
+        let lock = OsVfs.lock(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let err = OsVfs.lock(&path).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        drop(lock);
+        OsVfs.lock(&path).unwrap();
     }
 
     #[test]

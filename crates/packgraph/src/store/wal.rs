@@ -334,18 +334,28 @@ impl LogWriter {
         Arc::clone(&self.file)
     }
 
+    /// Syncs the open segment and starts a new one at the next record, unless the open one
+    /// holds no record yet.
+    pub(super) fn roll(&mut self, vfs: &dyn Vfs) -> Result<()> {
+        if self.len <= SEGMENT_HEADER as u64 {
+            return Ok(());
+        }
+        let old = self.dir.join(segment_name(self.first));
+        self.file.sync().map_err(|e| Error::io(&old, e))?;
+        let (file, len) = Self::start_segment(vfs, &self.dir, self.next_seq)?;
+        self.file = file;
+        self.first = self.next_seq;
+        self.len = len;
+        Ok(())
+    }
+
     /// Appends `payload` as the next record (one write; not yet durable) and returns its
     /// sequence number. A full segment is first synced and a new one started.
     pub(super) fn append(&mut self, vfs: &dyn Vfs, payload: &[u8]) -> Result<u64> {
         let seq = self.next_seq;
         let record = encode_record(seq, payload)?;
-        if self.len > SEGMENT_HEADER as u64 && self.len + record.len() as u64 > self.segment_bytes {
-            let old = self.dir.join(segment_name(self.first));
-            self.file.sync().map_err(|e| Error::io(&old, e))?;
-            let (file, len) = Self::start_segment(vfs, &self.dir, seq)?;
-            self.file = file;
-            self.first = seq;
-            self.len = len;
+        if self.len + record.len() as u64 > self.segment_bytes {
+            self.roll(vfs)?;
         }
         let path = self.dir.join(segment_name(self.first));
         self.file.append(&record).map_err(|e| Error::io(&path, e))?;

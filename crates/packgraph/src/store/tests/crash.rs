@@ -221,7 +221,7 @@ impl SkipSync {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         match self.skip {
             "log" => name.ends_with(".wal"),
-            "pack" => name.ends_with(".pack"),
+            "pack" => name.ends_with(".pack") || name.ends_with(".pack.tmp"),
             "manifest" => name.starts_with("MANIFEST"),
             _ => false,
         }

@@ -8,6 +8,7 @@ mod checkpoint;
 mod commit;
 mod crash;
 mod damage;
+mod sharing;
 
 use std::io;
 use std::path::{Path, PathBuf};
