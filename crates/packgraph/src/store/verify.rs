@@ -45,7 +45,7 @@ pub fn verify(dir: &Path) -> Result<VerifyReport> {
 pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     let manifest = read_manifest(vfs, dir)?;
     let mut report = VerifyReport::default();
-    check_packs(vfs, dir, &mut report)?;
+    check_packs(vfs, dir, manifest.dir_id, &mut report)?;
     if manifest.weighted {
         check_recovery::<DeltaMapLeaf>(vfs, dir, &mut report)?;
     } else {
@@ -54,14 +54,14 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     Ok(report)
 }
 
-/// Checks every pack file of `dir` in full, referenced or not.
-fn check_packs(vfs: &dyn Vfs, dir: &Path, report: &mut VerifyReport) -> Result<()> {
+/// Checks every pack file of `dir` (whose id is `dir_id`) in full, referenced or not.
+fn check_packs(vfs: &dyn Vfs, dir: &Path, dir_id: u128, report: &mut VerifyReport) -> Result<()> {
     let names = vfs.list(dir).map_err(io_at(dir))?;
     for name in &names {
         if let Some(n) = parse_pack_name(name) {
             let path = dir.join(name);
             let bytes = vfs.read(&path).map_err(io_at(&path))?;
-            report.units += check_pack(&path, n, &bytes)?.len() as u64;
+            report.units += check_pack(&path, n, dir_id, &bytes)?.len() as u64;
             report.packs += 1;
         }
     }
