@@ -1,4 +1,5 @@
-//! The durable commands: `create`, `ingest`, `checkpoint` and `verify` on a data directory
+//! The durable commands: `create`, `ingest`, `checkpoint`, `verify` and `recover` on a data
+//! directory
 //! (`packgraph::store`); `ingest` reads batches with `packgraph::io::updates`.
 
 use std::collections::{HashMap, VecDeque};
@@ -390,6 +391,54 @@ pub(crate) fn verify(args: &DirArgs) -> anyhow::Result<()> {
         Err(e @ packgraph::Error::Io { .. }) => Err(e.into()),
         Err(e) => Err(BadInput(e).into()),
     }
+}
+
+/// Arguments of `packgraph recover`.
+#[derive(Args, Debug)]
+pub(crate) struct RecoverArgs {
+    /// The data directory.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Cut off a damaged last log record (all its bytes there, its checksum wrong), losing
+    /// the batch it held, instead of refusing the directory.
+    #[arg(long)]
+    truncate_damaged_tail: bool,
+}
+
+pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
+    let options = StoreOptions {
+        truncate_damaged_tail: args.truncate_damaged_tail,
+        ..StoreOptions::default()
+    };
+    let store = AnyStore::open(&args.dir, options).map_err(|e| match e {
+        e @ (packgraph::Error::Corrupt { .. } | packgraph::Error::Unsupported { .. }) => {
+            anyhow::Error::new(Damaged(e))
+        }
+        e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
+        e => BadInput(e).into(),
+    })?;
+    let stats = store.recovery();
+    match stats.damaged_seq {
+        Some(seq) => println!(
+            "{}: cut off the damaged last log record {seq} ({} bytes): the batch acknowledged as {seq} is lost",
+            args.dir.display(),
+            stats.damaged_bytes
+        ),
+        None => println!("{}: no damaged log record; nothing lost", args.dir.display()),
+    }
+    if stats.torn_bytes > 0 {
+        println!(
+            "note: also cut {} bytes of a torn record (a write a crash cut short, never acknowledged)",
+            stats.torn_bytes
+        );
+    }
+    println!(
+        "recovered: the checkpoint at record {}, then {} log records; the last record is {}",
+        stats.checkpoint_seq,
+        stats.records_replayed,
+        store.durable_seq()
+    );
+    Ok(())
 }
 
 #[cfg(test)]

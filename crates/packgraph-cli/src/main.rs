@@ -67,6 +67,9 @@ enum Command {
     /// Check every checksum and reference of a data directory: exit 0 if clean, 3 if
     /// damaged (naming file and byte offset).
     Verify(durable::DirArgs),
+    /// Open a data directory that `verify` calls damaged at the end of its log, cutting
+    /// off the damaged last record with `--truncate-damaged-tail`; prints what is lost.
+    Recover(durable::RecoverArgs),
 }
 
 fn main() -> ExitCode {
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ingest(args) => pool.install(|| durable::ingest(&args)),
         Command::Checkpoint(args) => pool.install(|| durable::checkpoint(&args)),
         Command::Verify(args) => pool.install(|| durable::verify(&args)),
+        Command::Recover(args) => pool.install(|| durable::recover(&args)),
     }
 }
 

@@ -309,6 +309,36 @@ fn verify_names_damage_and_exits_3() {
     assert!(out.contains(": ok:"), "{out}");
 }
 
+#[test]
+fn a_damaged_last_record_exits_3_until_recover_cuts_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let out = ingest(&dir, "+ 1 2\ncommit\n+ 2 3\ncommit\n+ 3 4\n", &[]);
+    assert!(out.status.success());
+    let wal = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "wal"))
+        .unwrap();
+    let mut bytes = std::fs::read(&wal).unwrap();
+    let at = bytes.len() - 7;
+    bytes[at] ^= 0x08;
+    std::fs::write(&wal, &bytes).unwrap();
+    for args in [vec!["verify", &dir], vec!["recover", &dir]] {
+        let output = packgraph().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains("--truncate-damaged-tail"), "{err}");
+    }
+    let out = ok(&["recover", &dir, "--truncate-damaged-tail"]);
+    assert!(out.contains("record 3") && out.contains("is lost"), "{out}");
+    let out = ok(&["verify", &dir]);
+    assert!(out.contains(": ok:"), "{out}");
+    let out = ok(&["recover", &dir]);
+    assert!(out.contains("nothing lost"), "{out}");
+}
+
 /// xorshift.
 struct Rng(u64);
 

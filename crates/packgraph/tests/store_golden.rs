@@ -194,3 +194,74 @@ fn golden_v1_unweighted_reads_back_and_upgrades() {
         store::STORE_FORMAT_VERSION
     );
 }
+
+/// The directories `tests/formats_written.rs` wrote in store format 2 (log format 1),
+/// before directory ids: `store-v2` (weighted, directed: two checkpoints and one record
+/// after them) and `store-v2-unweighted` (one full checkpoint).
+fn golden_v2(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+/// The graph `store-v2` holds: the batches `tests/formats_written.rs` commits.
+fn expected_v2() -> WeightedGraph {
+    let mut first = Update::new();
+    first
+        .add_vertices([ExternalId::from("alice"), ExternalId::from(7u64)])
+        .insert_weighted_edges(&[(0, 1, 0.5), (1, 0, 2.0)])
+        .set_property("age", 0, PropertyValue::Int(-42))
+        .set_property("ok", 1, PropertyValue::Bool(true));
+    let mut second = Update::new();
+    second
+        .min_vertices(40)
+        .insert_weighted_edges(
+            &(0..39)
+                .map(|i| (i, i + 1, f64::from(i)))
+                .collect::<Vec<_>>(),
+        )
+        .delete_edges(&[(1, 0)]);
+    let mut g = WeightedGraph::new_weighted(true);
+    for batch in [&first, &second, &first] {
+        g.apply(batch).unwrap();
+    }
+    g
+}
+
+#[test]
+fn golden_v2_reads_back_and_keeps_an_unknown_id() {
+    let want = expected_v2();
+    let got: Graph<DeltaMapLeaf> = store::load_graph(&golden_v2("store-v2")).unwrap();
+    assert_eq!(got.num_vertices(), want.num_vertices());
+    assert_eq!(
+        got.out_array().iter().collect::<Vec<_>>(),
+        want.out_array().iter().collect::<Vec<_>>()
+    );
+    assert_eq!(got.ids(), want.ids());
+    let report = store::verify(&golden_v2("store-v2")).unwrap();
+    assert_eq!((report.records, report.torn_bytes), (1, 0));
+    let unweighted: Graph = store::load_graph(&golden_v2("store-v2-unweighted")).unwrap();
+    assert_eq!(unweighted.num_vertices(), 61);
+    store::verify(&golden_v2("store-v2-unweighted")).unwrap();
+
+    // Written to: new files are of the current formats with the id 0 ("unknown"), and the
+    // older files beside them still read.
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("g");
+    copy_dir(&golden_v2("store-v2"), &copy);
+    let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    let mut more = Update::new();
+    more.insert_weighted_edges(&[(2, 3, 1.5)]);
+    store.commit(&more).unwrap();
+    store.checkpoint().unwrap();
+    store.commit(&more).unwrap();
+    drop(store);
+    let report = store::verify(&copy).unwrap();
+    assert_eq!(report.num_vertices, want.num_vertices() as u64);
+    let manifest = std::fs::read(copy.join("MANIFEST")).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(manifest[8..12].try_into().unwrap()),
+        store::STORE_FORMAT_VERSION
+    );
+    assert_eq!(u128::from_le_bytes(manifest[72..88].try_into().unwrap()), 0);
+}

@@ -63,8 +63,9 @@ impl<C: StoreLeaf> CheckpointState<C> {
         state
     }
 
-    /// The state before a directory's first checkpoint: a manifest that names no units.
-    pub(super) fn before_first(snapshot: Snapshot<C>) -> Self {
+    /// The state before the first checkpoint of the directory whose id is `dir_id`: a
+    /// manifest that names no units.
+    pub(super) fn before_first(snapshot: Snapshot<C>, dir_id: u128) -> Self {
         let manifest = Manifest {
             number: 0,
             log_seq: 0,
@@ -75,6 +76,8 @@ impl<C: StoreLeaf> CheckpointState<C> {
             num_arcs: 0,
             next_pack: 1,
             base_seq: 0,
+            dir_id,
+            version: super::STORE_FORMAT_VERSION,
             base: placeholder(),
             ids: placeholder(),
             properties: placeholder(),
@@ -341,7 +344,7 @@ pub(super) fn write_checkpoint<C: StoreLeaf>(
 ) -> Result<CheckpointStats> {
     let pack_number = state.manifest.next_pack;
     let mut writer = UnitWriter {
-        pack: PackWriter::new(pack_number),
+        pack: PackWriter::new(pack_number, state.manifest.dir_id),
         reusable: state.reusable(),
         fresh: HashMap::new(),
         stats: CheckpointStats {

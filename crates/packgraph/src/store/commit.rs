@@ -13,8 +13,8 @@ use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{lock, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
-use crate::graph::{Applied, Update};
+use super::{lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
+use crate::graph::{Applied, GraphRead, Update};
 use crate::{Error, Result};
 
 /// The log's durability bookkeeping.
@@ -60,6 +60,11 @@ impl<C: StoreLeaf> Store<C> {
         let inner = &self.inner;
         inner.check_failed()?;
         let payload = update.encode();
+        // Recovery refuses a record that grows the graph past what it explains; so does
+        // the write path, so that every acknowledged record replays.
+        let num_vertices = inner.shared.snapshot().num_vertices();
+        recover::check_growth(update, &payload, num_vertices)
+            .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
         let (applied, seq) = inner.shared.commit_logged(update, |_| {
             let mut log = lock(&inner.log);
             log.append(&*inner.vfs, &payload).inspect_err(|e| {

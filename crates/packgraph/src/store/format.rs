@@ -11,11 +11,15 @@ use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::{Error, Result};
 
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
-/// pages ([`UnitKind::GroupPage`]) for unweighted graphs.
-pub const STORE_FORMAT_VERSION: u32 = 2;
+/// pages ([`UnitKind::GroupPage`]) for unweighted graphs; version 3 the directory id in
+/// every pack header and manifest.
+pub const STORE_FORMAT_VERSION: u32 = 3;
 /// The oldest format version this build reads: version 1 data directories are read (their
 /// unweighted pages re-encoded on load) and their next full checkpoint writes version 2.
 pub const STORE_OLDEST_READABLE: u32 = 1;
+
+/// The first format version whose packs and manifests carry the directory id.
+const FIRST_WITH_ID: u32 = 3;
 
 /// Whether this build reads format `version`.
 fn readable(version: u32) -> bool {
@@ -24,7 +28,53 @@ fn readable(version: u32) -> bool {
 const PACK_MAGIC: &[u8; 8] = b"PGRAPHPK";
 const PACK_END: &[u8; 8] = b"PGPKEND\0";
 const MANIFEST_MAGIC: &[u8; 8] = b"PGRAPHMF";
-pub(super) const PACK_HEADER: usize = 24;
+/// A pack header's bytes: 24 before format 3, 40 (with the directory id) since.
+fn pack_header_len(version: u32) -> usize {
+    if version >= FIRST_WITH_ID {
+        40
+    } else {
+        24
+    }
+}
+
+/// A new data directory's id: 128 bits from the OS's random source, never 0 (0 stands for
+/// "unknown": directories created before format 3 have no id). Falls back to std's
+/// randomly keyed hasher over the time and the process id where `/dev/urandom` is missing.
+pub(super) fn new_directory_id() -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_ok();
+    let mut id = u128::from_le_bytes(bytes);
+    if !from_os || id == 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let half = |salt: u64| {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(now);
+            h.write_u32(std::process::id());
+            h.write_u64(salt);
+            h.finish()
+        };
+        id = u128::from(half(1)) << 64 | u128::from(half(2));
+    }
+    id.max(1)
+}
+
+/// The error for a file whose directory id is not its directory's.
+pub(super) fn foreign_file(path: &Path, offset: u64, found: u128, expected: u128) -> Error {
+    corrupt_at(
+        path,
+        offset,
+        format!(
+            "the file belongs to another data directory (its directory id is {found:032x}, \
+             this directory's is {expected:032x})"
+        ),
+    )
+}
 pub(super) const UNIT_HEADER: usize = 32;
 const PACK_TRAILER: usize = 20;
 
@@ -127,12 +177,14 @@ pub(super) struct PackWriter {
 }
 
 impl PackWriter {
-    pub(super) fn new(number: u64) -> Self {
+    /// Pack `number` of the directory whose id is `dir_id`.
+    pub(super) fn new(number: u64, dir_id: u128) -> Self {
         let mut bytes = ByteWriter::with_capacity(1 << 16);
         bytes
             .bytes(PACK_MAGIC)
             .u32(STORE_FORMAT_VERSION)
-            .u64(number);
+            .u64(number)
+            .u128(dir_id);
         let sum = crc32c::crc32c(bytes.as_slice());
         bytes.u32(sum);
         Self {
@@ -184,15 +236,16 @@ fn corrupt_at(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
     }
 }
 
-/// Checks a whole pack file (header, every unit's checksum and hash, trailer); returns the
-/// units it holds as (kind, reference).
+/// Checks a whole pack file (header, every unit's checksum and hash, trailer) of the
+/// directory whose id is `dir_id`; returns the units it holds as (kind, reference).
 pub(super) fn check_pack(
     path: &Path,
     number: u64,
+    dir_id: u128,
     bytes: &[u8],
 ) -> Result<Vec<(UnitKind, UnitRef)>> {
-    check_pack_header(path, number, bytes)?;
-    if bytes.len() < PACK_HEADER + PACK_TRAILER {
+    let header = check_pack_header(path, number, dir_id, bytes)?;
+    if bytes.len() < header + PACK_TRAILER {
         return Err(corrupt_at(
             path,
             bytes.len() as u64,
@@ -217,7 +270,7 @@ pub(super) fn check_pack(
         ));
     }
     let mut units = Vec::new();
-    let mut at = PACK_HEADER as u64;
+    let mut at = header as u64;
     while (at as usize) < end {
         let (kind, unit) = unit_header(path, bytes, number, at, end)?;
         read_unit_checked(path, bytes, &unit, kind)?;
@@ -237,12 +290,24 @@ pub(super) fn check_pack(
     Ok(units)
 }
 
-pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Result<()> {
-    if bytes.len() < PACK_HEADER || &bytes[..8] != PACK_MAGIC {
+/// Checks the header of pack `number` of the directory whose id is `dir_id` (a pack of a
+/// format before 3 has none, which reads as 0); returns the header's length.
+pub(super) fn check_pack_header(
+    path: &Path,
+    number: u64,
+    dir_id: u128,
+    bytes: &[u8],
+) -> Result<usize> {
+    if bytes.len() < 12 || &bytes[..8] != PACK_MAGIC {
         return Err(corrupt_at(path, 0, "not a packgraph pack (bad magic)"));
     }
-    let (version, stored, sum) =
-        read_pack_header(&mut reader(&bytes[8..PACK_HEADER], 8)).map_err(in_file(path))?;
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    let len = pack_header_len(version);
+    if bytes.len() < len {
+        return Err(corrupt_at(path, 0, "the pack ends inside its header"));
+    }
+    let (version, stored, id, sum) =
+        read_pack_header(&mut reader(&bytes[8..len], 8), version).map_err(in_file(path))?;
     if !readable(version) {
         return Err(Error::Unsupported {
             path: Some(path.to_path_buf()),
@@ -252,12 +317,15 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             ),
         });
     }
-    if crc32c::crc32c(&bytes[..20]) != sum {
+    if crc32c::crc32c(&bytes[..len - 4]) != sum {
         return Err(corrupt_at(
             path,
-            20,
+            (len - 4) as u64,
             "the pack header's CRC-32C does not match",
         ));
+    }
+    if id != dir_id {
+        return Err(foreign_file(path, 20, id, dir_id));
     }
     if stored != number {
         return Err(corrupt_at(
@@ -266,14 +334,26 @@ pub(super) fn check_pack_header(path: &Path, number: u64, bytes: &[u8]) -> Resul
             format!("the pack says it is pack {stored}, but its name says {number}"),
         ));
     }
-    Ok(())
+    Ok(len)
 }
 
-/// A pack's header after its magic: format version, pack number, CRC-32C.
-fn read_pack_header(r: &mut ByteReader<&[u8]>) -> Result<(u32, u64, u32), BytesError> {
+/// A pack's header after its magic: format version, pack number, directory id (0 before
+/// format 3), CRC-32C.
+fn read_pack_header(
+    r: &mut ByteReader<&[u8]>,
+    version: u32,
+) -> Result<(u32, u64, u128, u32), BytesError> {
+    let version_read = r.u32("the pack format version")?;
+    let number = r.u64("the pack number")?;
+    let id = if version >= FIRST_WITH_ID {
+        r.u128("the directory id")?
+    } else {
+        0
+    };
     Ok((
-        r.u32("the pack format version")?,
-        r.u64("the pack number")?,
+        version_read,
+        number,
+        id,
         r.u32("the pack header's CRC-32C")?,
     ))
 }
@@ -406,6 +486,10 @@ pub(super) struct Manifest {
     pub(super) next_pack: u64,
     /// The log position the base was taken at.
     pub(super) base_seq: u64,
+    /// The directory's id (0: unknown, a directory created before format 3).
+    pub(super) dir_id: u128,
+    /// The format version it was read in (this build writes [`STORE_FORMAT_VERSION`]).
+    pub(super) version: u32,
     pub(super) base: UnitRef,
     pub(super) ids: UnitRef,
     pub(super) properties: UnitRef,
@@ -415,6 +499,9 @@ pub(super) struct Manifest {
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
 const FLAG_DELTA: u32 = 4;
+/// Byte offsets of manifest fields, for error messages.
+const MANIFEST_NEXT_PACK_OFFSET: u64 = 56;
+const MANIFEST_BASE_SEQ_OFFSET: u64 = 64;
 
 /// The manifest's file name.
 pub(super) const MANIFEST: &str = "MANIFEST";
@@ -441,7 +528,8 @@ impl Manifest {
             .u64(self.num_vertices)
             .u64(self.num_arcs)
             .u64(self.next_pack)
-            .u64(self.base_seq);
+            .u64(self.base_seq)
+            .u128(self.dir_id);
         for unit in [self.base, self.ids, self.properties]
             .iter()
             .chain(&self.delta)
@@ -476,11 +564,54 @@ impl Manifest {
                 ),
             });
         }
-        Self::decode_fields(&bytes[..end]).map_err(in_file(path))
+        let manifest = Self::decode_fields(&bytes[..end], version).map_err(in_file(path))?;
+        manifest.check_references(path)?;
+        Ok(manifest)
+    }
+
+    /// Checks what the manifest's fields say of each other: every unit it names lies in a
+    /// pack numbered below its next pack number (else the next checkpoint would overwrite
+    /// a live pack), and the base was taken no later than the checkpoint.
+    fn check_references(&self, path: &Path) -> Result<()> {
+        for (kind, unit) in self.units() {
+            self.check_unit_pack(path, kind, &unit)?;
+        }
+        if self.base_seq > self.log_seq {
+            return Err(corrupt_at(
+                path,
+                MANIFEST_BASE_SEQ_OFFSET,
+                format!(
+                    "the base was taken at log record {}, after the checkpoint's last record {}",
+                    self.base_seq, self.log_seq
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that `unit`, named by this manifest (directly or through its base unit), lies
+    /// in a pack the manifest's next pack number is above.
+    pub(super) fn check_unit_pack(
+        &self,
+        path: &Path,
+        kind: UnitKind,
+        unit: &UnitRef,
+    ) -> Result<()> {
+        if unit.pack == 0 || unit.pack >= self.next_pack {
+            return Err(corrupt_at(
+                path,
+                MANIFEST_NEXT_PACK_OFFSET,
+                format!(
+                    "a {kind:?} unit lies in pack {}, but the next pack number is {}",
+                    unit.pack, self.next_pack
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The manifest's fields after its magic and version, up to its checksum.
-    fn decode_fields(bytes: &[u8]) -> Result<Self, BytesError> {
+    fn decode_fields(bytes: &[u8], version: u32) -> Result<Self, BytesError> {
         let mut r = reader(bytes, 0);
         r.take(12, "magic and version")?;
         let flags = r.u32("flags")?;
@@ -495,6 +626,11 @@ impl Manifest {
         for v in &mut values {
             *v = r.u64("manifest field")?;
         }
+        let dir_id = if version >= FIRST_WITH_ID {
+            r.u128("the directory id")?
+        } else {
+            0
+        };
         let base = UnitRef::get(&mut r)?;
         let ids = UnitRef::get(&mut r)?;
         let properties = UnitRef::get(&mut r)?;
@@ -514,6 +650,8 @@ impl Manifest {
             num_arcs: values[4],
             next_pack: values[5],
             base_seq: values[6],
+            dir_id,
+            version,
             base,
             ids,
             properties,
@@ -556,8 +694,10 @@ mod tests {
             weighted: false,
             num_vertices: 10,
             num_arcs: 30,
-            next_pack: 4,
+            next_pack: 5,
             base_seq: 50,
+            dir_id: 0x1234_5678_9abc_def0_0fed_cba9_8765_4321,
+            version: STORE_FORMAT_VERSION,
             base: unit_ref(1),
             ids: unit_ref(2),
             properties: unit_ref(3),
@@ -581,7 +721,8 @@ mod tests {
 
     #[test]
     fn packs_check_every_unit() {
-        let mut pack = PackWriter::new(5);
+        let id = 0xfeed_u128 << 64 | 9;
+        let mut pack = PackWriter::new(5, id);
         let a = pack.add(
             UnitKind::Page,
             b"page bytes",
@@ -590,22 +731,27 @@ mod tests {
         let b = pack.add(UnitKind::Ids, b"", unit_hash(UnitKind::Ids, b""));
         let bytes = pack.finish();
         let path = Path::new("pack-00000005.pack");
-        let units = check_pack(path, 5, &bytes).unwrap();
+        let units = check_pack(path, 5, id, &bytes).unwrap();
         assert_eq!(units, [(UnitKind::Page, a), (UnitKind::Ids, b)]);
         assert_eq!(
             read_unit_checked(path, &bytes, &a, UnitKind::Page).unwrap(),
             b"page bytes"
         );
         assert!(read_unit_checked(path, &bytes, &a, UnitKind::Ids).is_err());
-        assert!(check_pack(path, 6, &bytes).is_err());
+        assert!(check_pack(path, 6, id, &bytes).is_err());
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 1;
-            assert!(check_pack(path, 5, &bad).is_err(), "byte {i}");
+            assert!(check_pack(path, 5, id, &bad).is_err(), "byte {i}");
         }
         for len in 0..bytes.len() {
-            assert!(check_pack(path, 5, &bytes[..len]).is_err(), "length {len}");
+            assert!(
+                check_pack(path, 5, id, &bytes[..len]).is_err(),
+                "length {len}"
+            );
         }
         assert_eq!(parse_pack_name(&pack_name(5)), Some(5));
+        let err = check_pack(path, 5, id + 1, &bytes).unwrap_err().to_string();
+        assert!(err.contains("another data directory"), "{err}");
     }
 }

@@ -19,8 +19,11 @@
 //!   after it is durable.
 //! * **Recovery** ([`Store::open`]): the manifest's checkpoint is loaded (every unit's
 //!   CRC-32C and hash checked, the arrays validated) and the log replayed after its
-//!   position. A torn last record is cut; damage anywhere else is an [`Error::Corrupt`]
-//!   naming the file and byte offset.
+//!   position. A torn last record (cut short by a crash) is cut; a damaged one, or
+//!   damage anywhere else, is an [`Error::Corrupt`] naming the file and byte offset
+//!   ([`StoreOptions::truncate_damaged_tail`] cuts a damaged last record, losing it).
+//!   Every file carries the directory's id, and the log must reach what the manifest
+//!   records, so files of another directory and a lost log are damage too.
 //!
 //! One process writes a directory at a time (an OS lock on `LOCK` and on the directory
 //! itself, which cannot be removed under the writer); readers that only load the latest

@@ -7,7 +7,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::checkpoint::{remove_stray_files, write_checkpoint, CheckpointState};
 use super::commit::{spawn_syncer, SyncState};
-use super::recover::load;
+use super::format::new_directory_id;
+use super::recover::load_cutting;
 use super::wal::LogWriter;
 use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, LOCK, MANIFEST_TMP};
 use crate::graph::{Graph, SharedGraph};
@@ -39,15 +40,20 @@ impl<C: StoreLeaf> Store<C> {
         {
             let lock_path = dir.join(LOCK);
             let _lock = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
+            let dir_id = options.directory_id.unwrap_or_else(new_directory_id);
+            // The log's first segment comes before the first manifest: from then on the
+            // directory always has one, and a missing log is damage.
+            LogWriter::start_segment(&*vfs, dir, 1, dir_id)?;
             let snapshot = graph.snapshot();
-            let mut state = CheckpointState::before_first(snapshot.clone());
+            let mut state = CheckpointState::before_first(snapshot.clone(), dir_id);
             write_checkpoint(&*vfs, dir, &mut state, &snapshot, 0, true)?;
         }
         Self::open(dir, options)
     }
 
     /// Opens a data directory: loads its checkpoint, replays the log after it (cutting a
-    /// torn last record) and takes the writer lock.
+    /// torn last record, and a damaged one if
+    /// [`StoreOptions::truncate_damaged_tail`] is set) and takes the writer lock.
     ///
     /// # Errors
     /// * [`Error::Io`] if another process has the directory open for writing (the error's
@@ -62,7 +68,7 @@ impl<C: StoreLeaf> Store<C> {
             return Err(Error::invalid_file(dir, "no such data directory"));
         }
         let held = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
-        let loaded = load::<C>(&*vfs, dir)?;
+        let loaded = load_cutting::<C>(&*vfs, dir, options.truncate_damaged_tail)?;
         let tmp = dir.join(MANIFEST_TMP);
         if vfs.exists(&tmp) {
             vfs.remove(&tmp).map_err(io_at(&tmp))?;

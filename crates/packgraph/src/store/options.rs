@@ -69,6 +69,16 @@ pub struct StoreOptions {
     pub checkpoint_log_bytes: Option<u64>,
     /// The file system.
     pub vfs: Arc<dyn Vfs>,
+    /// On open, cut off a damaged last log record (all its bytes there, its checksum
+    /// wrong) instead of refusing the directory; the batch it held, and any after it, are
+    /// lost ([`RecoveryStats::damaged_seq`] says which). A torn last record (cut short by a
+    /// crash) is cut either way.
+    pub truncate_damaged_tail: bool,
+    /// The id [`Store::create`](super::Store::create) gives a new directory, written into
+    /// every file's header; `None` (the default) draws 128 random bits. Set it only to
+    /// write reproducible files (golden files of tests): two directories must not share
+    /// an id. Opening ignores it.
+    pub directory_id: Option<u128>,
 }
 
 impl Default for StoreOptions {
@@ -78,6 +88,8 @@ impl Default for StoreOptions {
             segment_bytes: 64 << 20,
             checkpoint_log_bytes: Some(256 << 20),
             vfs: Arc::new(OsVfs),
+            truncate_damaged_tail: false,
+            directory_id: None,
         }
     }
 }
@@ -88,6 +100,8 @@ impl fmt::Debug for StoreOptions {
             .field("sync", &self.sync)
             .field("segment_bytes", &self.segment_bytes)
             .field("checkpoint_log_bytes", &self.checkpoint_log_bytes)
+            .field("truncate_damaged_tail", &self.truncate_damaged_tail)
+            .field("directory_id", &self.directory_id)
             .finish_non_exhaustive()
     }
 }
@@ -122,6 +136,11 @@ pub struct RecoveryStats {
     pub log_bytes: u64,
     /// Bytes of a torn last record cut off (0 if the log ended cleanly).
     pub torn_bytes: u64,
+    /// The sequence number of a damaged last record cut off on request
+    /// ([`StoreOptions::truncate_damaged_tail`]): that batch was lost. `None` if none was.
+    pub damaged_seq: Option<Seq>,
+    /// Bytes of the damaged last record cut off (0 if none).
+    pub damaged_bytes: u64,
     /// Seconds spent loading the checkpoint.
     pub checkpoint_seconds: f64,
     /// Seconds spent replaying the log.

@@ -16,7 +16,7 @@ use super::checkpoint::CheckpointState;
 use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
 use super::units::{self, ArrayShape, Base};
 use super::wal;
-use super::{OsVfs, RecoveryStats, Seq, StoreLeaf, Vfs};
+use super::{OsVfs, RecoveryStats, StoreLeaf, Vfs};
 use crate::graph::{Graph, GraphRead, Update};
 use crate::pma::PmaParts;
 use crate::{Error, Result};
@@ -66,15 +66,18 @@ fn check_kind<C: StoreLeaf>(dir: &Path, manifest: &Manifest) -> Result<()> {
 struct Packs<'a> {
     vfs: &'a dyn Vfs,
     dir: &'a Path,
+    /// The directory's id, which every pack's header must carry.
+    dir_id: u128,
     files: HashMap<u64, Vec<u8>>,
     bytes: u64,
 }
 
 impl<'a> Packs<'a> {
-    fn new(vfs: &'a dyn Vfs, dir: &'a Path) -> Self {
+    fn new(vfs: &'a dyn Vfs, dir: &'a Path, dir_id: u128) -> Self {
         Self {
             vfs,
             dir,
+            dir_id,
             files: HashMap::new(),
             bytes: 0,
         }
@@ -99,7 +102,7 @@ impl<'a> Packs<'a> {
                     Error::io(&path, e)
                 }
             })?;
-            check_pack_header(&path, unit.pack, &bytes)?;
+            check_pack_header(&path, unit.pack, self.dir_id, &bytes)?;
             self.bytes += bytes.len() as u64;
             self.files.insert(unit.pack, bytes);
         }
@@ -127,6 +130,9 @@ fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
         &base_path,
         manifest.base.offset + format::UNIT_HEADER as u64,
     )?;
+    for page in base.pages() {
+        manifest.check_unit_pack(&base_path, UnitKind::Page, page)?;
+    }
     if base.incoming.is_some() != manifest.directed {
         return Err(Error::Corrupt {
             path: Some(base_path),
@@ -292,20 +298,96 @@ fn check_counts<C: StoreLeaf>(dir: &Path, manifest: &Manifest, graph: &Graph<C>)
     Ok(())
 }
 
-/// Replays the log records after `from` onto `graph` (a torn last record is left out).
+/// Replays the log records after the checkpoint of `manifest` onto `graph` (a torn last
+/// record is left out), and checks that the log is there and reaches the last record the
+/// checkpoint covers.
 fn replay_log<C: StoreLeaf>(
     vfs: &dyn Vfs,
     dir: &Path,
-    from: Seq,
+    manifest: &Manifest,
+    cut_damaged: bool,
     graph: &mut Graph<C>,
 ) -> Result<wal::LogState> {
-    wal::scan(vfs, dir, from, |seq, payload| {
-        let update = Update::decode(payload)?;
-        graph.apply(&update).map_err(|e| {
-            Error::corrupt(format!("record {seq} does not apply to the graph: {e}"))
-        })?;
-        Ok(())
-    })
+    let from = manifest.log_seq;
+    let log = wal::scan(
+        vfs,
+        dir,
+        manifest.dir_id,
+        from,
+        cut_damaged,
+        |seq, payload| {
+            let update = Update::decode(payload)?;
+            check_growth(&update, payload, graph.num_vertices())
+                .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
+            graph.apply(&update).map_err(|e| {
+                Error::corrupt(format!("record {seq} does not apply to the graph: {e}"))
+            })?;
+            Ok(())
+        },
+    )?;
+    // Since format 3 a directory's first log segment is created before its first manifest,
+    // and a segment is removed only once a newer one is durable.
+    if manifest.version >= 3 && log.segments.is_empty() {
+        return Err(Error::Corrupt {
+            path: Some(dir.join(MANIFEST)),
+            offset: None,
+            reason: format!(
+                "the log is missing: no log segment holds the records after the checkpoint's \
+                 last record {from}"
+            ),
+        });
+    }
+    if log.next_seq <= from {
+        return Err(Error::Corrupt {
+            path: Some(dir.join(MANIFEST)),
+            offset: None,
+            reason: format!(
+                "the checkpoint covers log records up to {from}, but the log ends at record {}: \
+                 acknowledged records are missing",
+                log.next_seq - 1
+            ),
+        });
+    }
+    Ok(log)
+}
+
+/// Vertices one update may add beyond those its ids and edge endpoints explain (through
+/// its vertex count alone): a bound on what one log record can make recovery allocate.
+pub(super) const MAX_UNEXPLAINED_GROWTH: usize = 1 << 24;
+
+/// Checks the vertex count an update asks for (`min_vertices`, read from its encoding:
+/// docs/formats/update.md) before anything is allocated for it: at most
+/// [`MAX_VERTICES`](crate::graph::MAX_VERTICES), and at most [`MAX_UNEXPLAINED_GROWTH`]
+/// beyond the graph's `num_vertices`, the ids it adds and its edges' endpoints.
+pub(super) fn check_growth(
+    update: &Update,
+    payload: &[u8],
+    num_vertices: usize,
+) -> Result<(), String> {
+    let mut r = crate::codec::bytes::ByteReader::new(payload.get(2..).unwrap_or_default());
+    let asked = r.varint("the vertex count").map_err(|e| e.to_string())?;
+    if asked > crate::graph::MAX_VERTICES as u64 {
+        return Err(format!(
+            "asks for {asked} vertices, more than the {} a graph can hold",
+            crate::graph::MAX_VERTICES
+        ));
+    }
+    let endpoints = update
+        .inserts()
+        .iter()
+        .chain(update.deletes())
+        .map(|&(u, v)| u.max(v) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let explained = (num_vertices + update.vertices().len()).max(endpoints);
+    if asked as usize > explained.saturating_add(MAX_UNEXPLAINED_GROWTH) {
+        return Err(format!(
+            "asks for {asked} vertices, {} more than its ids and edges explain \
+             (at most {MAX_UNEXPLAINED_GROWTH} are accepted)",
+            asked as usize - explained
+        ));
+    }
+    Ok(())
 }
 
 /// How many times [`load`] starts over when a writer's checkpoint replaced the manifest
@@ -322,10 +404,20 @@ const LOAD_ATTEMPTS: usize = 32;
 /// a file the new checkpoint made obsolete, and the load starts over (at most
 /// [`LOAD_ATTEMPTS`] times).
 pub(super) fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
+    load_cutting::<C>(vfs, dir, false)
+}
+
+/// [`load`], leaving out a damaged last log record (reported in the recovery statistics)
+/// rather than refusing it if `cut_damaged`.
+pub(super) fn load_cutting<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    cut_damaged: bool,
+) -> Result<Loaded<C>> {
     let mut manifest = read_manifest(vfs, dir)?;
     let mut attempts = 1;
     loop {
-        let error = match load_from(vfs, dir, manifest.clone()) {
+        let error = match load_from(vfs, dir, manifest.clone(), cut_damaged) {
             Ok(loaded) => return Ok(loaded),
             Err(error) => error,
         };
@@ -340,10 +432,15 @@ pub(super) fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>>
 }
 
 /// [`load`] of the checkpoint `manifest` (just read from `dir`) and the log after it.
-fn load_from<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path, manifest: Manifest) -> Result<Loaded<C>> {
+fn load_from<C: StoreLeaf>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    manifest: Manifest,
+    cut_damaged: bool,
+) -> Result<Loaded<C>> {
     check_kind::<C>(dir, &manifest)?;
     let started = Instant::now();
-    let mut packs = Packs::new(vfs, dir);
+    let mut packs = Packs::new(vfs, dir, manifest.dir_id);
     let base = read_base(&mut packs, &manifest)?;
     let mut graph = load_base_graph::<C>(&mut packs, &manifest, &base)?;
     let base_version = graph.snapshot();
@@ -351,13 +448,15 @@ fn load_from<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path, manifest: Manifest) -> Res
     check_counts(dir, &manifest, &graph)?;
     let checkpoint_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let log = replay_log(vfs, dir, manifest.log_seq, &mut graph)?;
+    let log = replay_log(vfs, dir, &manifest, cut_damaged, &mut graph)?;
     let recovery = RecoveryStats {
         checkpoint_seq: manifest.log_seq,
         checkpoint_bytes: packs.bytes,
         records_replayed: log.replayed,
         log_bytes: log.bytes,
         torn_bytes: log.torn_bytes,
+        damaged_seq: log.damaged_tail.as_ref().map(|d| d.seq),
+        damaged_bytes: log.damaged_tail.as_ref().map_or(0, |d| d.bytes),
         checkpoint_seconds,
         replay_seconds: started.elapsed().as_secs_f64(),
     };

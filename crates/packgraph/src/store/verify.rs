@@ -4,7 +4,7 @@
 use std::io;
 use std::path::Path;
 
-use super::format::{check_pack, parse_pack_name};
+use super::format::{check_pack, parse_pack_name, Manifest};
 use super::recover::{load, read_manifest};
 use super::{io_at, OsVfs, StoreLeaf, Vfs};
 use crate::graph::GraphRead;
@@ -50,7 +50,7 @@ pub fn verify(dir: &Path) -> Result<VerifyReport> {
 pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     let manifest = read_manifest(vfs, dir)?;
     let mut report = VerifyReport::default();
-    check_packs(vfs, dir, manifest.next_pack, &mut report)?;
+    check_packs(vfs, dir, &manifest, &mut report)?;
     if manifest.weighted {
         check_recovery::<DeltaMapLeaf>(vfs, dir, &mut report)?;
     } else {
@@ -59,11 +59,12 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     Ok(report)
 }
 
-/// Checks every pack file of `dir` in full, referenced or not. A pack numbered from
-/// `next_pack` on that does not check out is a stray, not damage: no manifest names it. A
-/// pack that is gone by the time it is read was deleted by a writer's checkpoint (the
-/// recovery check that follows reads every pack the manifest then names).
-fn check_packs(vfs: &dyn Vfs, dir: &Path, next_pack: u64, report: &mut VerifyReport) -> Result<()> {
+/// Checks every pack file of `dir` in full, referenced or not, against the directory id
+/// of `manifest`. A pack numbered from the manifest's next pack on that does not check out
+/// is a stray, not damage: no manifest names it. A pack that is gone by the time it is read
+/// was deleted by a writer's checkpoint (the recovery check that follows reads every pack
+/// the manifest then names).
+fn check_packs(vfs: &dyn Vfs, dir: &Path, manifest: &Manifest, report: &mut VerifyReport) -> Result<()> {
     let names = vfs.list(dir).map_err(io_at(dir))?;
     for name in &names {
         if let Some(n) = parse_pack_name(name) {
@@ -73,9 +74,9 @@ fn check_packs(vfs: &dyn Vfs, dir: &Path, next_pack: u64, report: &mut VerifyRep
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&path, e)),
             };
-            match check_pack(&path, n, &bytes) {
+            match check_pack(&path, n, manifest.dir_id, &bytes) {
                 Ok(units) => report.units += units.len() as u64,
-                Err(Error::Corrupt { .. }) if n >= next_pack => {
+                Err(Error::Corrupt { .. }) if n >= manifest.next_pack => {
                     report.stray_packs += 1;
                     continue;
                 }

@@ -2,19 +2,22 @@
 //! [`Update`](crate::graph::Update) with its sequence number. Byte diagram in
 //! `docs/formats/store.md`.
 //!
-//! A segment `log-<first sequence number, 20 digits>.wal` starts with a 24-byte header
-//! (`PGRAPHWL`, format version u32, first sequence number u64, CRC-32C of those 20 bytes)
-//! followed by records:
+//! A segment `log-<first sequence number, 20 digits>.wal` starts with a 40-byte header
+//! (`PGRAPHWL`, format version u32, first sequence number u64, the directory id u128,
+//! CRC-32C of those 36 bytes; format 1 had no id and 24 bytes) followed by records:
 //!
 //! ```text
 //! magic "WR" (2 bytes) | version u8 = 1 | flags u8 = 0 | length u32 | sequence u64
 //! payload (length bytes) | CRC-32C u32 of everything before it in the record
 //! ```
 //!
-//! Reading tells a torn tail from damage: a record that does not check out at the end of
-//! the newest segment, with no intact record anywhere after it, is the last write a crash
-//! cut short (the reader truncates it); anything else that does not check out is
-//! corruption, reported with the segment file and byte offset and never skipped.
+//! Reading tells a torn tail from damage: at the end of the newest segment, with no intact
+//! record anywhere after it, a record whose header is incomplete or whose declared bytes
+//! run past the end of the file is the last write a crash cut short (the reader truncates
+//! it); a record all of whose bytes are there but which does not check out is damage,
+//! refused unless the caller asks to cut it. Anything else that does not check out is
+//! corruption, reported with the segment file and byte offset and never skipped. Segment
+//! headers carry the directory id, checked against the manifest's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,9 +27,11 @@ use crate::codec::bytes::{ByteReader, ByteWriter};
 use crate::{Error, Result};
 
 const SEGMENT_MAGIC: &[u8; 8] = b"PGRAPHWL";
-/// The log's format version.
-pub const LOG_FORMAT_VERSION: u32 = 1;
-pub(super) const SEGMENT_HEADER: usize = 24;
+/// The log's format version: 2 added the directory id to the segment header.
+pub const LOG_FORMAT_VERSION: u32 = 2;
+/// Bytes of a segment header of format 1 (no directory id) and of the current format.
+const SEGMENT_HEADER_V1: usize = 24;
+pub(super) const SEGMENT_HEADER: usize = 40;
 const RECORD_MAGIC: &[u8; 2] = b"WR";
 const RECORD_VERSION: u8 = 1;
 const RECORD_HEADER: usize = 16;
@@ -46,12 +51,52 @@ pub(super) fn parse_segment_name(name: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-fn segment_header(first: u64) -> Vec<u8> {
+/// The header of a segment starting at `first` in the directory whose id is `dir_id`.
+fn segment_header(first: u64, dir_id: u128) -> Vec<u8> {
     let mut w = ByteWriter::with_capacity(SEGMENT_HEADER);
-    w.bytes(SEGMENT_MAGIC).u32(LOG_FORMAT_VERSION).u64(first);
+    w.bytes(SEGMENT_MAGIC)
+        .u32(LOG_FORMAT_VERSION)
+        .u64(first)
+        .u128(dir_id);
     let sum = crc32c::crc32c(w.as_slice());
     w.u32(sum);
     w.into_vec()
+}
+
+/// The header of a format 1 segment starting at `first`.
+fn segment_header_v1(first: u64) -> Vec<u8> {
+    let mut w = ByteWriter::with_capacity(SEGMENT_HEADER_V1);
+    w.bytes(SEGMENT_MAGIC).u32(1).u64(first);
+    let sum = crc32c::crc32c(w.as_slice());
+    w.u32(sum);
+    w.into_vec()
+}
+
+/// Checks the header of the segment `path` starting at `first`; returns its length.
+/// A format 1 header (no id) is read in a directory whose id is 0 (created before ids).
+fn check_segment_header(path: &Path, bytes: &[u8], first: u64, dir_id: u128) -> Result<usize> {
+    let version = bytes
+        .get(8..12)
+        .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    if version == Some(1) && dir_id == 0 && bytes.starts_with(&segment_header_v1(first)) {
+        return Ok(SEGMENT_HEADER_V1);
+    }
+    if bytes.len() >= SEGMENT_HEADER && version == Some(LOG_FORMAT_VERSION) {
+        let mut expected = segment_header(first, dir_id);
+        if bytes[..SEGMENT_HEADER] == expected[..] {
+            return Ok(SEGMENT_HEADER);
+        }
+        let found = u128::from_le_bytes(bytes[20..36].try_into().unwrap_or_default());
+        expected = segment_header(first, found);
+        if found != dir_id && bytes[..SEGMENT_HEADER] == expected[..] {
+            return Err(super::format::foreign_file(path, 20, found, dir_id));
+        }
+    }
+    Err(corrupt(
+        path,
+        0,
+        "the log segment's header is damaged or names another sequence number",
+    ))
 }
 
 /// The bytes of the record of `payload` with sequence number `seq`.
@@ -70,20 +115,65 @@ pub(super) fn encode_record(seq: u64, payload: &[u8]) -> Result<Vec<u8>> {
     Ok(w.into_vec())
 }
 
-/// The record starting at `at`, if one checks out there: (sequence number, payload, end).
-fn record_at(bytes: &[u8], at: usize) -> Option<(u64, &[u8], usize)> {
-    let rest = bytes.get(at..)?;
-    let mut r = ByteReader::new(rest);
-    let head = r.take(4, "the record's magic, version and flags").ok()?;
-    if head[..2] != RECORD_MAGIC[..] || head[2] != RECORD_VERSION || head[3] != 0 {
-        return None;
+/// What the bytes at a record's position hold.
+enum Found<'a> {
+    /// A record that checks out: (sequence number, payload, end).
+    Record(u64, &'a [u8], usize),
+    /// The start of a record cut short: its header is incomplete, its declared bytes run
+    /// past the end of the file, or only zero bytes are left (space the file system
+    /// allocated before the data reached it). What a crash mid-write leaves.
+    Cut,
+    /// A record all of whose bytes are there that does not check out (header or CRC-32C):
+    /// damage, never the trace of a crash.
+    Damaged,
+}
+
+/// What the bytes starting at `at` hold (see [`Found`]).
+fn record_at(bytes: &[u8], at: usize) -> Found<'_> {
+    let Some(rest) = bytes.get(at..) else {
+        return Found::Cut;
+    };
+    if rest.len() < RECORD_HEADER || rest.iter().all(|&b| b == 0) {
+        return Found::Cut;
     }
-    let len = r.u32("the record length").ok()? as usize;
-    let seq = r.u64("the sequence number").ok()?;
-    let payload = r.take(len, "the payload").ok()?;
-    let sum = r.u32("the record's CRC-32C").ok()?;
-    let body = RECORD_HEADER + len;
-    (crc32c::crc32c(&rest[..body]) == sum).then_some((seq, payload, at + body + 4))
+    let mut r = ByteReader::new(rest);
+    let (Ok(head), Ok(len), Ok(seq)) = (
+        r.take(4, "the record's magic, version and flags"),
+        r.u32("the record length"),
+        r.u64("the sequence number"),
+    ) else {
+        return Found::Cut;
+    };
+    if head[..2] != RECORD_MAGIC[..] || head[2] != RECORD_VERSION || head[3] != 0 {
+        return Found::Damaged;
+    }
+    let body = RECORD_HEADER + len as usize;
+    let (Ok(payload), Ok(sum)) = (r.take(len as usize, "the payload"), r.u32("the CRC-32C")) else {
+        return Found::Cut;
+    };
+    if crc32c::crc32c(&rest[..body]) == sum {
+        Found::Record(seq, payload, at + body + 4)
+    } else {
+        Found::Damaged
+    }
+}
+
+/// Whether a record that checks out starts anywhere after `at`.
+fn intact_after(bytes: &[u8], at: usize) -> bool {
+    (at + 1..bytes.len()).any(|p| matches!(record_at(bytes, p), Found::Record(..)))
+}
+
+/// A damaged last record cut off on request ([`scan`] with `cut_damaged`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct DamagedTail {
+    /// The segment file.
+    pub(super) path: PathBuf,
+    /// The damaged record's offset in it.
+    pub(super) offset: u64,
+    /// The damaged record's sequence number (the first one lost).
+    pub(super) seq: u64,
+    /// Bytes cut off.
+    pub(super) bytes: u64,
 }
 
 /// What reading the log found.
@@ -103,6 +193,12 @@ pub(super) struct LogState {
     pub(super) replayed: u64,
     /// Bytes of the log read.
     pub(super) bytes: u64,
+    /// A damaged last record the caller asked to cut off, if there was one.
+    pub(super) damaged_tail: Option<DamagedTail>,
+    /// The directory's id, which new segments' headers carry.
+    pub(super) dir_id: u128,
+    /// The header length of the newest segment (0 if its header is not there).
+    pub(super) tail_header: u64,
 }
 
 fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
@@ -115,7 +211,9 @@ fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
 
 /// Reads every segment of `dir` in order, checking each record, and calls `replay` with
 /// each record whose sequence number is above `after` (the position a checkpoint covers).
-/// A torn tail of the newest segment is reported in the state, not removed.
+/// A torn tail of the newest segment is reported in the state, not removed. A damaged last
+/// record (all its bytes there, its checksum wrong) is an error unless `cut_damaged`, when
+/// it is reported in the state's `damaged_tail` like a torn one.
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming segment and offset for damage or a gap in the sequence;
@@ -123,7 +221,9 @@ fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
 pub(super) fn scan(
     vfs: &dyn Vfs,
     dir: &Path,
+    dir_id: u128,
     after: u64,
+    cut_damaged: bool,
     mut replay: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<LogState> {
     let names = vfs.list(dir).map_err(|e| Error::io(dir, e))?;
@@ -147,6 +247,9 @@ pub(super) fn scan(
         torn_bytes: 0,
         replayed: 0,
         bytes: 0,
+        damaged_tail: None,
+        dir_id,
+        tail_header: 0,
     };
     let count = segments.len();
     for (i, (first, name)) in segments.into_iter().enumerate() {
@@ -154,22 +257,26 @@ pub(super) fn scan(
         let newest = i + 1 == count;
         let bytes = vfs.read(&path).map_err(|e| Error::io(&path, e))?;
         state.bytes += bytes.len() as u64;
-        let header_ok =
-            bytes.len() >= SEGMENT_HEADER && bytes[..SEGMENT_HEADER] == segment_header(first)[..];
-        if !header_ok {
-            if newest && bytes.len() <= SEGMENT_HEADER && is_partial_header(&bytes, first) {
+        let header = match check_segment_header(&path, &bytes, first, dir_id) {
+            Ok(len) => len,
+            // A segment is created when the record it starts with is the next to be
+            // written, so one whose header never became durable cannot start at a record
+            // the checkpoint covers.
+            Err(_)
+                if newest
+                    && bytes.len() <= SEGMENT_HEADER
+                    && is_partial_header(&bytes, first, dir_id)
+                    && first > after =>
+            {
                 // Created, but the crash came before its header was durable: an empty tail.
                 state.torn_bytes = bytes.len() as u64;
                 state.tail_len = 0;
+                state.tail_header = 0;
                 state.segments.push((first, name));
                 continue;
             }
-            return Err(corrupt(
-                &path,
-                0,
-                "the log segment's header is damaged or names another sequence number",
-            ));
-        }
+            Err(e) => return Err(e),
+        };
         if i == 0 && first > state.next_seq {
             return Err(corrupt(
                 &path,
@@ -194,10 +301,11 @@ pub(super) fn scan(
         if i == 0 {
             state.next_seq = first;
         }
-        let mut at = SEGMENT_HEADER;
+        let mut at = header;
+        state.tail_header = header as u64;
         while at < bytes.len() {
             match record_at(&bytes, at) {
-                Some((seq, payload, end)) if seq == state.next_seq => {
+                Found::Record(seq, payload, end) if seq == state.next_seq => {
                     if seq > after {
                         replay(seq, payload).map_err(|e| match e {
                             Error::Corrupt { reason, .. } => corrupt(
@@ -212,7 +320,7 @@ pub(super) fn scan(
                     state.next_seq += 1;
                     at = end;
                 }
-                Some((seq, ..)) => {
+                Found::Record(seq, ..) => {
                     return Err(corrupt(
                         &path,
                         at,
@@ -222,10 +330,8 @@ pub(super) fn scan(
                         ),
                     ));
                 }
-                None => {
-                    let intact_after =
-                        (at + 1..bytes.len()).any(|p| record_at(&bytes, p).is_some());
-                    if !newest || intact_after {
+                found => {
+                    if !newest || intact_after(&bytes, at) {
                         return Err(corrupt(
                             &path,
                             at,
@@ -235,7 +341,29 @@ pub(super) fn scan(
                             ),
                         ));
                     }
-                    state.torn_bytes = (bytes.len() - at) as u64;
+                    let cut = (bytes.len() - at) as u64;
+                    if matches!(found, Found::Cut) {
+                        state.torn_bytes = cut;
+                    } else if cut_damaged {
+                        state.damaged_tail = Some(DamagedTail {
+                            path: path.clone(),
+                            offset: at as u64,
+                            seq: state.next_seq,
+                            bytes: cut,
+                        });
+                    } else {
+                        return Err(corrupt(
+                            &path,
+                            at,
+                            format!(
+                                "the last log record ({}) is damaged: all its {cut} bytes are \
+                                 there but its header or CRC-32C does not check out, so it is \
+                                 not a torn write (`packgraph recover DIR \
+                                 --truncate-damaged-tail` cuts it off, losing it)",
+                                state.next_seq
+                            ),
+                        ));
+                    }
                     break;
                 }
             }
@@ -247,8 +375,8 @@ pub(super) fn scan(
 }
 
 /// Whether `bytes` (shorter than a header) could be the start of the header of `first`.
-fn is_partial_header(bytes: &[u8], first: u64) -> bool {
-    let header = segment_header(first);
+fn is_partial_header(bytes: &[u8], first: u64, dir_id: u128) -> bool {
+    let header = segment_header(first, dir_id);
     bytes.iter().zip(&header).all(|(a, b)| a == b) || bytes.iter().all(|&b| b == 0)
 }
 
@@ -258,7 +386,10 @@ pub(super) struct LogWriter {
     file: Arc<dyn VfsFile>,
     /// First sequence number of the open segment.
     first: u64,
+    /// Bytes of the open segment's header (a segment of an older format may be appended to).
+    header: u64,
     len: u64,
+    dir_id: u128,
     next_seq: u64,
     segment_bytes: u64,
 }
@@ -273,7 +404,7 @@ impl LogWriter {
         segment_bytes: u64,
     ) -> Result<Self> {
         match state.segments.last() {
-            Some((first, name)) if state.tail_len >= SEGMENT_HEADER as u64 => {
+            Some((first, name)) if state.tail_len > 0 => {
                 let path = dir.join(name);
                 let file = vfs
                     .open_append(&path, state.tail_len)
@@ -282,23 +413,31 @@ impl LogWriter {
                     dir: dir.to_path_buf(),
                     file,
                     first: *first,
+                    header: state.tail_header,
                     len: state.tail_len,
+                    dir_id: state.dir_id,
                     next_seq: state.next_seq,
                     segment_bytes,
                 })
             }
             _ => {
+                // Created over a segment of the same name whose header never became
+                // durable (it holds nothing); another such segment goes once the new one
+                // is durable, so that no crash leaves the directory without a segment.
+                let (file, len) = Self::start_segment(vfs, dir, state.next_seq, state.dir_id)?;
                 if let Some((_, name)) = state.segments.last() {
-                    // A segment whose header never became durable holds nothing.
-                    let path = dir.join(name);
-                    vfs.remove(&path).map_err(|e| Error::io(&path, e))?;
+                    if *name != segment_name(state.next_seq) {
+                        let path = dir.join(name);
+                        vfs.remove(&path).map_err(|e| Error::io(&path, e))?;
+                    }
                 }
-                let (file, len) = Self::start_segment(vfs, dir, state.next_seq)?;
                 Ok(Self {
                     dir: dir.to_path_buf(),
                     file,
                     first: state.next_seq,
+                    header: len,
                     len,
+                    dir_id: state.dir_id,
                     next_seq: state.next_seq,
                     segment_bytes,
                 })
@@ -308,11 +447,16 @@ impl LogWriter {
 
     /// Creates the segment starting at `first`, its header durable and its name in the
     /// directory durable.
-    fn start_segment(vfs: &dyn Vfs, dir: &Path, first: u64) -> Result<(Arc<dyn VfsFile>, u64)> {
+    pub(super) fn start_segment(
+        vfs: &dyn Vfs,
+        dir: &Path,
+        first: u64,
+        dir_id: u128,
+    ) -> Result<(Arc<dyn VfsFile>, u64)> {
         let path = dir.join(segment_name(first));
         let io = |e| Error::io(&path, e);
         let file = vfs.create(&path).map_err(io)?;
-        let header = segment_header(first);
+        let header = segment_header(first, dir_id);
         file.append(&header).map_err(io)?;
         file.sync().map_err(io)?;
         vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
@@ -337,14 +481,15 @@ impl LogWriter {
     /// Syncs the open segment and starts a new one at the next record, unless the open one
     /// holds no record yet.
     pub(super) fn roll(&mut self, vfs: &dyn Vfs) -> Result<()> {
-        if self.len <= SEGMENT_HEADER as u64 {
+        if self.len <= self.header {
             return Ok(());
         }
         let old = self.dir.join(segment_name(self.first));
         self.file.sync().map_err(|e| Error::io(&old, e))?;
-        let (file, len) = Self::start_segment(vfs, &self.dir, self.next_seq)?;
+        let (file, len) = Self::start_segment(vfs, &self.dir, self.next_seq, self.dir_id)?;
         self.file = file;
         self.first = self.next_seq;
+        self.header = len;
         self.len = len;
         Ok(())
     }
@@ -370,13 +515,15 @@ mod tests {
     use super::*;
     use crate::store::vfs::SimVfs;
 
+    const ID: u128 = 0x5eed;
+
     fn dir() -> &'static Path {
         Path::new("/db")
     }
 
     fn write(vfs: &SimVfs, records: &[&[u8]], segment_bytes: u64) -> LogWriter {
         vfs.create_dir_all(dir()).unwrap();
-        let state = scan(vfs, dir(), 0, |_, _| Ok(())).unwrap();
+        let state = scan(vfs, dir(), ID, 0, false, |_, _| Ok(())).unwrap();
         let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes).unwrap();
         for r in records {
             log.append(vfs, r).unwrap();
@@ -389,7 +536,7 @@ mod tests {
 
     fn read_all(vfs: &SimVfs, after: u64) -> Result<(Records, LogState)> {
         let mut out = Vec::new();
-        let state = scan(vfs, dir(), after, |seq, p| {
+        let state = scan(vfs, dir(), ID, after, false, |seq, p| {
             out.push((seq, p.to_vec()));
             Ok(())
         })?;

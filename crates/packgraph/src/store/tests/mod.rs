@@ -6,6 +6,7 @@
 
 mod checkpoint;
 mod commit;
+mod crafted;
 mod crash;
 mod damage;
 mod sharing;
@@ -135,6 +136,8 @@ fn sim_options(vfs: &SimVfs) -> StoreOptions {
         segment_bytes: 400,
         checkpoint_log_bytes: None,
         vfs: Arc::new(vfs.clone()),
+        truncate_damaged_tail: false,
+        directory_id: None,
     }
 }
 
