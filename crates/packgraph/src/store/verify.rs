@@ -64,7 +64,12 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
 /// is a stray, not damage: no manifest names it. A pack that is gone by the time it is read
 /// was deleted by a writer's checkpoint (the recovery check that follows reads every pack
 /// the manifest then names).
-fn check_packs(vfs: &dyn Vfs, dir: &Path, manifest: &Manifest, report: &mut VerifyReport) -> Result<()> {
+fn check_packs(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    manifest: &Manifest,
+    report: &mut VerifyReport,
+) -> Result<()> {
     let names = vfs.list(dir).map_err(io_at(dir))?;
     for name in &names {
         if let Some(n) = parse_pack_name(name) {
