@@ -52,7 +52,7 @@ pub(super) fn parse_segment_name(name: &str) -> Option<u64> {
 }
 
 /// The header of a segment starting at `first` in the directory whose id is `dir_id`.
-fn segment_header(first: u64, dir_id: u128) -> Vec<u8> {
+pub(super) fn segment_header(first: u64, dir_id: u128) -> Vec<u8> {
     let mut w = ByteWriter::with_capacity(SEGMENT_HEADER);
     w.bytes(SEGMENT_MAGIC)
         .u32(LOG_FORMAT_VERSION)
