@@ -61,8 +61,9 @@ impl<C: StoreLeaf> Store<C> {
         inner.check_failed()?;
         let payload = update.encode();
         // Recovery refuses a record that grows the graph past what it explains; so does
-        // the write path, so that every acknowledged record replays.
-        let num_vertices = inner.shared.snapshot().num_vertices();
+        // the write path, so that every acknowledged record replays. The count comes from
+        // the writer's graph: a snapshot would build the vertex index of the version.
+        let num_vertices = inner.shared.with_writer(|graph| graph.num_vertices());
         recover::check_growth(update, &payload, num_vertices)
             .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
         let (applied, seq) = inner.shared.commit_logged(update, |_| {
