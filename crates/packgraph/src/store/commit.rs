@@ -64,7 +64,7 @@ impl<C: StoreLeaf> Store<C> {
         // the write path, so that every acknowledged record replays. The count comes from
         // the writer's graph: a snapshot would build the vertex index of the version.
         let num_vertices = inner.shared.with_writer(|graph| graph.num_vertices());
-        recover::check_growth(update, &payload, num_vertices)
+        recover::check_growth(update, num_vertices)
             .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
         let (applied, seq) = inner.shared.commit_logged(update, |_| {
             let mut log = lock(&inner.log);

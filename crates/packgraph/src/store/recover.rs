@@ -317,7 +317,7 @@ fn replay_log<C: StoreLeaf>(
         cut_damaged,
         |seq, payload| {
             let update = Update::decode(payload)?;
-            check_growth(&update, payload, graph.num_vertices())
+            check_growth(&update, graph.num_vertices())
                 .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
             graph.apply(&update).map_err(|e| {
                 Error::corrupt(format!("record {seq} does not apply to the graph: {e}"))
@@ -355,18 +355,13 @@ fn replay_log<C: StoreLeaf>(
 /// its vertex count alone): a bound on what one log record can make recovery allocate.
 pub(super) const MAX_UNEXPLAINED_GROWTH: usize = 1 << 24;
 
-/// Checks the vertex count an update asks for (`min_vertices`, read from its encoding:
-/// docs/formats/update.md) before anything is allocated for it: at most
-/// [`MAX_VERTICES`](crate::graph::MAX_VERTICES), and at most [`MAX_UNEXPLAINED_GROWTH`]
-/// beyond the graph's `num_vertices`, the ids it adds and its edges' endpoints.
-pub(super) fn check_growth(
-    update: &Update,
-    payload: &[u8],
-    num_vertices: usize,
-) -> Result<(), String> {
-    let mut r = crate::codec::bytes::ByteReader::new(payload.get(2..).unwrap_or_default());
-    let asked = r.varint("the vertex count").map_err(|e| e.to_string())?;
-    if asked > crate::graph::MAX_VERTICES as u64 {
+/// Checks the vertex count an update asks for ([`Update::required_vertices`]) before
+/// anything is allocated for it: at most [`MAX_VERTICES`](crate::graph::MAX_VERTICES), and
+/// at most [`MAX_UNEXPLAINED_GROWTH`] beyond the graph's `num_vertices`, the ids it adds and
+/// its edges' endpoints.
+pub(super) fn check_growth(update: &Update, num_vertices: usize) -> Result<(), String> {
+    let asked = update.required_vertices();
+    if asked > crate::graph::MAX_VERTICES {
         return Err(format!(
             "asks for {asked} vertices, more than the {} a graph can hold",
             crate::graph::MAX_VERTICES
@@ -380,11 +375,11 @@ pub(super) fn check_growth(
         .max()
         .unwrap_or(0);
     let explained = (num_vertices + update.vertices().len()).max(endpoints);
-    if asked as usize > explained.saturating_add(MAX_UNEXPLAINED_GROWTH) {
+    if asked > explained.saturating_add(MAX_UNEXPLAINED_GROWTH) {
         return Err(format!(
             "asks for {asked} vertices, {} more than its ids and edges explain \
              (at most {MAX_UNEXPLAINED_GROWTH} are accepted)",
-            asked as usize - explained
+            asked - explained
         ));
     }
     Ok(())

@@ -134,6 +134,11 @@ impl Update {
         self
     }
 
+    /// The vertex count the update grows the graph to at least ([`Update::min_vertices`]).
+    pub fn required_vertices(&self) -> usize {
+        self.min_vertices
+    }
+
     /// Inserts unweighted edges (weight 1 in a weighted graph).
     pub fn insert_edges(&mut self, edges: &[(VertexId, VertexId)]) -> &mut Self {
         if let Some(weights) = &mut self.weights {
