@@ -2,7 +2,9 @@
 
 Graphs live in compressed packed memory arrays (in Rust); edges are inserted and deleted
 in batches, each batch a new version; snapshots keep a version unchanged while the graph
-goes on. Per-vertex results are NumPy arrays aligned with ``g.vertices()``. A ``Store``
+goes on. Algorithms return ``Result`` objects: a mapping from vertex id to value, as
+NetworkX returns (``dict(pg.pagerank(g))``), whose ``array`` and ``vertices`` are NumPy
+arrays of one graph version; ``pg.run`` returns the bare array. A ``Store``
 (``pg.create``, ``pg.open``) keeps a graph in a directory across crashes: each batch is
 durable when its call returns.
 
@@ -10,13 +12,15 @@ durable when its call returns.
 >>> g = pg.Graph.from_edges([0, 1, 2], [1, 2, 0])
 >>> g.insert_edges([2], [3])
 1
->>> pg.bfs(g, 0).tolist()
-[0, 1, 1, 2]
+>>> pg.bfs(g, 0).to_dict()
+{0: 0, 1: 1, 2: 1, 3: 2}
+>>> sorted(g.neighbors(2))
+[0, 1, 3]
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -36,7 +40,15 @@ from ._packgraph import (
     read,
     verify,
 )
-from .convert import from_networkx, from_scipy, to_networkx, to_scipy
+from .convert import (
+    from_networkx,
+    from_pandas,
+    from_scipy,
+    to_networkx,
+    to_pandas,
+    to_scipy,
+)
+from .result import Result
 
 __version__: str = _packgraph.__version__
 
@@ -49,95 +61,165 @@ __all__ = [
     "LockedError",
     "Snapshot",
     "Store",
+    "Result",
     "VertexNotFoundError",
     "__version__",
+    "algorithms",
     "betweenness",
     "bfs",
     "cdlp",
     "core_number",
     "create",
     "from_networkx",
+    "from_pandas",
     "from_scipy",
     "khop",
     "lcc",
     "mis",
-    "open",
     "pagerank",
     "read",
+    "run",
     "sssp",
     "to_networkx",
+    "to_pandas",
     "to_scipy",
     "triangles",
     "verify",
     "wcc",
 ]
 
+# ``open`` is left out of ``__all__`` so that ``from packgraph import *`` keeps the
+# builtin; it stays ``pg.open``.
+
 GraphLike = Union[Graph, Snapshot, Store]
 VertexId = Union[int, str]
 
+#: Other names of registry algorithms, as the package's functions call them.
+ALIASES = {"triangles": "tc", "core_number": "kcore", "betweenness": "bc"}
 
-def bfs(g: GraphLike, source: VertexId) -> np.ndarray:
+
+def algorithms() -> List[Tuple[str, str]]:
+    """``(name, summary)`` of every algorithm ``run`` knows (aliases: ``ALIASES``)."""
+    return _packgraph.algorithms()
+
+
+def run(
+    name: str,
+    g: GraphLike,
+    *,
+    source: Optional[VertexId] = None,
+    iterations: Optional[int] = None,
+    damping: float = 0.85,
+    hops: Optional[int] = None,
+    seed: Optional[int] = None,
+) -> np.ndarray:
+    """Runs registry algorithm ``name`` (``algorithms()``; ``triangles``, ``core_number``
+    and ``betweenness`` are accepted for ``tc``, ``kcore`` and ``bc``) with the
+    command-line tool's parameters and defaults, and returns the bare per-vertex array,
+    aligned with ``g.vertices()`` (take a ``g.snapshot()`` first when another thread
+    writes to ``g``). ``source`` is required by bfs, sssp, bc and khop. Ctrl-C
+    interrupts it."""
+    if isinstance(g, str) and not isinstance(name, str):  # run(g, "bfs"), the native order
+        name, g = g, name
+    kind = ALIASES.get(name.lower(), name)
+    return _packgraph.run(
+        g, kind, source=source, iterations=iterations, damping=damping, hops=hops, seed=seed
+    )
+
+
+def _frozen(g: GraphLike) -> Snapshot:
+    """One version of ``g``, so that values and vertices come from the same one."""
+    if isinstance(g, Snapshot):
+        return g
+    if isinstance(g, (Graph, Store)):
+        return g.snapshot()
+    raise TypeError(f"expected a packgraph Graph, Snapshot or Store, not {type(g).__name__}")
+
+
+def _result(s: Snapshot, values: np.ndarray) -> Result:
+    return Result(values, s.vertices())
+
+
+def _require_source(name: str, source: Any) -> None:
+    if source is None:
+        raise InputError(f"{name} needs a source vertex: source is None")
+
+
+def bfs(g: GraphLike, source: VertexId) -> Result:
     """Hops from ``source`` along edge directions; -1 where unreached (int64)."""
-    return _packgraph.run(g, "bfs", source=source)
+    _require_source("bfs", source)
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "bfs", source=source))
 
 
-def sssp(g: GraphLike, source: VertexId) -> np.ndarray:
+def sssp(g: GraphLike, source: VertexId) -> Result:
     """Shortest-path distances from ``source`` by edge weight (1 on an unweighted graph);
     ``inf`` where unreached (float64). Negative weights raise InputError."""
-    return _packgraph.run(g, "sssp", source=source)
+    _require_source("sssp", source)
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "sssp", source=source))
 
 
 def pagerank(
     g: GraphLike, alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6
-) -> np.ndarray:
+) -> Result:
     """PageRank as ``networkx.pagerank(G, alpha, max_iter=max_iter, tol=tol, weight=None)``:
     starts from 1/n, spreads the rank of vertices without out-edges uniformly, and stops
     after the first iteration whose L1 change is below ``n * tol`` (ConvergenceError if
     ``max_iter`` iterations do not get there). ``tol=0`` runs exactly ``max_iter``
-    iterations (the Graphalytics definition). Scores sum to 1."""
-    return _packgraph.pagerank(g, alpha=alpha, max_iter=max_iter, tol=tol)
+    iterations (the Graphalytics definition). Scores sum to 1. Ctrl-C interrupts it."""
+    s = _frozen(g)
+    return _result(s, _packgraph.pagerank(s, alpha=alpha, max_iter=max_iter, tol=tol))
 
 
-def wcc(g: GraphLike) -> np.ndarray:
+def wcc(g: GraphLike) -> Result:
     """Weakly connected components: a label per vertex (the external id of the component's
     first vertex); equal labels mean the same component."""
-    return _packgraph.run(g, "wcc")
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "wcc"))
 
 
-def cdlp(g: GraphLike, iterations: int = 10) -> np.ndarray:
+def cdlp(g: GraphLike, iterations: int = 10) -> Result:
     """Community labels after ``iterations`` rounds of synchronous label propagation
-    (LDBC Graphalytics CDLP); labels are external ids."""
-    return _packgraph.run(g, "cdlp", iterations=iterations)
+    (LDBC Graphalytics CDLP); labels are external ids. Ctrl-C interrupts it."""
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "cdlp", iterations=iterations))
 
 
-def lcc(g: GraphLike) -> np.ndarray:
+def lcc(g: GraphLike) -> Result:
     """Local clustering coefficient (float64). On an undirected graph equal to
     ``networkx.clustering(G)``; on a directed graph the Graphalytics definition (arcs
     among the neighbours, in and out together, over d(d-1)), not NetworkX's directed one."""
-    return _packgraph.run(g, "lcc")
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "lcc"))
 
 
-def triangles(g: GraphLike) -> np.ndarray:
+def triangles(g: GraphLike) -> Result:
     """Triangles through each vertex on the undirected view (``networkx.triangles``)."""
-    return _packgraph.run(g, "tc")
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "tc"))
 
 
-def core_number(g: GraphLike) -> np.ndarray:
+def core_number(g: GraphLike) -> Result:
     """Core number of each vertex on the undirected view (``networkx.core_number``)."""
-    return _packgraph.run(g, "kcore")
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "kcore"))
 
 
-def mis(g: GraphLike, seed: int = 0) -> np.ndarray:
+def mis(g: GraphLike, seed: int = 0) -> Result:
     """A maximal independent set, deterministic for ``seed``: True for its members."""
-    return _packgraph.run(g, "mis", seed=seed).astype(bool)
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "mis", seed=seed).astype(bool))
 
 
-def khop(g: GraphLike, source: VertexId, k: int) -> np.ndarray:
+def khop(g: GraphLike, source: VertexId, k: int) -> Result:
     """Hops from ``source`` for vertices within ``k`` hops along edge directions, -1
     beyond (``networkx.single_source_shortest_path_length(G, source, cutoff=k)``)."""
-    if k < 0:
+    _require_source("khop", source)
+    if isinstance(k, int) and k < 0:
         raise InputError(f"k must be >= 0, not {k}")
-    return _packgraph.run(g, "khop", source=source, hops=k)
+    s = _frozen(g)
+    return _result(s, _packgraph.run(s, "khop", source=source, hops=k))
 
 
 def betweenness(
@@ -146,7 +228,7 @@ def betweenness(
     normalized: bool = True,
     *,
     progress: Optional[Callable[[int, int], Any]] = None,
-) -> np.ndarray:
+) -> Result:
     """Betweenness centrality of every vertex (unweighted shortest paths, Brandes).
 
     With ``sources=None``, equal to ``networkx.betweenness_centrality(G,
@@ -155,24 +237,23 @@ def betweenness(
     (``betweenness_centrality(G, k=...)`` when its sample is these sources).
     ``progress(done, total)`` is called after each source; Ctrl-C stops between sources.
     """
+    s = _frozen(g)
     source_list = None if sources is None else list(sources)
-    raw = _packgraph.betweenness_sum(g, source_list, progress)
+    raw, is_source = _packgraph.betweenness_sum(s, source_list, progress)
     n = len(raw)
     big_n = n - 1  # pairs (s, t) with t != v: endpoints are not counted
     if big_n < 2:
-        return raw
-    directed = g.directed
-    correction = 1 if directed else 2
+        return _result(s, raw)
+    correction = 1 if s.directed else 2
     if source_list is None:
         if normalized:
-            return raw / (big_n * (big_n - 1))
-        return raw / correction
-    k = len(set(source_list))
-    positions = np.isin(g.vertices(), np.asarray(source_list, dtype=g.vertices().dtype))
+            return _result(s, raw / (big_n * (big_n - 1)))
+        return _result(s, raw / correction)
+    k = int(is_source.sum())
     if normalized:
         scale_source = 1 / ((k - 1) * (big_n - 1)) if k > 1 else np.nan
-        scale_other = 1 / (k * (big_n - 1))
+        scale_other = 1 / (k * (big_n - 1)) if k else np.nan
     else:
         scale_source = big_n / ((k - 1) * correction) if k > 1 else np.nan
-        scale_other = big_n / (k * correction)
-    return np.where(positions, raw * scale_source, raw * scale_other)
+        scale_other = big_n / (k * correction) if k else np.nan
+    return _result(s, np.where(is_source, raw * scale_source, raw * scale_other))

@@ -21,7 +21,7 @@ from conftest import assert_snapshot_isolated
 
 def edge_set(g):
     """Edges of an undirected graph as a set of frozensets of external ids."""
-    src, dst = g.edges()[:2]
+    src, dst = g.edge_arrays()[:2]
     return {frozenset(e) for e in zip(src.tolist(), dst.tolist())}
 
 
