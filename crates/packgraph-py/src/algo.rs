@@ -148,6 +148,9 @@ fn pagerank<'py>(
     Ok(PyArray1::from_vec(py, run.ranks))
 }
 
+/// Betweenness sums and whether each vertex is a source.
+type SumsAndSources<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<bool>>);
+
 /// The sum over `sources` (all vertices when `None`) of each source's betweenness
 /// dependencies (the registry's `bc`), unscaled, and whether each vertex is one of the
 /// sources, both of one version. Checks for KeyboardInterrupt and calls
@@ -159,7 +162,7 @@ fn betweenness_sum<'py>(
     graph: &Bound<'py, PyAny>,
     sources: Option<&Bound<'py, PyAny>>,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<bool>>)> {
+) -> PyResult<SumsAndSources<'py>> {
     let version = version_of(graph)?;
     let n = on_version!(&version, g => g.ids().len());
     let sources: Vec<u32> = match sources {
