@@ -79,6 +79,7 @@ __all__ = [
     "pagerank",
     "read",
     "run",
+    "shortest_path",
     "sssp",
     "to_networkx",
     "to_pandas",
@@ -257,3 +258,71 @@ def betweenness(
         scale_source = big_n / ((k - 1) * correction) if k > 1 else np.nan
         scale_other = big_n / (k * correction) if k else np.nan
     return _result(s, np.where(is_source, raw * scale_source, raw * scale_other))
+
+
+def shortest_path(
+    g: GraphLike, source: VertexId, target: VertexId, weighted: Optional[bool] = None
+) -> List[Any]:
+    """A shortest path from ``source`` to ``target`` as a list of ids, both ends included
+    (``networkx.shortest_path(G, source, target, weight=...)``): fewest edges, or least
+    total weight when ``weighted`` (the default on a weighted graph). Of several shortest
+    paths, any one. Raises VertexNotFoundError, and Error if ``target`` cannot be reached.
+    """
+    _require_source("shortest_path", source)
+    s = _frozen(g)
+    weighted = s.weighted if weighted is None else weighted
+    start, end = s.index(source), s.index(target)
+    src, dst, w = s._arcs()
+    if weighted:
+        dist = _packgraph.run(s, "sssp", source=source)
+        reached = np.isfinite(dist)
+        step = w
+    else:
+        dist = _packgraph.run(s, "bfs", source=source).astype(np.float64)
+        reached = dist >= 0
+        step = np.ones(len(src))
+    if not reached[end]:
+        raise Error(f"no path from {source!r} to {target!r}")
+    # Arcs on some shortest path: the distance grows by exactly the arc's weight. The
+    # distances are sums of the same weights in the same order, so equality is exact;
+    # isclose only guards against a different summation order.
+    tight = reached[src] & np.isclose(dist[src] + step, dist[dst], rtol=1e-12, atol=0.0)
+    if not np.any(tight & (step == 0)):
+        # Distances grow along every tight arc: one parent each leads back to the source.
+        tight &= dist[src] < dist[dst]
+        parent = np.full(s.num_vertices, -1, dtype=np.int64)
+        parent[dst[tight]] = src[tight]
+    else:
+        # Zero-weight arcs can close cycles among tight arcs: search them from the source.
+        parent = _tight_tree(start, src[tight], dst[tight], s.num_vertices)
+    path = [end]
+    while path[-1] != start:
+        previous = int(parent[path[-1]])
+        if previous < 0 or len(path) > s.num_vertices:
+            raise Error(
+                f"internal error in packgraph (please report): no parent on the path to "
+                f"{target!r}"
+            )
+        path.append(previous)
+    vertices = s.vertices()
+    return [vertices[i].item() if hasattr(vertices[i], "item") else vertices[i] for i in reversed(path)]
+
+
+def _tight_tree(start: int, src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
+    """Parents of a breadth-first tree from ``start`` over the arcs ``src[i] -> dst[i]``
+    (-1 where not reached)."""
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    begin = np.searchsorted(src, np.arange(n + 1))
+    parent = np.full(n, -1, dtype=np.int64)
+    parent[start] = start
+    frontier = [start]
+    while frontier:
+        following = []
+        for u in frontier:
+            for v in dst[begin[u] : begin[u + 1]].tolist():
+                if parent[v] < 0:
+                    parent[v] = u
+                    following.append(v)
+        frontier = following
+    return parent

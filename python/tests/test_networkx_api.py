@@ -208,3 +208,43 @@ def test_pandas_round_trip():
         pg.from_pandas(df, "a", "nope")
     series = pg.pagerank(g).to_pandas(name="pagerank")
     assert series.index.tolist() == ["x", "y", "z"] and series.name == "pagerank"
+
+
+@given(nx_graphs(weighted=True), st.booleans(), st.data())
+def test_shortest_path_is_a_shortest_path_as_networkx_finds(G, weighted, data):
+    g = pg.from_networkx(G)
+    H = without_self_loops(G)
+    source = data.draw(st.sampled_from(list(G.nodes)))
+    target = data.draw(st.sampled_from(list(G.nodes)))
+    weight = "weight" if weighted else None
+    if not nx.has_path(H, source, target):
+        with pytest.raises(pg.Error, match="no path"):
+            pg.shortest_path(g, source, target, weighted=weighted)
+        return
+    path = pg.shortest_path(g, source, target, weighted=weighted)
+    assert path[0] == source and path[-1] == target
+    assert all(H.has_edge(u, v) for u, v in zip(path, path[1:]))
+    length = nx.path_weight(H, path, weight) if weighted else len(path) - 1
+    want = nx.shortest_path_length(H, source, target, weight=weight)
+    assert length == pytest.approx(want, rel=1e-9)
+
+
+def test_shortest_path_on_string_ids_and_errors():
+    g = pg.Graph(directed=True)
+    g.add_edges_from([("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")])
+    assert pg.shortest_path(g, "a", "d") == ["a", "c", "d"]
+    assert pg.shortest_path(g, "a", "a") == ["a"]
+    with pytest.raises(pg.Error, match="no path"):
+        pg.shortest_path(g, "d", "a")
+    with pytest.raises(pg.VertexNotFoundError):
+        pg.shortest_path(g, "a", "zz")
+    with pytest.raises(pg.InputError):
+        pg.shortest_path(g, None, "a")
+
+
+def test_shortest_path_through_zero_weights():
+    g = pg.Graph(weighted=True)
+    g.add_edges_from([(1, 2, 0.0), (2, 3, 0.0), (3, 1, 0.0), (3, 4, 1.0), (1, 4, 2.0)])
+    path = pg.shortest_path(g, 1, 4)
+    assert path[0] == 1 and path[-1] == 4 and len(path) == len(set(path))
+    assert sum(w for u, v, w in g.edges() if {u, v} in [set(p) for p in zip(path, path[1:])]) == 1.0
