@@ -1,6 +1,8 @@
 //! The read methods every graph-like class has (`Graph`, `Snapshot`, `Store`): counts,
-//! ids, degrees, neighbours, edges and `write`, each on the version `self.current(py)`
-//! returns. One macro, so the classes cannot drift apart. The methods expand in the
+//! ids, degrees, neighbours, edges, vertex attributes and `write`, with NetworkX's names
+//! beside the array forms (`number_of_nodes`, `degree(v)`, `edges()` as tuples,
+//! `successors`), each on the version `self.current(py)` returns; `to_networkx`,
+//! `to_pandas` and `subgraph` call the Python functions of `packgraph.convert`. One macro, so the classes cannot drift apart. The methods expand in the
 //! class's module, which imports [`prelude`].
 
 /// The names the methods use; a class's module imports them with

@@ -1,6 +1,7 @@
 //! The write methods `Graph` and `Store` share (`insert_edges`, `delete_edges`,
-//! `add_vertices`), on top of the read methods: one macro, as for reads, so that the two
-//! classes take the same arguments and convert them the same way.
+//! `add_vertices`, NetworkX's `add_edge`, `add_edges_from`, `remove_edge`, ... and
+//! `set_vertex_attr`), each call one batch, on top of the read methods: one macro, as for
+//! reads, so that the two classes take the same arguments and convert them the same way.
 
 /// [`with_read_methods!`](crate::reads::with_read_methods) on `$class` plus the write
 /// methods. `$class` has `fn write_edges(&self, py, &EdgeBatch, Edit) -> PyResult<usize>`
