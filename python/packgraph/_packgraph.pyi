@@ -1,7 +1,20 @@
 """Types of the native module ``packgraph._packgraph`` (re-exported by ``packgraph``)."""
 
 import os
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +45,12 @@ __version__: str
 
 _VertexId = Union[int, str]
 _Ids = Union[npt.ArrayLike, Iterable[_VertexId]]
+_Attr = Union[int, float, bool, str, None]
+_EdgeTuple = Union[
+    Tuple[_VertexId, _VertexId],
+    Tuple[_VertexId, _VertexId, float],
+    Tuple[_VertexId, _VertexId, Mapping[str, Any]],
+]
 
 class Error(Exception):
     """Base class of the errors packgraph raises."""
@@ -81,20 +100,59 @@ class _Reads:
     @property
     def version(self) -> int:
         """Batches applied when this version was made."""
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """Number of vertices."""
     def __contains__(self, vertex: object, /) -> bool: ...
+    def __iter__(self) -> Iterator[_VertexId]:
+        """The vertex ids, in the order of ``vertices()``."""
+    def has_node(self, vertex: object) -> bool: ...
+    def number_of_nodes(self) -> int: ...
+    def number_of_edges(
+        self, u: Optional[_VertexId] = None, v: Optional[_VertexId] = None
+    ) -> int:
+        """``num_edges``; with ``u`` and ``v``, 1 if the edge exists, else 0."""
     def vertices(self) -> npt.NDArray[Any]:
         """External ids; index i is the vertex every per-vertex result puts at i.
         int64 (uint64 if an id does not fit, object if some vertex is named by a str)."""
-    def degree(self) -> npt.NDArray[np.int64]:
-        """Neighbours (undirected) or in + out edges (directed), as networkx's degree."""
+    def index(self, vertex: _VertexId) -> int:
+        """The position of ``vertex`` in ``vertices()`` (and in per-vertex arrays); O(1)
+        for ids 0..n-1, a map lookup otherwise. Raises VertexNotFoundError."""
+    @overload
+    def degree(self, vertex: None = None) -> npt.NDArray[np.int64]:
+        """Neighbours (undirected) or in + out edges (directed), as networkx's degree:
+        of every vertex as an array, or of ``vertex`` (O(1)). Raises VertexNotFoundError."""
+    @overload
+    def degree(self, vertex: _VertexId) -> int: ...
     def out_degree(self) -> npt.NDArray[np.int64]: ...
     def in_degree(self) -> npt.NDArray[np.int64]: ...
     def neighbors(self, vertex: _VertexId) -> npt.NDArray[Any]:
         """Out-neighbours' ids. Raises VertexNotFoundError."""
+    def successors(self, vertex: _VertexId) -> npt.NDArray[Any]:
+        """Out-neighbours' ids (``neighbors``). Raises VertexNotFoundError."""
+    def predecessors(self, vertex: _VertexId) -> npt.NDArray[Any]:
+        """In-neighbours' ids (the neighbours on an undirected graph). Raises
+        VertexNotFoundError."""
     def has_edge(self, u: _VertexId, v: _VertexId) -> bool: ...
-    def edges(self) -> Tuple[npt.NDArray[Any], ...]:
+    def edges(self) -> List[Tuple[Any, ...]]:
+        """Every edge as a ``(u, v)`` tuple, ``(u, v, weight)`` when weighted; each
+        undirected edge once. ``edge_arrays()`` gives the same as NumPy arrays."""
+    def edge_arrays(self) -> Tuple[npt.NDArray[Any], ...]:
         """``(src, dst)``, or ``(src, dst, weights)`` when weighted; each undirected edge once."""
+    def vertex_attrs(self) -> List[str]:
+        """The names of the vertex attributes."""
+    def vertex_attr(self, name: str) -> npt.NDArray[Any]:
+        """Attribute ``name`` of every vertex, in the order of ``vertices()`` (None where a
+        vertex has none). Raises InputError for an unknown name."""
+    def to_networkx(self, weight: str = "weight") -> Any:
+        """``packgraph.to_networkx(self, weight)``."""
+    def to_pandas(self) -> Any:
+        """``packgraph.to_pandas(self)``: the edges as a DataFrame."""
+    def subgraph(self, vertices: Iterable[_VertexId]) -> Graph:
+        """A new graph of ``vertices`` and the edges among them (with weights and
+        attributes). Raises VertexNotFoundError."""
+    def copy(self) -> Graph:
+        """A new ``Graph`` holding this version (O(1): storage is shared until either
+        changes)."""
     def _arcs(
         self,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
@@ -122,8 +180,32 @@ class Graph(_Reads):
         """Deletes edges as one batch (absent ones are ignored); returns how many went."""
     def add_vertices(self, ids: _Ids) -> None:
         """Adds vertices by id (present ones are kept)."""
+    def add_node(self, vertex: _VertexId) -> None:
+        """Adds one vertex (kept if present)."""
+    def add_nodes_from(self, vertices: _Ids) -> None:
+        """Adds vertices (``add_vertices``)."""
+    def add_edge(self, u: _VertexId, v: _VertexId, weight: Optional[float] = None) -> None:
+        """Inserts one edge (a batch of one); ``weight`` on a weighted graph."""
+    def add_edges_from(self, edges: Iterable[_EdgeTuple]) -> int:
+        """Inserts ``(u, v)``, ``(u, v, weight)`` or ``(u, v, {"weight": w})`` tuples as
+        one batch (weight 1 where a tuple has none); returns how many were new."""
+    def remove_edge(self, u: _VertexId, v: _VertexId) -> None:
+        """Deletes one edge. Raises VertexNotFoundError, InputError if there is no such
+        edge."""
+    def remove_edges_from(self, edges: Iterable[_EdgeTuple]) -> int:
+        """Deletes edges as one batch (absent ones are ignored); returns how many went."""
+    def set_vertex_attr(
+        self, name: str, values: Union[Mapping[Any, _Attr], Sequence[_Attr], npt.ArrayLike]
+    ) -> None:
+        """Sets attribute ``name`` as one batch: ``values`` maps ids to values, or lists
+        one value per vertex in the order of ``vertices()``; None removes a vertex's
+        value. Values are ints (64-bit), floats, bools or strs."""
     def snapshot(self) -> Snapshot:
         """The current version, unchanged by later batches; O(1)."""
+    def __copy__(self) -> Graph: ...
+    def __deepcopy__(self, _memo: Any) -> Graph: ...
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles the vertices (in order), edges, weights and vertex attributes."""
 
 @final
 class Store(_Reads):
@@ -152,6 +234,26 @@ class Store(_Reads):
         went."""
     def add_vertices(self, ids: _Ids) -> None:
         """Adds vertices by id as one durable batch (present ones are kept)."""
+    def add_node(self, vertex: _VertexId) -> None:
+        """Adds one vertex (kept if present)."""
+    def add_nodes_from(self, vertices: _Ids) -> None:
+        """Adds vertices (``add_vertices``)."""
+    def add_edge(self, u: _VertexId, v: _VertexId, weight: Optional[float] = None) -> None:
+        """Inserts one edge (a durable batch of one); ``weight`` on a weighted graph."""
+    def add_edges_from(self, edges: Iterable[_EdgeTuple]) -> int:
+        """Inserts ``(u, v)``, ``(u, v, weight)`` or ``(u, v, {"weight": w})`` tuples as
+        one durable batch (weight 1 where a tuple has none); returns how many were new."""
+    def remove_edge(self, u: _VertexId, v: _VertexId) -> None:
+        """Deletes one edge. Raises VertexNotFoundError, InputError if there is no such
+        edge."""
+    def remove_edges_from(self, edges: Iterable[_EdgeTuple]) -> int:
+        """Deletes edges as one durable batch (absent ones are ignored); returns how many went."""
+    def set_vertex_attr(
+        self, name: str, values: Union[Mapping[Any, _Attr], Sequence[_Attr], npt.ArrayLike]
+    ) -> None:
+        """Sets attribute ``name`` as one durable batch: ``values`` maps ids to values, or lists
+        one value per vertex in the order of ``vertices()``; None removes a vertex's
+        value. Values are ints (64-bit), floats, bools or strs."""
     def commit(self) -> int:
         """The sequence number of the last batch (counting from 1; 0 before any), returned
         once that batch is durable under the sync policy."""
@@ -250,18 +352,27 @@ def run(
     source: Optional[_VertexId] = None,
     iterations: Optional[int] = None,
     damping: float = 0.85,
-    hops: int = 2,
-    seed: int = 1,
+    hops: Optional[int] = None,
+    seed: Optional[int] = None,
 ) -> npt.NDArray[Any]:
-    """Runs an algorithm of the registry by name (see ``algorithms()``)."""
+    """Runs an algorithm of the registry by name (see ``algorithms()``); the registry's
+    defaults where None (hops 2, seed 1). InputError for a missing source of bfs, sssp,
+    bc or khop, or a negative count, naming it. Ctrl-C interrupts it."""
 
 def pagerank(
-    graph: Union[Graph, Snapshot, Store], alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6
-) -> npt.NDArray[np.float64]: ...
+    graph: Union[Graph, Snapshot, Store],
+    alpha: float = 0.85,
+    max_iter: Optional[int] = None,
+    tol: float = 1e-6,
+) -> npt.NDArray[np.float64]:
+    """PageRank with NetworkX's stopping rule; ``max_iter`` 100 when None. Ctrl-C
+    interrupts it."""
 def betweenness_sum(
     graph: Union[Graph, Snapshot, Store],
     sources: Optional[Sequence[_VertexId]] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
-) -> npt.NDArray[np.float64]: ...
+) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Unscaled betweenness sums over ``sources`` and whether each vertex is a source,
+    of one version."""
 def algorithms() -> list[tuple[str, str]]:
     """``(name, summary)`` of every algorithm of the registry."""

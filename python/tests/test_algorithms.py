@@ -145,3 +145,24 @@ def test_results_are_aligned_numpy_arrays():
     assert pg.sssp(g, 5).dtype == np.float64
     assert pg.mis(g).dtype == np.bool_
     assert len(pg.pagerank(g)) == len(g.vertices()) == 3
+
+
+@given(nx_graphs(weighted=True))
+def test_weighted_pagerank_matches_networkx(G):
+    g = pg.from_networkx(G)
+    H = without_self_loops(G)
+    got = by_id(g, pg.pagerank(g, tol=1e-10, max_iter=10_000, weight="weight"))
+    want = nx.pagerank(H, tol=1e-10, max_iter=10_000, weight="weight")
+    for v in G.nodes:
+        assert math.isclose(got[v], want[v], rel_tol=1e-6, abs_tol=1e-12)
+
+
+def test_weighted_pagerank_errors_and_unweighted_fallback():
+    g = pg.Graph.from_edges([0, 1], [1, 2], weights=[1.0, 3.0], directed=True)
+    with pytest.raises(pg.ConvergenceError):
+        pg.pagerank(g, max_iter=1, tol=1e-15, weight="weight")
+    with pytest.raises(pg.InputError, match="max_iter"):
+        pg.pagerank(g, max_iter=-1, weight="weight")
+    assert len(pg.pagerank(g, max_iter=3, tol=0, weight="weight")) == 3
+    plain = pg.Graph.from_edges([0, 1], [1, 2])
+    assert pg.pagerank(plain, weight="weight") == pg.pagerank(plain)

@@ -29,8 +29,9 @@ def test_reads():
     assert g.has_edge(10, 20) and not g.has_edge(20, 10) and not g.has_edge(10, 99)
     assert g.degree().tolist() == [2, 2, 2]
     assert g.out_degree().tolist() == [1, 1, 1]
-    src, dst = g.edges()
+    src, dst = g.edge_arrays()
     assert sorted(zip(src.tolist(), dst.tolist())) == [(10, 20), (20, 30), (30, 10)]
+    assert sorted(g.edges()) == [(10, 20), (20, 30), (30, 10)]
     assert "3 vertices" in repr(g)
 
 
@@ -63,7 +64,7 @@ def test_numpy_round_trip(G):
         return
     src, dst = (np.array(x, dtype=np.int64) for x in zip(*H.edges))
     g = pg.Graph.from_edges(src, dst, directed=G.is_directed())
-    s, d = g.edges()
+    s, d = g.edge_arrays()
     got = set(zip(s.tolist(), d.tolist()))
     want = set(zip(src.tolist(), dst.tolist()))
     if not G.is_directed():
@@ -94,9 +95,7 @@ def test_write_and_read_back(tmp_path):
         g.write(tmp_path / name)
         h = pg.read(tmp_path / name, directed=True)
         assert h.vertices().tolist() == [5, 6, 7]
-        assert sorted(zip(*(a.tolist() for a in h.edges()))) == sorted(
-            zip(*(a.tolist() for a in g.edges()))
-        )
+        assert sorted(h.edges()) == sorted(g.edges())
     seen = []
     pg.read(tmp_path / "g.el", progress=seen.append, weighted=False)
     assert pg.read(tmp_path / "g.el", weighted=False).weighted is False

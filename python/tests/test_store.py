@@ -21,7 +21,7 @@ from conftest import assert_snapshot_isolated
 
 def edge_set(g):
     """Edges of an undirected graph as a set of frozensets of external ids."""
-    src, dst = g.edges()[:2]
+    src, dst = g.edge_arrays()[:2]
     return {frozenset(e) for e in zip(src.tolist(), dst.tolist())}
 
 
@@ -262,3 +262,21 @@ def test_store_dir_accepts_path_objects(tmp_path):
     with pg.create(os.fspath(d)) as s:
         s.insert_edges([1], [2])
     assert pg.open(d).num_edges == 1
+
+
+def test_networkx_style_edits_are_durable_batches(tmp_path):
+    d = tmp_path / "nx"
+    with pg.create(d, weighted=True) as s:
+        s.add_edge("a", "b", weight=2.0)
+        assert s.last_seq == 1
+        assert s.add_edges_from([("b", "c", 1.0), ("c", "d", {"weight": 4.0})]) == 2
+        assert s.last_seq == 2
+        s.remove_edge("a", "b")
+        s.add_node("lonely")
+        assert s.number_of_edges() == 2 and s.degree("c") == 2
+    with pg.open(d) as s:
+        assert s.last_seq == 4
+        assert sorted(s.edges()) == [("b", "c", 1.0), ("c", "d", 4.0)]
+        assert list(s) == ["a", "b", "c", "d", "lonely"]
+        copy = s.copy()
+    assert isinstance(copy, pg.Graph) and copy.edges() == [("b", "c", 1.0), ("c", "d", 4.0)]

@@ -7,11 +7,11 @@
 //! core's [`pagerank_until`].
 
 use numpy::PyArray1;
-use packgraph::algo::{pagerank_until, Algorithm, AlgorithmKind, Values, UNREACHED};
+use packgraph::algo::{pagerank_until_interruptible, Algorithm, AlgorithmKind, Values, UNREACHED};
 use pyo3::prelude::*;
 
-use crate::errors::{convergence_error, detached};
-use crate::ids::{id_array, id_list, lookup};
+use crate::errors::{convergence_error, detached, input_error, interruptible};
+use crate::ids::{count_arg, id_array, id_list, lookup};
 use crate::store::version_of;
 use crate::version::{on_version, Version};
 
@@ -56,9 +56,10 @@ fn values_array<'py>(
     })
 }
 
-/// Runs registry algorithm `name` on `graph` (a `Graph` or `Snapshot`).
+/// Runs registry algorithm `name` on `graph` (a `Graph` or `Snapshot`); Ctrl-C
+/// interrupts it (see [`interruptible`]).
 #[pyfunction]
-#[pyo3(signature = (graph, name, source = None, iterations = None, damping = 0.85, hops = 2, seed = 1))]
+#[pyo3(signature = (graph, name, source = None, iterations = None, damping = 0.85, hops = None, seed = None))]
 #[allow(
     clippy::too_many_arguments,
     reason = "the registry's parameters, each a keyword"
@@ -68,40 +69,62 @@ fn run<'py>(
     graph: &Bound<'py, PyAny>,
     name: &str,
     source: Option<&Bound<'py, PyAny>>,
-    iterations: Option<usize>,
+    iterations: Option<&Bound<'py, PyAny>>,
     damping: f64,
-    hops: u32,
-    seed: u64,
+    hops: Option<&Bound<'py, PyAny>>,
+    seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let version = version_of(graph)?;
     let mut algorithm = Algorithm::from_name(name).map_err(|e| crate::errors::to_py(py, e))?;
-    if let Some(source) = source {
-        algorithm.source = on_version!(&version, g => lookup(g.ids(), source))?;
+    match source {
+        Some(source) => algorithm.source = on_version!(&version, g => lookup(g.ids(), source))?,
+        None if algorithm.kind.needs_source() => {
+            return Err(input_error(
+                py,
+                format!("{name} needs a source vertex: source is None"),
+            ))
+        }
+        None => {}
     }
-    algorithm.iterations = iterations;
+    if let Some(iterations) = iterations {
+        algorithm.iterations =
+            Some(count_arg(iterations, "iterations", usize::MAX as u64)? as usize);
+    }
     algorithm.damping = damping;
-    algorithm.hops = hops;
-    algorithm.seed = seed;
-    let output = detached(py, || on_version!(&version, g => algorithm.run(&**g)))?;
+    if let Some(hops) = hops {
+        algorithm.hops = count_arg(hops, "hops", u64::from(u32::MAX))? as u32;
+    }
+    if let Some(seed) = seed {
+        algorithm.seed = count_arg(seed, "seed", u64::MAX)?;
+    }
+    let kernel_version = version.clone();
+    let output = interruptible(
+        py,
+        move |stop| on_version!(&kernel_version, g => algorithm.run_interruptible(&**g, stop)),
+    )?;
     values_array(py, &version, output.values)
 }
 
 /// PageRank until the L1 change of an iteration is below `n · tol` (NetworkX's rule); with
 /// `tol == 0`, exactly `max_iter` iterations (Graphalytics). `ConvergenceError` if `tol > 0`
-/// is not met within `max_iter` iterations.
+/// is not met within `max_iter` iterations. Ctrl-C interrupts it between iterations.
 #[pyfunction]
-#[pyo3(signature = (graph, alpha = 0.85, max_iter = 100, tol = 1e-6))]
+#[pyo3(signature = (graph, alpha = 0.85, max_iter = None, tol = 1e-6))]
 fn pagerank<'py>(
     py: Python<'py>,
     graph: &Bound<'py, PyAny>,
     alpha: f64,
-    max_iter: usize,
+    max_iter: Option<&Bound<'py, PyAny>>,
     tol: f64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let version = version_of(graph)?;
+    let max_iter = match max_iter {
+        Some(obj) => count_arg(obj, "max_iter", usize::MAX as u64)? as usize,
+        None => 100,
+    };
     let mut algorithm = Algorithm::new(AlgorithmKind::Pagerank);
     algorithm.damping = alpha;
-    let run = detached(py, || {
+    detached(py, || {
         algorithm.validate()?;
         if !(tol >= 0.0 && tol.is_finite()) {
             return Err(packgraph::Error::invalid(
@@ -109,7 +132,12 @@ fn pagerank<'py>(
                 "tol must be a finite number >= 0",
             ));
         }
-        Ok(on_version!(&version, g => pagerank_until(&**g, alpha, max_iter, tol)))
+        Ok(())
+    })?;
+    let run = interruptible(py, move |stop| {
+        Ok(
+            on_version!(&version, g => pagerank_until_interruptible(&**g, alpha, max_iter, tol, stop)),
+        )
     })?;
     if tol > 0.0 && !run.converged {
         return Err(convergence_error(
@@ -120,8 +148,12 @@ fn pagerank<'py>(
     Ok(PyArray1::from_vec(py, run.ranks))
 }
 
+/// Betweenness sums and whether each vertex is a source.
+type SumsAndSources<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<bool>>);
+
 /// The sum over `sources` (all vertices when `None`) of each source's betweenness
-/// dependencies (the registry's `bc`), unscaled. Checks for KeyboardInterrupt and calls
+/// dependencies (the registry's `bc`), unscaled, and whether each vertex is one of the
+/// sources, both of one version. Checks for KeyboardInterrupt and calls
 /// `progress(done, total)` after each source.
 #[pyfunction]
 #[pyo3(signature = (graph, sources = None, progress = None))]
@@ -130,7 +162,7 @@ fn betweenness_sum<'py>(
     graph: &Bound<'py, PyAny>,
     sources: Option<&Bound<'py, PyAny>>,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<SumsAndSources<'py>> {
     let version = version_of(graph)?;
     let n = on_version!(&version, g => g.ids().len());
     let sources: Vec<u32> = match sources {
@@ -152,6 +184,10 @@ fn betweenness_sum<'py>(
             internal
         }
     };
+    let mut is_source = vec![false; n];
+    for &s in &sources {
+        is_source[s as usize] = true;
+    }
     let mut total = vec![0.0; n];
     let mut algorithm = Algorithm::new(AlgorithmKind::Bc);
     for (done, &source) in sources.iter().enumerate() {
@@ -168,5 +204,8 @@ fn betweenness_sum<'py>(
             callback.call1((done + 1, sources.len()))?;
         }
     }
-    Ok(PyArray1::from_vec(py, total))
+    Ok((
+        PyArray1::from_vec(py, total),
+        PyArray1::from_vec(py, is_source),
+    ))
 }

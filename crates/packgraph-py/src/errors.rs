@@ -14,9 +14,13 @@
 //! with the file name. The classes have two bases, which `create_exception!` cannot express, so
 //! they are made with `type(name, bases, namespace)` when the module loads.
 
+use std::any::Any;
 use std::io::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use pyo3::exceptions::{
     PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyPermissionError, PyRuntimeError,
@@ -219,7 +223,64 @@ pub(crate) fn detached<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> packgraph::Result<T> + Send,
 ) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
+    outcome(py, py.detach(|| catch_unwind(AssertUnwindSafe(work))))
+}
+
+/// How often [`interruptible`] looks for a signal while a kernel runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `work` on a thread of its own while the calling thread, GIL released, looks for
+/// signals every [`SIGNAL_POLL`]: on Ctrl-C (any signal whose Python handler raises),
+/// sets the flag `work` was given and raises at once. Kernels that check the flag
+/// (PageRank, CDLP) end at their next iteration; the others finish in the background
+/// and their result is dropped. Errors and panics as [`detached`].
+pub(crate) fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> packgraph::Result<T> + Send + 'static,
+) -> PyResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done, mut result) = mpsc::channel();
+    let flag = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("packgraph-kernel".into())
+        .spawn(move || {
+            // The receiver is gone when the caller was interrupted: nothing to report.
+            let _ = done.send(catch_unwind(AssertUnwindSafe(|| work(&flag))));
+        })
+        .map_err(|e| PyOSError::new_err(format!("cannot start a thread for the kernel: {e}")))?;
+    loop {
+        // The receiver travels into the GIL-free closure and back (it is not `Sync`).
+        let (received, receiver) = py.detach(move || (result.recv_timeout(SIGNAL_POLL), result));
+        result = receiver;
+        match received {
+            Ok(finished) => return outcome(py, finished),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(signal) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(signal);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(raise(
+                    py,
+                    &ERROR,
+                    "internal error in packgraph (please report): the kernel thread ended \
+                     without a result"
+                        .into(),
+                    &[],
+                ))
+            }
+        }
+    }
+}
+
+/// The value of a run that returned `Ok(value)`, the core error's exception, or
+/// `packgraph.Error` for a panic.
+fn outcome<T>(
+    py: Python<'_>,
+    run: Result<packgraph::Result<T>, Box<dyn Any + Send>>,
+) -> PyResult<T> {
+    match run {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(to_py(py, error)),
         Err(panic) => {

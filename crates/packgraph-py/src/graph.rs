@@ -16,7 +16,7 @@ use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
 
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
-use crate::update::{vertices_update, EdgeBatch, Edit};
+use crate::update::{attribute_update, edge_tuples, vertices_update, EdgeBatch, Edit};
 use crate::version::Version;
 use crate::writes::with_read_write_methods;
 
@@ -63,6 +63,12 @@ impl Graph {
             shared: Shared::new(graph),
             ids: Mutex::default(),
         }
+    }
+
+    /// A new graph holding `version` (O(1): the two share their storage until either
+    /// changes).
+    pub(crate) fn of_version(version: &Version) -> Self {
+        Self::of(version.to_any())
     }
 
     pub(crate) fn current(&self, py: Python<'_>) -> PyResult<Version> {
@@ -170,6 +176,18 @@ with_read_write_methods!(Graph, "" {
 
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         Ok(Snapshot::of(self.current(py)?))
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        self.copy(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.copy(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        call_python(slf.py(), "_reduce", (slf,))
     }
 });
 

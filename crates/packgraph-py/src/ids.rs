@@ -29,6 +29,14 @@ impl IdList {
         }
     }
 
+    /// Id `i` as the caller wrote it (a str quoted).
+    pub(crate) fn show(&self, i: usize) -> String {
+        match self {
+            Self::Ints(ids) => ids[i].to_string(),
+            Self::Mixed(ids) => ids[i].to_string(),
+        }
+    }
+
     pub(crate) fn to_external(&self) -> Vec<ExternalId> {
         match self {
             Self::Ints(ids) => ids.iter().copied().map(ExternalId::Int).collect(),
@@ -44,23 +52,71 @@ impl IdList {
     }
 }
 
-/// One id as the caller gave it: `Ok(None)` for an int that no vertex can have (negative).
-pub(crate) fn external_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<ExternalId>> {
+/// Why an int cannot be a vertex id.
+pub(crate) enum BadInt {
+    Negative,
+    TooLarge,
+}
+
+/// One id as the caller gave it: `Err(BadInt)` for an int that no vertex can have
+/// (negative, or past `2**64 - 1`); `TypeError` for anything but an int or a str.
+pub(crate) fn parse_id(obj: &Bound<'_, PyAny>) -> PyResult<Result<ExternalId, BadInt>> {
     if let Ok(name) = obj.cast::<PyString>() {
-        return Ok(Some(ExternalId::Name(name.to_cow()?.as_ref().into())));
+        return Ok(Ok(ExternalId::Name(name.to_cow()?.as_ref().into())));
     }
     if obj.is_instance_of::<PyInt>() || obj.hasattr("__index__")? {
         if let Ok(id) = obj.extract::<u64>() {
-            return Ok(Some(ExternalId::Int(id)));
+            return Ok(Ok(ExternalId::Int(id)));
         }
-        if obj.extract::<i64>().is_ok() {
-            return Ok(None);
-        }
+        let index = obj.py().import("operator")?.call_method1("index", (obj,))?;
+        return Ok(Err(if index.lt(0)? {
+            BadInt::Negative
+        } else {
+            BadInt::TooLarge
+        }));
     }
     Err(PyTypeError::new_err(format!(
         "a vertex id is an int or a str, not {}",
         obj.get_type().name()?
     )))
+}
+
+/// One id as the caller gave it: `Ok(None)` for an int that no vertex can have.
+pub(crate) fn external_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<ExternalId>> {
+    Ok(parse_id(obj)?.ok())
+}
+
+/// The `InputError` for item `i` of argument `what`, an int no vertex can have.
+fn bad_int(obj: &Bound<'_, PyAny>, what: &str, i: usize, why: BadInt) -> PyErr {
+    let why = match why {
+        BadInt::Negative => "is negative",
+        BadInt::TooLarge => "is too large: int ids go from 0 to 2**64 - 1",
+    };
+    input_error(obj.py(), format!("{what}[{i}]: vertex id {obj} {why}"))
+}
+
+/// `InputError` unless `obj` is one-dimensional (when it has a shape at all: NumPy
+/// arrays, pandas Series); `what` names the argument.
+pub(crate) fn require_1d(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(input_error(
+            obj.py(),
+            format!("{what} is a str; give a list or array of ids"),
+        ));
+    }
+    if let Ok(ndim) = obj.getattr("ndim") {
+        if ndim.extract::<usize>().ok() != Some(1) {
+            let shape = obj
+                .getattr("shape")
+                .and_then(|s| s.str().map(|s| s.to_string()))
+                .unwrap_or_else(|_| "?".into());
+            return Err(input_error(
+                obj.py(),
+                format!("{what} must be one-dimensional; it has shape {shape}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The internal id of vertex `obj`, or `None` if it is not in the graph.
@@ -83,6 +139,7 @@ pub(crate) fn lookup(ids: &IdMap, obj: &Bound<'_, PyAny>) -> PyResult<VertexId> 
 /// argument in errors.
 pub(crate) fn id_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<IdList> {
     let py = obj.py();
+    require_1d(obj, what)?;
     if let Ok(array) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
         return Ok(IdList::Ints(array.as_array().to_vec()));
     }
@@ -102,16 +159,23 @@ pub(crate) fn id_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<IdList> {
             let numpy = py.import("numpy")?;
             let dtype = if kind == "u" { "uint64" } else { "int64" };
             let converted = numpy.call_method1("ascontiguousarray", (obj, dtype))?;
-            let flat = converted.call_method0("ravel")?;
-            return id_list(&flat, what);
+            return id_list(&converted, what);
         }
     }
     let mut ints = Vec::new();
     let mut mixed: Option<Vec<ExternalId>> = None;
     for (i, item) in obj.try_iter()?.enumerate() {
         let item = item?;
-        let id = external_id(&item)?
-            .ok_or_else(|| input_error(py, format!("{what}[{i}]: vertex id {item} is negative")))?;
+        let id = match parse_id(&item) {
+            Ok(Ok(id)) => id,
+            Ok(Err(why)) => return Err(bad_int(&item, what, i, why)),
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "{what}[{i}]: a vertex id is an int or a str, not {}",
+                    item.get_type().name()?
+                )))
+            }
+        };
         match (&mut mixed, id) {
             (None, ExternalId::Int(id)) => ints.push(id),
             (None, name) => {
@@ -130,13 +194,14 @@ pub(crate) fn id_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<IdList> {
 
 /// Edge weights from a NumPy array or any iterable of numbers.
 pub(crate) fn weight_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    require_1d(obj, "weights")?;
     if let Ok(array) = obj.extract::<PyReadonlyArray1<'_, f64>>() {
         return Ok(array.as_array().to_vec());
     }
     let numpy = obj.py().import("numpy")?;
     let converted = numpy.call_method1("asarray", (obj, "float64"))?;
-    let flat = converted.call_method0("ravel")?;
-    Ok(flat
+    require_1d(&converted, "weights")?;
+    Ok(converted
         .extract::<PyReadonlyArray1<'_, f64>>()?
         .as_array()
         .to_vec())
@@ -301,4 +366,30 @@ impl IdCache {
             self.version = Some(version + 1);
         }
     }
+}
+
+/// Argument `name`, an int from 0 to `max`; `InputError` naming it otherwise
+/// (`TypeError` for something that is not an int).
+pub(crate) fn count_arg(obj: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
+    if let Ok(value) = obj.extract::<u64>() {
+        if value <= max {
+            return Ok(value);
+        }
+    }
+    if !(obj.is_instance_of::<PyInt>() || obj.hasattr("__index__")?) {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int, not {}",
+            obj.get_type().name()?
+        )));
+    }
+    let py = obj.py();
+    let value = py.import("operator")?.call_method1("index", (obj,))?;
+    Err(input_error(
+        py,
+        if value.lt(0)? {
+            format!("{name} must be >= 0, not {value}")
+        } else {
+            format!("{name} must be at most {max}, not {value}")
+        },
+    ))
 }

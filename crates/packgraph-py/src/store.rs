@@ -27,7 +27,7 @@ use crate::errors::to_py;
 use crate::graph::{graph_version, load, with_weights, Snapshot};
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
-use crate::update::{vertices_update, EdgeBatch, Edit};
+use crate::update::{attribute_update, edge_tuples, vertices_update, EdgeBatch, Edit};
 use crate::version::{on_version, Version};
 use crate::writes::with_read_write_methods;
 

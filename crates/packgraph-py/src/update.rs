@@ -19,8 +19,12 @@ use packgraph::graph::{
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
+use packgraph::graph::{IdMap, PropertyValue};
+use pyo3::exceptions::PyTypeError;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
+
 use crate::errors::input_error;
-use crate::ids::{id_list, weight_list, IdCache, IdList};
+use crate::ids::{id_list, lookup, weight_list, IdCache, IdList};
 
 /// Endpoint lookups below this many run on the calling thread (rayon's fork costs more).
 const PARALLEL_LOOKUPS: usize = 1 << 14;
@@ -50,6 +54,142 @@ impl Edit {
 pub(crate) fn vertices_update(ids: &Bound<'_, PyAny>) -> PyResult<Update> {
     let mut update = Update::new();
     update.add_vertices(id_list(ids, "ids")?.into_external());
+    Ok(update)
+}
+
+/// The `src`, `dst` and weights (when some tuple has one; 1 for the others) lists of an
+/// iterable of `(u, v)`, `(u, v, weight)` or `(u, v, {"weight": w, ...})` tuples, as
+/// NetworkX's `add_edges_from` takes them; `what` names the argument in errors.
+#[allow(
+    clippy::type_complexity,
+    reason = "three lists, named where they are used"
+)]
+pub(crate) fn edge_tuples<'py>(
+    edges: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<(
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Option<Bound<'py, PyList>>,
+)> {
+    let py = edges.py();
+    let (src, dst) = (PyList::empty(py), PyList::empty(py));
+    let mut weights: Vec<Option<f64>> = Vec::new();
+    for (i, item) in edges.try_iter()?.enumerate() {
+        let item = item?;
+        let parts: Vec<Bound<'py, PyAny>> = if item.is_instance_of::<PyString>() {
+            Vec::new()
+        } else {
+            item.try_iter()
+                .and_then(|it| it.collect::<PyResult<Vec<_>>>())
+                .unwrap_or_default()
+        };
+        if !(parts.len() == 2 || parts.len() == 3) {
+            return Err(input_error(
+                py,
+                format!("{what}[{i}] is {item}, not a (u, v) or (u, v, weight) tuple"),
+            ));
+        }
+        src.append(&parts[0])?;
+        dst.append(&parts[1])?;
+        let weight = match parts.get(2) {
+            None => None,
+            Some(data) if data.is_instance_of::<PyDict>() => data
+                .cast::<PyDict>()?
+                .get_item("weight")?
+                .map(|w| w.extract::<f64>())
+                .transpose()?,
+            Some(w) => Some(w.extract::<f64>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{what}[{i}]: the weight is a number or a dict with a \"weight\", not {}",
+                    w.get_type()
+                        .name()
+                        .map_or_else(|_| "?".into(), |n| n.to_string())
+                ))
+            })?),
+        };
+        weights.push(weight);
+    }
+    let weights = weights
+        .iter()
+        .any(Option::is_some)
+        .then(|| PyList::new(py, weights.iter().map(|w| w.unwrap_or(1.0))))
+        .transpose()?;
+    Ok((src, dst, weights))
+}
+
+/// A vertex attribute's value as a property (`None` for Python's None: no value);
+/// `TypeError` naming the attribute for a value of another type.
+pub(crate) fn property_value(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Option<PropertyValue>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Ok(Some(PropertyValue::Bool(value.extract()?)));
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(Some(PropertyValue::Text(text.to_cow()?.as_ref().into())));
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(Some(PropertyValue::Float(value.extract()?)));
+    }
+    if let Ok(int) = value.extract::<i64>() {
+        return Ok(Some(PropertyValue::Int(int)));
+    }
+    if let Ok(flag) = value.extract::<bool>() {
+        return Ok(Some(PropertyValue::Bool(flag)));
+    }
+    if let Ok(real) = value.extract::<f64>() {
+        return Ok(Some(PropertyValue::Float(real)));
+    }
+    Err(PyTypeError::new_err(format!(
+        "vertex attribute {name:?}: a value is an int (64-bit), float, bool, str or None, not {}",
+        value.get_type().name()?
+    )))
+}
+
+/// The update setting attribute `name` of the vertices of graph `ids`: `values` maps ids
+/// to values (a dict) or lists one value per vertex in the order of `vertices()`.
+pub(crate) fn attribute_update(
+    ids: &IdMap,
+    name: &str,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<Update> {
+    let py = values.py();
+    let mut update = Update::new();
+    let mut set = |v: VertexId, value: &Bound<'_, PyAny>| -> PyResult<()> {
+        match property_value(value, name)? {
+            Some(value) => update.set_property(name, v, value),
+            None => update.remove_property(name, v),
+        };
+        Ok(())
+    };
+    if values.hasattr("items")? && values.hasattr("keys")? {
+        for pair in values.call_method0("items")?.try_iter()? {
+            let pair = pair?;
+            let pair = pair.cast::<PyTuple>()?;
+            set(lookup(ids, &pair.get_item(0)?)?, &pair.get_item(1)?)?;
+        }
+    } else {
+        crate::ids::require_1d(values, "values")?;
+        let values: Vec<Bound<'_, PyAny>> = values.try_iter()?.collect::<PyResult<_>>()?;
+        if values.len() != ids.len() {
+            return Err(input_error(
+                py,
+                format!(
+                    "{} values for {} vertices: give one per vertex, or a dict of id: value",
+                    values.len(),
+                    ids.len()
+                ),
+            ));
+        }
+        for (v, value) in values.iter().enumerate() {
+            set(v as VertexId, value)?;
+        }
+    }
     Ok(update)
 }
 
@@ -83,6 +223,17 @@ impl EdgeBatch {
                 return Err(input_error(
                     py,
                     format!("{} weights for {} edges", w.len(), src.len()),
+                ));
+            }
+            if let Some(i) = w.iter().position(|w| !w.is_finite()) {
+                return Err(input_error(
+                    py,
+                    format!(
+                        "weights[{i}] is {}, on edge {} -> {}: a weight is a finite number",
+                        w[i],
+                        src.show(i),
+                        dst.show(i)
+                    ),
                 ));
             }
         }

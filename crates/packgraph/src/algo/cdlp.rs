@@ -7,6 +7,8 @@
 //! Labels are dense ids; they equal Graphalytics' when dense ids keep the order of the
 //! external ids (ties compare labels).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::graph::{GraphRead, VertexId};
@@ -46,9 +48,22 @@ fn next_label<G: GraphRead>(
 /// # Complexity
 /// O(iterations · (n + m log d)) work for maximum degree d.
 pub fn cdlp<G: GraphRead>(graph: &G, iterations: usize) -> Vec<VertexId> {
+    cdlp_interruptible(graph, iterations, &AtomicBool::new(false))
+}
+
+/// [`cdlp`], ending early (with the labels of the rounds done) once another thread sets
+/// `stop`; checked before each round.
+pub fn cdlp_interruptible<G: GraphRead>(
+    graph: &G,
+    iterations: usize,
+    stop: &AtomicBool,
+) -> Vec<VertexId> {
     let n = graph.num_vertices();
     let mut labels: Vec<VertexId> = (0..n as VertexId).collect();
     for _ in 0..iterations {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         labels = (0..n as VertexId)
             .into_par_iter()
             .with_min_len(256)
@@ -85,4 +100,23 @@ pub fn cdlp_serial<G: GraphRead>(graph: &G, iterations: usize) -> Vec<VertexId> 
         labels = next;
     }
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::CsrGraph;
+
+    #[test]
+    fn a_set_stop_flag_ends_before_the_next_round() {
+        let graph = CsrGraph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], false);
+        assert_eq!(
+            cdlp_interruptible(&graph, 1_000_000, &AtomicBool::new(true)),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            cdlp_interruptible(&graph, 5, &AtomicBool::new(false)),
+            cdlp(&graph, 5)
+        );
+    }
 }

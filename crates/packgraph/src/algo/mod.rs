@@ -30,13 +30,16 @@ mod wcc;
 
 pub use self::bc::{betweenness, betweenness_serial};
 pub use self::bfs::{bfs, bfs_depths_serial, BfsTree, UNREACHED};
-pub use self::cdlp::{cdlp, cdlp_serial};
+pub use self::cdlp::{cdlp, cdlp_interruptible, cdlp_serial};
 pub use self::edge_map::{edge_map, EdgeOp, PULL_DIVISOR};
 pub use self::kcore::{kcore, kcore_serial};
 pub use self::khop::{khop, khop_vertices};
 pub use self::lcc::{lcc, lcc_serial};
 pub use self::mis::mis;
-pub use self::pagerank::{pagerank, pagerank_serial, pagerank_until, PagerankRun};
+pub use self::pagerank::{
+    pagerank, pagerank_interruptible, pagerank_serial, pagerank_until,
+    pagerank_until_interruptible, PagerankRun,
+};
 pub use self::registry::{AlgoOutput, Algorithm, AlgorithmKind, Param, Stat, Values};
 pub use self::sssp::{sssp, sssp_serial};
 pub use self::triangles::{

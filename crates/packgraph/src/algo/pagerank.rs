@@ -17,6 +17,8 @@
 //! of 8). [`pagerank_until`] keeps `f64` throughout, because its stopping rule must see
 //! changes finer than `f32` resolves.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::graph::{GraphRead, VertexId};
@@ -33,7 +35,18 @@ const PULL_BLOCK: usize = 2048;
 /// O(iterations · (n + m)) work, O(iterations · log n) depth, two `f64`, one `f32` and one
 /// `u32` per vertex, and per thread a buffer for one block's in-arcs on a compressed graph.
 pub fn pagerank<G: GraphRead>(graph: &G, damping: f64, iterations: usize) -> Vec<f64> {
-    iterate::<G, f32>(graph, damping, iterations, 0.0).ranks
+    pagerank_interruptible(graph, damping, iterations, &AtomicBool::new(false))
+}
+
+/// [`pagerank`], ending early (with the ranks of the iterations done) once another thread
+/// sets `stop`; checked before each iteration.
+pub fn pagerank_interruptible<G: GraphRead>(
+    graph: &G,
+    damping: f64,
+    iterations: usize,
+    stop: &AtomicBool,
+) -> Vec<f64> {
+    iterate::<G, f32>(graph, damping, iterations, 0.0, stop).ranks
 }
 
 /// What [`pagerank_until`] computed.
@@ -60,7 +73,25 @@ pub fn pagerank_until<G: GraphRead>(
     max_iterations: usize,
     tolerance: f64,
 ) -> PagerankRun {
-    iterate::<G, f64>(graph, damping, max_iterations, tolerance)
+    pagerank_until_interruptible(
+        graph,
+        damping,
+        max_iterations,
+        tolerance,
+        &AtomicBool::new(false),
+    )
+}
+
+/// [`pagerank_until`], ending early once another thread sets `stop` (checked before each
+/// iteration): the run then reports the iterations done and `converged: false`.
+pub fn pagerank_until_interruptible<G: GraphRead>(
+    graph: &G,
+    damping: f64,
+    max_iterations: usize,
+    tolerance: f64,
+    stop: &AtomicBool,
+) -> PagerankRun {
+    iterate::<G, f64>(graph, damping, max_iterations, tolerance, stop)
 }
 
 /// The type each vertex's `PR(u) / outdeg(u)` is stored in between steps.
@@ -97,6 +128,7 @@ fn iterate<G: GraphRead, C: Contribution>(
     damping: f64,
     max_iterations: usize,
     tolerance: f64,
+    stop: &AtomicBool,
 ) -> PagerankRun {
     let n = graph.num_vertices();
     if n == 0 {
@@ -125,6 +157,13 @@ fn iterate<G: GraphRead, C: Contribution>(
         Vec::new()
     };
     for iteration in 1..=max_iterations {
+        if stop.load(Ordering::Relaxed) {
+            return PagerankRun {
+                ranks: rank,
+                iterations: iteration - 1,
+                converged: false,
+            };
+        }
         let dangling: f64 = rank
             .par_chunks(SUM_BLOCK)
             .zip(inverse_degree.par_chunks(SUM_BLOCK))
@@ -250,5 +289,23 @@ mod tests {
         let capped = pagerank_until(&graph, 0.85, 3, 1e-9);
         assert_eq!((capped.iterations, capped.converged), (3, false));
         assert!(!pagerank_until(&graph, 0.85, 4, 0.0).converged);
+    }
+
+    #[test]
+    fn a_set_stop_flag_ends_the_run_before_the_next_iteration() {
+        let graph = CsrGraph::from_edges(3, &[(0, 1), (1, 2)], true);
+        let stop = AtomicBool::new(true);
+        let run = pagerank_until_interruptible(&graph, 0.85, 1_000_000, 0.0, &stop);
+        assert_eq!((run.iterations, run.converged), (0, false));
+        assert_eq!(run.ranks, vec![1.0 / 3.0; 3]);
+        assert_eq!(
+            pagerank_interruptible(&graph, 0.85, 1_000_000, &stop).len(),
+            3
+        );
+        let go_on = AtomicBool::new(false);
+        assert_eq!(
+            pagerank_until_interruptible(&graph, 0.85, 7, 0.0, &go_on),
+            pagerank_until(&graph, 0.85, 7, 0.0)
+        );
     }
 }

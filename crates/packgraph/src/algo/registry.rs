@@ -17,9 +17,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use std::sync::atomic::AtomicBool;
+
 use super::{
-    betweenness, bfs, cdlp, kcore, khop, lcc, mis, pagerank, sssp, triangles_per_vertex, wcc,
-    UNREACHED,
+    betweenness, bfs, cdlp_interruptible, kcore, khop, lcc, mis, pagerank_interruptible, sssp,
+    triangles_per_vertex, wcc, UNREACHED,
 };
 use crate::graph::{AnyGraph, VertexId, WeightedGraphRead};
 use crate::layout::{by_external_id, ids_increase, Permutation};
@@ -260,6 +262,20 @@ impl Algorithm {
     /// [`Error::InvalidInput`] for invalid parameters or a negative weight (sssp);
     /// [`Error::VertexNotFound`] for a source that is not a vertex.
     pub fn run<G: WeightedGraphRead>(&self, graph: &G) -> Result<AlgoOutput> {
+        self.run_interruptible(graph, &AtomicBool::new(false))
+    }
+
+    /// [`run`](Self::run), where the iterative algorithms (pagerank, cdlp) end early once
+    /// another thread sets `stop` (checked before each iteration): the output is then that
+    /// of the iterations done, which the caller that set `stop` is expected to discard.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_interruptible<G: WeightedGraphRead>(
+        &self,
+        graph: &G,
+        stop: &AtomicBool,
+    ) -> Result<AlgoOutput> {
         self.validate()?;
         let output = match self.kind {
             AlgorithmKind::Bfs => {
@@ -273,7 +289,8 @@ impl Algorithm {
             }
             AlgorithmKind::Pagerank => {
                 let iterations = self.iterations();
-                AlgoOutput::new(Values::Reals(pagerank(graph, self.damping, iterations)))
+                let ranks = pagerank_interruptible(graph, self.damping, iterations, stop);
+                AlgoOutput::new(Values::Reals(ranks))
                     .with("iterations", Stat::Count(iterations as u64))
                     .with("damping", Stat::Real(self.damping))
             }
@@ -284,7 +301,7 @@ impl Algorithm {
             }
             AlgorithmKind::Cdlp => {
                 let iterations = self.iterations();
-                let labels = cdlp(graph, iterations);
+                let labels = cdlp_interruptible(graph, iterations, stop);
                 let communities = distinct(&labels);
                 AlgoOutput::new(Values::Labels(labels))
                     .with("iterations", Stat::Count(iterations as u64))
