@@ -1,0 +1,181 @@
+//! The kind of vertex ids a data directory holds, and the check that keeps every write to
+//! it: all integers or all names ([`IdKind`]), so that one stray token cannot turn an
+//! integer directory into a named one (after which no graph file could hold it).
+//!
+//! The kind is fixed at [`Store::create_with_ids`] (or taken from a non-empty first graph)
+//! and kept in two manifest flag bits; a directory created empty without a kind takes the
+//! kind of the first batch that adds vertices. A manifest without either bit (an older
+//! directory, or one whose kind its first batch fixed) has the kind its graph's ids show:
+//! named if any vertex is named, integer if any vertex exists. Ids never leave a graph, so
+//! that kind cannot change across a restart.
+//!
+//! [`Store::append`] checks each update under the writer's lock, after applying it and
+//! before logging it: the vertices it added must all be of the kind (in a named directory a
+//! vertex created by an edge over internal ids, which gets an integer id, is refused too),
+//! and every name must be a word text formats can write ([`name_problem`]). A refused
+//! update is neither applied nor logged.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::{Store, StoreLeaf};
+use crate::graph::{name_problem, ExternalId, Graph, GraphRead, IdKind, IdMap, Update};
+use crate::{Error, Result};
+
+/// The vertex and name counts of a graph before an update, for [`IdKindCell::check`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct IdCounts {
+    pub(super) vertices: usize,
+    names: usize,
+}
+
+impl IdCounts {
+    /// The counts of `graph`.
+    pub(super) fn of<C: StoreLeaf>(graph: &Graph<C>) -> Self {
+        Self {
+            vertices: graph.num_vertices(),
+            names: graph.ids().name_count(),
+        }
+    }
+}
+
+const UNSET: u8 = 0;
+const INT: u8 = 1;
+const NAME: u8 = 2;
+
+/// A directory's id kind, once known; set at most once, by the writer.
+#[derive(Debug)]
+pub(super) struct IdKindCell(AtomicU8);
+
+impl IdKindCell {
+    pub(super) fn new(kind: Option<IdKind>) -> Self {
+        Self(AtomicU8::new(match kind {
+            None => UNSET,
+            Some(IdKind::Int) => INT,
+            Some(IdKind::Name) => NAME,
+        }))
+    }
+
+    pub(super) fn get(&self) -> Option<IdKind> {
+        match self.0.load(Ordering::Acquire) {
+            INT => Some(IdKind::Int),
+            NAME => Some(IdKind::Name),
+            _ => None,
+        }
+    }
+
+    /// Checks the vertices `update` added to `graph` (it had the counts `before`), fixing
+    /// the kind if it was unset and the update added vertices. Runs under the writer's
+    /// lock, so two updates cannot both fix it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the first offending id.
+    pub(super) fn check<C: StoreLeaf>(
+        &self,
+        update: &Update,
+        before: IdCounts,
+        graph: &Graph<C>,
+    ) -> Result<()> {
+        if let Some((name, reason)) = update.vertices().iter().find_map(|id| match id {
+            ExternalId::Name(name) => name_problem(name).map(|r| (name, r)),
+            ExternalId::Int(_) => None,
+        }) {
+            return Err(Error::invalid(name, reason));
+        }
+        let added = graph.num_vertices().saturating_sub(before.vertices);
+        let named = graph.ids().name_count().saturating_sub(before.names);
+        if added == 0 {
+            return Ok(());
+        }
+        let (kind, fixing) = match self.get() {
+            Some(kind) => (kind, false),
+            None if named == 0 => (IdKind::Int, true),
+            None => (IdKind::Name, true),
+        };
+        match kind {
+            IdKind::Int if named > 0 => {
+                return Err(wrong_kind(update, IdKind::Int, fixing));
+            }
+            IdKind::Name if named < added => {
+                return Err(wrong_kind(update, IdKind::Name, fixing));
+            }
+            _ => {}
+        }
+        if fixing {
+            self.0.store(
+                match kind {
+                    IdKind::Int => INT,
+                    IdKind::Name => NAME,
+                },
+                Ordering::Release,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The error of an update that adds vertices of the other kind than `kind`: naming the
+/// first such id it lists, or the vertices its edges created over internal ids.
+fn wrong_kind(update: &Update, kind: IdKind, fixing: bool) -> Error {
+    let whose = if fixing {
+        "the batch mixes integer and named vertex ids; a data directory holds one kind, and its first batch fixes it"
+    } else {
+        match kind {
+            IdKind::Int => {
+                "a name, but this data directory's vertices are integers (`create --ids int`)"
+            }
+            IdKind::Name => {
+                "an integer, but this data directory's vertices are names (`create --ids name`)"
+            }
+        }
+    };
+    let stray = update.vertices().iter().find(|id| match kind {
+        IdKind::Int => matches!(id, ExternalId::Name(_)),
+        // Under a fixed kind the other kind is stray; a first batch's minority is.
+        IdKind::Name => matches!(id, ExternalId::Int(_)),
+    });
+    match stray {
+        Some(id) => Error::invalid(id.token(), whose),
+        None => Error::invalid_reason(format!(
+            "the update creates vertices by internal id, which get integer ids: {whose}"
+        )),
+    }
+}
+
+/// The kind a directory created holding a graph with `ids` takes: `asked` if its ids are of
+/// that kind, else the ids' own kind (`None` for no vertices).
+pub(super) fn kind_to_create(ids: &IdMap, asked: Option<IdKind>) -> Result<Option<IdKind>> {
+    let Some(asked) = asked else {
+        return Ok(IdKind::of_map(ids));
+    };
+    let fits = match asked {
+        IdKind::Int => !ids.has_names(),
+        IdKind::Name => ids.name_count() == ids.len(),
+    };
+    if !fits {
+        let (has, other) = match asked {
+            IdKind::Int => ("named", "name"),
+            IdKind::Name => ("integer", "int"),
+        };
+        return Err(Error::invalid_reason(format!(
+            "the graph has {has} vertices, so a directory of {} ids cannot start from it (graph files hold integer ids; leave the kind out, or give {other})",
+            asked.name(),
+        )));
+    }
+    if let Some(ExternalId::Name(name)) = ids.iter().find(|id| match id {
+        ExternalId::Name(name) => name_problem(name).is_some(),
+        ExternalId::Int(_) => false,
+    }) {
+        let reason = name_problem(&name).unwrap_or_default();
+        return Err(Error::invalid(name, reason));
+    }
+    Ok(Some(asked))
+}
+
+impl<C: StoreLeaf> Store<C> {
+    /// The kind of vertex ids the directory holds: fixed at creation, or by the first batch
+    /// that added vertices; `None` while neither happened. Updates that add vertices of the
+    /// other kind are refused ([`Store::commit`]).
+    pub fn id_kind(&self) -> Option<IdKind> {
+        self.inner.id_kind.get()
+    }
+}
