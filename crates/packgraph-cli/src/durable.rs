@@ -130,7 +130,7 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let g = store.graph();
     println!(
-        "created {}: {} vertices, {} edges ({}, {}, {})",
+        "created {}: {} vertices, {} edges ({}, {}); vertex ids: {}",
         args.dir.display(),
         g.num_vertices(),
         g.num_edges(),
@@ -145,9 +145,9 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
             "unweighted"
         },
         match store.id_kind() {
-            Some(IdKind::Int) => "integer ids",
-            Some(IdKind::Name) => "named vertices",
-            None => "id kind set by the first batch",
+            Some(IdKind::Int) => "integers",
+            Some(IdKind::Name) => "names",
+            None => "integers or names, as the first batch has them",
         }
     );
     Ok(())

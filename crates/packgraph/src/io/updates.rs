@@ -550,6 +550,83 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_id_kind_refuses_words_of_the_other_kind_at_their_line() {
+        let read = |text: &str, kind: IdKind| -> Result<Vec<UpdateBatch>, UpdatesError> {
+            UpdateReader::new(text.as_bytes(), "u.txt")
+                .ids(kind)
+                .collect()
+        };
+        let int = |x| ExternalId::Int(x);
+        let got = read("+ 0 18446744073709551615\n- 007 1\n", IdKind::Int).unwrap();
+        assert_eq!(
+            got[0].ops,
+            [
+                UpdateOp::Insert(int(0), int(u64::MAX), None),
+                UpdateOp::Delete(int(7), int(1))
+            ]
+        );
+        for (text, line, value) in [
+            ("+ 1 2\n+ 5 x7y\n", 2, "x7y"),
+            ("- -5 1\n", 1, "-5"),
+            ("+ 18446744073709551616 1\n", 1, "18446744073709551616"),
+            ("+ +5 1\n", 1, "+5"),
+            ("+ 1 2 1.5\n+ 1e3 2\n", 2, "1e3"),
+        ] {
+            let err = read(text, IdKind::Int).unwrap_err();
+            assert!(err.is_input_error());
+            assert_eq!(err.line(), line);
+            assert!(
+                matches!(&err, UpdatesError::IdKind { kind: IdKind::Int, value: v, .. } if v == value),
+                "{text:?}: {err}"
+            );
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("u.txt:{line}: not an integer vertex id")),
+                "{err}"
+            );
+            assert_eq!(Error::from(err).line(), Some(line));
+        }
+        // Under names every word is a name, digits included.
+        let got = read("+ 5 x7y\n- -5 007\n", IdKind::Name).unwrap();
+        assert_eq!(
+            got[0].ops,
+            [
+                UpdateOp::Insert("5".into(), "x7y".into(), None),
+                UpdateOp::Delete("-5".into(), "007".into())
+            ]
+        );
+        let err = read("+ a b\n+ a\u{1}b c\n", IdKind::Name).unwrap_err();
+        assert_eq!(err.line(), 2);
+        assert!(err.to_string().contains("control characters"), "{err}");
+    }
+
+    #[test]
+    fn the_first_word_fixes_the_kind() {
+        let mut reader =
+            UpdateReader::new("+ 5 6\ncommit\n+ 7 x7y\n".as_bytes(), "u.txt").ids_from_first();
+        assert_eq!(reader.id_kind(), None);
+        assert!(reader.next().unwrap().is_ok());
+        assert_eq!(reader.id_kind(), Some(IdKind::Int));
+        assert_eq!(reader.next().unwrap().unwrap_err().line(), 3);
+        let mut reader = UpdateReader::new("+ alice 5\n".as_bytes(), "u.txt").ids_from_first();
+        let batch = reader.next().unwrap().unwrap();
+        assert_eq!(
+            batch.ops,
+            [UpdateOp::Insert("alice".into(), "5".into(), None)]
+        );
+        assert_eq!(reader.id_kind(), Some(IdKind::Name));
+        // The default reads each word on its own.
+        let batch = UpdateReader::new("+ alice 5\n".as_bytes(), "u.txt")
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            batch.ops,
+            [UpdateOp::Insert("alice".into(), ExternalId::Int(5), None)]
+        );
+    }
+
+    #[test]
     fn nothing_follows_an_error() {
         let mut reader = UpdateReader::new("+ 1\n+ 2 3\ncommit\n".as_bytes(), "<stdin>");
         assert!(reader.next().unwrap().is_err());

@@ -179,3 +179,130 @@ impl<C: StoreLeaf> Store<C> {
         self.inner.id_kind.get()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::GraphRead;
+    use crate::pma::GroupLeaf;
+    use crate::store::StoreOptions;
+
+    fn options() -> StoreOptions {
+        StoreOptions {
+            sync: crate::store::SyncPolicy::None,
+            ..StoreOptions::default()
+        }
+    }
+
+    fn adding(ids: &[ExternalId], edges: &[(u32, u32)]) -> Update {
+        let mut update = Update::new();
+        update.add_vertices(ids.iter().cloned()).insert_edges(edges);
+        update
+    }
+
+    fn reopen(dir: &std::path::Path) -> Store<GroupLeaf> {
+        Store::open(dir, options()).unwrap()
+    }
+
+    #[test]
+    fn a_stray_id_is_refused_and_nothing_of_it_applied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        let store: Store<GroupLeaf> = Store::create(&dir, options(), Graph::new(false)).unwrap();
+        assert_eq!(store.id_kind(), None);
+        store
+            .commit(&adding(&[1u64.into(), 2u64.into()], &[(0, 1)]))
+            .unwrap();
+        assert_eq!(store.id_kind(), Some(IdKind::Int));
+        let error = store
+            .commit(&adding(&[5u64.into(), "x7y".into()], &[(2, 3)]))
+            .unwrap_err();
+        assert!(error.is_input_error());
+        assert!(error.to_string().contains("`x7y`"), "{error}");
+        assert_eq!(store.snapshot().num_vertices(), 2);
+        assert_eq!(store.last_seq(), 1);
+        // Ids already there, and edges between them, are fine.
+        store
+            .commit(&adding(&[2u64.into(), 1u64.into()], &[(1, 0)]))
+            .unwrap();
+        drop(store);
+        // No flag (created empty): the kind comes back from the graph's ids.
+        let store = reopen(&dir);
+        assert_eq!(store.id_kind(), Some(IdKind::Int));
+        assert!(store.commit(&adding(&["bob".into()], &[])).is_err());
+        assert_eq!(store.snapshot().ids().name_count(), 0);
+    }
+
+    #[test]
+    fn a_named_directory_refuses_integers_and_vertices_by_internal_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        let store: Store<GroupLeaf> =
+            Store::create_with_ids(&dir, options(), Graph::new(true), Some(IdKind::Name)).unwrap();
+        assert_eq!(store.id_kind(), Some(IdKind::Name));
+        drop(store);
+        // The flag holds across a reopen of a directory that has no vertices yet.
+        let store = reopen(&dir);
+        assert_eq!(store.id_kind(), Some(IdKind::Name));
+        let error = store
+            .commit(&adding(&["a".into(), 5u64.into()], &[(0, 1)]))
+            .unwrap_err();
+        assert!(error.to_string().contains("`5`"), "{error}");
+        // An edge past the vertices creates vertices with integer ids: refused.
+        let error = store.commit(&adding(&[], &[(0, 1)])).unwrap_err();
+        assert!(error.to_string().contains("internal id"), "{error}");
+        store
+            .commit(&adding(&["a".into(), "5".into()], &[(0, 1)]))
+            .unwrap();
+        // Names must be words of text.
+        for bad in ["a b", "", "x#y", "tab\there", "bell\u{7}"] {
+            let error = store.commit(&adding(&[bad.into()], &[])).unwrap_err();
+            assert!(error.is_input_error(), "{bad:?}: {error}");
+        }
+        assert_eq!(store.snapshot().num_vertices(), 2);
+    }
+
+    #[test]
+    fn the_first_batch_fixes_the_kind_and_may_not_mix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        let store: Store<GroupLeaf> = Store::create(&dir, options(), Graph::new(false)).unwrap();
+        let error = store
+            .commit(&adding(&["alice".into(), 7u64.into()], &[(0, 1)]))
+            .unwrap_err();
+        assert!(error.to_string().contains("mixes"), "{error}");
+        assert_eq!(store.id_kind(), None);
+        // A batch adding no vertex fixes nothing.
+        store.commit(&Update::new()).unwrap();
+        assert_eq!(store.id_kind(), None);
+        store
+            .commit(&adding(&["alice".into(), "bob".into()], &[(0, 1)]))
+            .unwrap();
+        assert_eq!(store.id_kind(), Some(IdKind::Name));
+        store.checkpoint().unwrap();
+        drop(store);
+        let store = reopen(&dir);
+        assert_eq!(store.id_kind(), Some(IdKind::Name));
+        assert!(store.commit(&adding(&[7u64.into()], &[])).is_err());
+    }
+
+    #[test]
+    fn create_checks_the_graph_against_the_kind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ints = || {
+            let mut g: Graph = Graph::new(false);
+            g.insert_edges(&[(0, 1)]).unwrap();
+            g
+        };
+        let error =
+            Store::create_with_ids(&tmp.path().join("a"), options(), ints(), Some(IdKind::Name))
+                .unwrap_err();
+        assert!(error.to_string().contains("integer vertices"), "{error}");
+        // Without a kind, the graph's: integers, kept in the manifest.
+        let dir = tmp.path().join("b");
+        drop(Store::create(&dir, options(), ints()).unwrap());
+        let manifest = super::super::recover::read_manifest(&crate::store::OsVfs, &dir).unwrap();
+        assert_eq!(manifest.id_kind, Some(IdKind::Int));
+        assert_eq!(reopen(&dir).id_kind(), Some(IdKind::Int));
+    }
+}
