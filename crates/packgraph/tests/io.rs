@@ -656,7 +656,7 @@ fn added_vertex_ids_round_trip_and_named_graphs_are_written() {
     let path = d.join("named.txt");
     save(&data, &path, Format::EdgeList).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.lines().any(|l| l == "10 alice"), "{text}");
+    assert!(text.lines().any(|l| l == "alice 10"), "{text}");
     // A name that is no word of text cannot go into an edge list: refused, no file.
     let AnyGraph::Unweighted(graph) = &mut data.graph else {
         panic!("unweighted")

@@ -152,12 +152,12 @@ pub(super) fn kind_to_create(ids: &IdMap, asked: Option<IdKind>) -> Result<Optio
         IdKind::Name => ids.name_count() == ids.len(),
     };
     if !fits {
-        let (has, other) = match asked {
-            IdKind::Int => ("named", "name"),
-            IdKind::Name => ("integer", "int"),
+        let has = match asked {
+            IdKind::Int => "named",
+            IdKind::Name => "integer",
         };
         return Err(Error::invalid_reason(format!(
-            "the graph has {has} vertices, so a directory of {} ids cannot start from it (graph files hold integer ids; leave the kind out, or give {other})",
+            "the graph has {has} vertices, so a directory of {} ids cannot start from it",
             asked.name(),
         )));
     }
