@@ -53,8 +53,9 @@ pub(crate) struct IngestArgs {
     dir: PathBuf,
     /// Update batches, one operation a line: `+ SRC DST [WEIGHT]` inserts, `- SRC DST`
     /// deletes, `#` starts a comment, a line `commit` ends a batch (the end of the input
-    /// ends the last). `-` or nothing reads standard input. The format is
-    /// `packgraph::io::updates`.
+    /// ends the last). `-` or nothing reads standard input. Ids are read as the
+    /// directory's kind (`create --ids`): an id of the other kind exits 2 naming its line.
+    /// The format is `packgraph::io::updates`.
     #[arg(long, value_name = "FILE", default_value = "-")]
     updates: String,
     /// The most operations a batch may hold (a longer one is an error naming its line;
