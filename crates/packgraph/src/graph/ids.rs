@@ -87,16 +87,15 @@ impl IdKind {
         }
     }
 
-    /// The kind the ids of `map` show: `None` for no vertices, [`IdKind::Name`] if some
-    /// vertex is named (a map that mixes both, written before kinds were kept, counts as
-    /// named), else [`IdKind::Int`].
+    /// The kind the ids of `map` show: [`IdKind::Int`] if no vertex is named,
+    /// [`IdKind::Name`] if every vertex is; `None` for no vertices, or for a map that mixes
+    /// both (a data directory written before kinds were kept, or a graph built in memory).
     pub fn of_map(map: &IdMap) -> Option<Self> {
-        if map.is_empty() {
-            None
-        } else if map.has_names() {
-            Some(IdKind::Name)
-        } else {
-            Some(IdKind::Int)
+        match map.name_count() {
+            _ if map.is_empty() => None,
+            0 => Some(IdKind::Int),
+            named if named == map.len() => Some(IdKind::Name),
+            _ => None,
         }
     }
 
@@ -945,7 +944,12 @@ mod tests {
             .collect();
         let single: Vec<Option<VertexId>> = ints.iter().map(|&x| map.internal(x)).collect();
         assert_eq!(map.internal_many(&ints), single);
-        let names = oracle.iter().any(|id| matches!(id, ExternalId::Name(_)));
+        let named = oracle
+            .iter()
+            .filter(|id| matches!(id, ExternalId::Name(_)))
+            .count();
+        assert_eq!(map.name_count(), named);
+        let names = named > 0;
         assert_eq!(map.has_names(), names);
         if let Some(ints) = map.int_ids() {
             for (v, id) in oracle.iter().enumerate() {

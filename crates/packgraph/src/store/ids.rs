@@ -5,9 +5,12 @@
 //! The kind is fixed at [`Store::create_with_ids`] (or taken from a non-empty first graph)
 //! and kept in two manifest flag bits; a directory created empty without a kind takes the
 //! kind of the first batch that adds vertices. A manifest without either bit (an older
-//! directory, or one whose kind its first batch fixed) has the kind its graph's ids show:
-//! named if any vertex is named, integer if any vertex exists. Ids never leave a graph, so
-//! that kind cannot change across a restart.
+//! directory, or one whose kind its first batch fixed) has the kind its graph's ids show
+//! ([`IdKind::of_map`]): integers if no vertex is named, names if every vertex is. Ids
+//! never leave a graph, so that kind cannot change across a restart. A directory that
+//! already mixes both (one stray token, before kinds were kept) stays unset: the first
+//! batch of each opening that adds vertices fixes the kind until it closes, so that its
+//! integer vertices keep taking integer updates.
 //!
 //! [`Store::append`] checks each update under the writer's lock, after applying it and
 //! before logging it: the vertices it added must all be of the kind (in a named directory a
@@ -284,6 +287,99 @@ mod tests {
         let store = reopen(&dir);
         assert_eq!(store.id_kind(), Some(IdKind::Name));
         assert!(store.commit(&adding(&[7u64.into()], &[])).is_err());
+    }
+
+    #[test]
+    fn a_directory_that_mixes_both_takes_each_opening_s_first_kind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        let mut mixed: Graph = Graph::new(false);
+        mixed
+            .apply(&adding(&[1u64.into(), "x7y".into()], &[(0, 1)]))
+            .unwrap();
+        let store = Store::create(&dir, options(), mixed).unwrap();
+        assert_eq!(store.id_kind(), None);
+        store
+            .commit(&adding(&[1u64.into(), 2u64.into()], &[(0, 2)]))
+            .unwrap();
+        assert_eq!(store.id_kind(), Some(IdKind::Int));
+        assert!(store.commit(&adding(&["y".into()], &[])).is_err());
+        drop(store);
+        let store = reopen(&dir);
+        assert_eq!(store.id_kind(), None);
+        store.commit(&adding(&["y".into()], &[])).unwrap();
+        assert_eq!(store.id_kind(), Some(IdKind::Name));
+        assert_eq!(store.snapshot().num_vertices(), 4);
+    }
+
+    fn any_id() -> impl proptest::strategy::Strategy<Value = ExternalId> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0u64..6).prop_map(ExternalId::Int),
+            "[a-c0-2]".prop_map(|s| ExternalId::Name(s.into())),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Random batches of ids against an oracle of the rule: a batch is taken iff every
+        /// vertex it adds is of the directory's kind (the kind `create` fixed, else the
+        /// first taken batch's, which must not mix); a refused batch changes nothing, and
+        /// the kind survives a reopen.
+        #[test]
+        fn every_taken_batch_keeps_the_directory_to_one_kind(
+            start in proptest::option::of(proptest::prop_oneof![
+                proptest::strategy::Just(IdKind::Int),
+                proptest::strategy::Just(IdKind::Name)
+            ]),
+            batches in proptest::collection::vec(proptest::collection::vec(any_id(), 0..4), 1..8),
+            reopen_at in 0usize..8,
+        ) {
+            let vfs = crate::store::SimVfs::new();
+            let options = || StoreOptions {
+                sync: crate::store::SyncPolicy::None,
+                vfs: std::sync::Arc::new(vfs.clone()),
+                ..StoreOptions::default()
+            };
+            let dir = std::path::Path::new("/g");
+            let mut store: Store<GroupLeaf> =
+                Store::create_with_ids(dir, options(), Graph::new(false), start).unwrap();
+            let mut kind = start;
+            let mut vertices: Vec<ExternalId> = Vec::new();
+            for (i, ids) in batches.iter().enumerate() {
+                if i == reopen_at {
+                    drop(store);
+                    store = Store::open(dir, options()).unwrap();
+                }
+                proptest::prop_assert_eq!(store.id_kind(), kind);
+                let new: Vec<&ExternalId> = {
+                    let mut new = Vec::new();
+                    for id in ids {
+                        if !vertices.contains(id) && !new.contains(&id) {
+                            new.push(id);
+                        }
+                    }
+                    new
+                };
+                let kinds: std::collections::BTreeSet<&str> =
+                    new.iter().map(|id| IdKind::of(id).name()).collect();
+                let fits = match (kind, kinds.len()) {
+                    (_, 0) => true,
+                    (None, 1) => true,
+                    (Some(k), 1) => kinds.contains(k.name()),
+                    _ => false,
+                };
+                let result = store.commit(&adding(ids, &[]));
+                proptest::prop_assert_eq!(result.is_ok(), fits, "{:?} on {:?}", ids, kind);
+                if fits {
+                    if let Some(first) = new.first() {
+                        kind = Some(IdKind::of(first));
+                    }
+                    vertices.extend(new.into_iter().cloned());
+                }
+                let ids: Vec<ExternalId> = store.snapshot().ids().iter().collect();
+                proptest::prop_assert_eq!(&ids, &vertices);
+            }
+        }
     }
 
     #[test]
