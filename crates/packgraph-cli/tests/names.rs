@@ -276,3 +276,47 @@ fn named_vertices_run_and_convert() {
     );
     assert!(!Path::new(&v).exists());
 }
+
+/// A directory a stray token mixed before kinds were kept is usable again: `run` and
+/// `convert` take it, and its integer vertices keep taking integer updates.
+#[test]
+fn a_directory_poisoned_before_kinds_were_kept_is_usable() {
+    use packgraph::graph::{ExternalId, Graph, Update};
+    use packgraph::store::{Store, StoreOptions};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("old");
+    let mut graph: Graph = Graph::new(false);
+    let mut update = Update::new();
+    update
+        .add_vertices([
+            ExternalId::Int(1),
+            ExternalId::Int(2),
+            ExternalId::from("x7y"),
+        ])
+        .insert_edges(&[(0, 1), (1, 2)]);
+    graph.apply(&update).unwrap();
+    drop(Store::create(&dir, StoreOptions::default(), graph).unwrap());
+    let dir = dir.display().to_string();
+    assert_eq!(
+        ok(&["run", "bfs", "--input", &dir, "--source", "x7y"]),
+        "1 2\n2 1\nx7y 0\n"
+    );
+    let el = path(tmp.path(), "old.txt");
+    ok(&["convert", &dir, &el]);
+    let written = std::fs::read_to_string(&el).unwrap();
+    assert!(
+        written.contains("1 2\n") && written.contains("2 x7y\n"),
+        "{written}"
+    );
+    // The first batch of an opening fixes the kind for it: integers here.
+    let error = refused(&dir, "+ 1 3\ncommit\n+ 3 y\n", "acked 1 2\n");
+    assert!(
+        error.contains("<stdin>:3:") && error.contains("`y`"),
+        "{error}"
+    );
+    assert_eq!(
+        ok(&["run", "bfs", "--input", &dir, "--source", "3"]),
+        "1 1\n2 2\n3 0\nx7y 3\n"
+    );
+}
