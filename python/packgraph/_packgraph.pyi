@@ -220,7 +220,10 @@ class Store(_Reads):
     keeps its batches, a power cut may lose them). After a crash, reopening gives the
     batches of a prefix that holds every returned call. One ``Store`` writes a directory
     at a time (``LockedError`` otherwise); ``close()`` or the end of a ``with`` block
-    releases it.
+    releases it. A directory's vertices are all ints or all strs, fixed by the graph it
+    was created from or by its first batch that adds vertices: a call adding ids of the
+    other kind, or a str holding whitespace, ``#`` or control characters, raises
+    InputError and changes nothing.
     """
 
     def insert_edges(

@@ -35,20 +35,36 @@ def test_create_insert_close_reopen_reads_back_every_edge(tmp_path):
         src, dst = rng.integers(0, 300, 200), rng.integers(0, 300, 200)
         s.insert_edges(src, dst)
         want |= {frozenset((u, v)) for u, v in zip(src.tolist(), dst.tolist()) if u != v}
-    assert s.insert_edges(["alice", 7], ["bob", "alice"]) == 2
-    want |= {frozenset(("alice", "bob")), frozenset((7, "alice"))}
+    # The first batch made the directory's vertices integers: a name is refused, unapplied.
+    with pytest.raises(pg.InputError, match="alice"):
+        s.insert_edges([7], ["alice"])
+    assert s.insert_edges([7, 301], [301, 302]) == 2
+    want |= {frozenset((7, 301)), frozenset((301, 302))}
     gone = next(iter(want))
-    assert s.delete_edges([min(gone, key=str)], [max(gone, key=str)]) == 1
+    assert s.delete_edges([min(gone)], [max(gone)]) == 1
     want.discard(gone)
-    s.add_vertices(["carol"])
+    s.add_vertices([303])
     assert s.commit() == s.last_seq == s.durable_seq == 8
     n = s.num_vertices
     s.close()
     with pg.open(d) as t:
         assert t.recovery["records_replayed"] == 8 and t.recovery["torn_bytes"] == 0
-        assert edge_set(t) == want and t.num_vertices == n and "carol" in t
+        assert edge_set(t) == want and t.num_vertices == n and 303 in t
+        with pytest.raises(pg.InputError):
+            t.add_vertices(["carol"])
         assert t.last_seq == 8
     assert edge_set(pg.read(d)) == want  # the lock-free reader sees the same
+
+
+def test_a_named_store_holds_names_only(tmp_path):
+    with pg.create(tmp_path / "g") as s:
+        assert s.insert_edges(["alice"], ["bob"]) == 1
+        with pytest.raises(pg.InputError, match="integer"):
+            s.insert_edges(["carol"], [5])
+        with pytest.raises(pg.InputError, match="whitespace"):
+            s.add_vertices(["two words"])
+        assert s.num_vertices == 2 and s.last_seq == 1
+        assert s.insert_edges(["carol"], ["5"]) == 1
 
 
 def test_store_reads_like_a_graph_and_runs_algorithms(tmp_path):

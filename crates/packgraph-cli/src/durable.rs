@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use packgraph::graph::{AnyGraph, ExternalId, Graph, GraphRead, Update, VertexId, WeightedGraph};
+use packgraph::graph::{
+    AnyGraph, ExternalId, Graph, GraphRead, IdKind, Update, VertexId, WeightedGraph,
+};
 use packgraph::io::updates::{UpdateBatch, UpdateOp as Op, UpdateReader};
 use packgraph::store::{AnyStore, Seq, StoreOptions, SyncPolicy};
 
@@ -31,6 +33,16 @@ pub(crate) struct CreateArgs {
     /// Edges carry weights (an empty graph; a file's own columns decide otherwise).
     #[arg(long)]
     weighted: bool,
+    /// What vertices are named by, for good: `int` (decimal integers, as graph files hold)
+    /// or `name` (every word is a name, digits included). Taken from the file with
+    /// `--from`; left out for an empty directory, its first batch fixes it. Updates with ids
+    /// of the other kind are refused (exit 2, naming the line).
+    #[arg(long, value_name = "KIND", value_parser = parse_id_kind)]
+    ids: Option<IdKind>,
+}
+
+fn parse_id_kind(text: &str) -> Result<IdKind, String> {
+    text.parse()
 }
 
 /// Arguments of `packgraph ingest`.
@@ -41,8 +53,9 @@ pub(crate) struct IngestArgs {
     dir: PathBuf,
     /// Update batches, one operation a line: `+ SRC DST [WEIGHT]` inserts, `- SRC DST`
     /// deletes, `#` starts a comment, a line `commit` ends a batch (the end of the input
-    /// ends the last). `-` or nothing reads standard input. The format is
-    /// `packgraph::io::updates`.
+    /// ends the last). `-` or nothing reads standard input. Ids are read as the
+    /// directory's kind (`create --ids`): an id of the other kind exits 2 naming its line.
+    /// The format is `packgraph::io::updates`.
     #[arg(long, value_name = "FILE", default_value = "-")]
     updates: String,
     /// The most operations a batch may hold (a longer one is an error naming its line;
@@ -103,12 +116,22 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
         }
         None => AnyGraph::Unweighted(Graph::new(args.read.directed)),
     };
+    if let (Some(IdKind::Name), Some(path)) = (args.ids, &args.from) {
+        if !graph.ids().is_empty() && graph.ids().name_count() < graph.ids().len() {
+            return Err(UsageError(format!(
+                "--ids name: {} names its vertices by integers (graph files do); leave --ids out, or start empty and ingest named updates",
+                path.display()
+            ))
+            .into());
+        }
+    }
     let bar = input::spinner("writing the first checkpoint");
-    let store = AnyStore::create(&args.dir, StoreOptions::default(), graph).map_err(BadInput)?;
+    let store = AnyStore::create_with_ids(&args.dir, StoreOptions::default(), graph, args.ids)
+        .map_err(BadInput)?;
     bar.finish_and_clear();
     let g = store.graph();
     println!(
-        "created {}: {} vertices, {} edges ({}, {})",
+        "created {}: {} vertices, {} edges ({}, {}); vertex ids: {}",
         args.dir.display(),
         g.num_vertices(),
         g.num_edges(),
@@ -121,6 +144,11 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
             "weighted"
         } else {
             "unweighted"
+        },
+        match store.id_kind() {
+            Some(IdKind::Int) => "integers",
+            Some(IdKind::Name) => "names",
+            None => "integers or names, as the first batch has them",
         }
     );
     Ok(())
@@ -215,7 +243,12 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         let file = File::open(&path).map_err(|e| BadInput(packgraph::Error::io(&path, e)))?;
         (Box::new(BufReader::with_capacity(1 << 20, file)), path)
     };
-    let mut batches = UpdateReader::new(reader, name).max_batch_ops(args.max_batch_ops);
+    let batches = UpdateReader::new(reader, name).max_batch_ops(args.max_batch_ops);
+    // Words are read as the directory's kind of id; an empty one takes its first batch's.
+    let mut batches = match store.id_kind() {
+        Some(kind) => batches.ids(kind),
+        None => batches.ids_from_first(),
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut pending: VecDeque<(Seq, u64)> = VecDeque::new();

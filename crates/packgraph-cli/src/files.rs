@@ -540,12 +540,28 @@ pub(crate) fn read_input(args: &InputArgs) -> anyhow::Result<(Dataset, std::time
     input::read(&args.input, &args.read).with_context(|| "reading the input graph".to_string())
 }
 
-/// The internal id of a vertex named by its external id, or a usage error.
-pub(crate) fn vertex(data: &Dataset, id: u64, flag: &str) -> anyhow::Result<VertexId> {
-    data.ids().internal(id).ok_or_else(|| {
+/// The internal id of the vertex `id` names, or a usage error: in a graph with named
+/// vertices the name `id` (else the integer it spells), in one without an integer.
+pub(crate) fn vertex(data: &Dataset, id: &str, flag: &str) -> anyhow::Result<VertexId> {
+    let ids = data.ids();
+    let int = packgraph::io::IdKind::Int.parse(id);
+    let found = match &int {
+        _ if ids.has_names() => ids
+            .internal_name(id)
+            .or_else(|| int.as_ref().and_then(|i| ids.internal_id(i))),
+        Some(int) => ids.internal_id(int),
+        None => {
+            return Err(UsageError(format!(
+                "{flag} {id}: the input's vertices are integers (0 to {}), and this is none",
+                u64::MAX
+            ))
+            .into())
+        }
+    };
+    found.ok_or_else(|| {
         UsageError(format!(
             "{flag} {id}: not a vertex of the input graph ({} vertices)",
-            data.ids().len()
+            ids.len()
         ))
         .into()
     })

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use packgraph::algo::{AlgoOutput, Algorithm, AlgorithmKind, Stat};
-use packgraph::io::Dataset;
+use packgraph::io::{Dataset, ExternalId};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -30,10 +30,10 @@ pub(crate) struct RunArgs {
     /// Require edge weights in the input (an error if it has no weight column).
     #[arg(long)]
     weighted: bool,
-    /// Source vertex for bfs, sssp, bc and khop, by its id in the input (default: the
-    /// smallest id).
+    /// Source vertex for bfs, sssp, bc and khop, by its id in the input: an integer, or a
+    /// name in a graph whose vertices are named (default: the smallest id).
     #[arg(long, value_name = "ID")]
-    source: Option<u64>,
+    source: Option<String>,
     /// Iterations of pagerank (default 20) and cdlp (default 10).
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
@@ -103,7 +103,7 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
         return Err(UsageError(format!("{} has no vertices", args.input.input.display())).into());
     }
     let algorithm = Algorithm {
-        source: match args.source {
+        source: match &args.source {
             Some(id) => vertex(&data, id, "--source")?,
             None => 0,
         },
@@ -187,7 +187,11 @@ fn summary_json(output: &AlgoOutput, data: &Dataset) -> Value {
         let value = match stat {
             Stat::Count(n) => json!(n),
             Stat::Real(x) => json!(x),
-            Stat::Vertex(v) => json!(data.ids().external(v)),
+            Stat::Vertex(v) => match data.ids().external_id(v) {
+                Some(ExternalId::Int(id)) => json!(id),
+                Some(ExternalId::Name(name)) => json!(&*name),
+                None => Value::Null,
+            },
         };
         (name.to_string(), value)
     });

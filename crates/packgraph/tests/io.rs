@@ -591,9 +591,9 @@ proptest! {
 
 /// Vertices added by id after loading get the next internal ids, so the ids are no longer
 /// increasing: snapshot files keep them as a list; a damaged list is refused; graphs with
-/// vertices named by strings are refused by every writer before any file is created.
+/// named vertices are kept by snapshots, written by edge lists and refused by Graphalytics.
 #[test]
-fn added_vertex_ids_round_trip_and_named_graphs_are_refused() {
+fn added_vertex_ids_round_trip_and_named_graphs_are_written() {
     use packgraph::graph::ExternalId;
 
     let dir = tempfile::tempdir().unwrap();
@@ -631,26 +631,80 @@ fn added_vertex_ids_round_trip_and_named_graphs_are_refused() {
         "{message}"
     );
 
-    // A named vertex: every writer refuses, and no file appears.
+    // A named vertex: Graphalytics refuses it and no file appears; a snapshot keeps it; an
+    // edge list writes its name.
     let AnyGraph::Unweighted(graph) = &mut data.graph else {
         panic!("unweighted")
     };
     let alice = graph.intern(&[ExternalId::from("alice")]).unwrap()[0];
     graph.insert_edges(&[(alice, 0)]).unwrap();
-    for name in ["named.txt", "named.v", "named.pgb"] {
-        let path = d.join(name);
-        let error = save(&data, &path, Format::for_output(&path))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains(name) && error.contains("named by strings"),
-            "{error}"
-        );
-        assert!(!path.exists(), "{name} was created");
-    }
+    let path = d.join("named.v");
+    let error = save(&data, &path, Format::for_output(&path))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("named.v") && error.contains("Graphalytics"),
+        "{error}"
+    );
+    assert!(!path.exists() && !d.join("named.e").exists());
+    let path = d.join("named.pgb");
+    save(&data, &path, Format::Binary).unwrap();
+    let back = load_default(&path).unwrap();
+    assert!(back.ids().iter().eq(data.ids().iter()));
+    assert_eq!(back.ids().internal_name("alice"), Some(alice));
+    assert_eq!(back.graph.num_edges(), data.graph.num_edges());
+    let path = d.join("named.txt");
+    save(&data, &path, Format::EdgeList).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.lines().any(|l| l == "alice 10"), "{text}");
+    // A name that is no word of text cannot go into an edge list: refused, no file.
+    let AnyGraph::Unweighted(graph) = &mut data.graph else {
+        panic!("unweighted")
+    };
+    graph.intern(&[ExternalId::from("two words")]).unwrap();
+    let path = d.join("spaced.txt");
+    let error = save(&data, &path, Format::EdgeList)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("whitespace"), "{error}");
+    assert!(!path.exists());
     // The graph itself lost nothing.
     assert_eq!(data.ids().internal_name("alice"), Some(alice));
     assert_eq!(data.graph.num_edges(), 4);
+}
+
+/// A named snapshot whose names were damaged (checksums fixed): a repeated name and bytes
+/// that are not UTF-8 are refused as corrupt.
+#[test]
+fn damaged_named_snapshots_are_refused() {
+    use packgraph::graph::ExternalId;
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = write(d, "g.txt", b"1 2\n");
+    let mut data = load(&source, &options(true)).unwrap();
+    let AnyGraph::Unweighted(graph) = &mut data.graph else {
+        panic!("unweighted")
+    };
+    graph
+        .intern(&[ExternalId::from("ab"), ExternalId::from("ac")])
+        .unwrap();
+    let path = d.join("n.pgb");
+    save(&data, &path, Format::Binary).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let len = good.len();
+    for (patch, what) in [(b"b".as_slice(), "repeated"), (b"\xff", "UTF-8")] {
+        let mut bytes = good.clone();
+        // The last name, "ac": its last byte made `b` (equal to "ab") or invalid UTF-8.
+        bytes[len - 1] = patch[0];
+        let payload_crc = crc32fast::hash(&bytes[48..]);
+        bytes[40..44].copy_from_slice(&payload_crc.to_le_bytes());
+        let header_crc = crc32fast::hash(&bytes[..44]);
+        bytes[44..48].copy_from_slice(&header_crc.to_le_bytes());
+        let damaged = write(d, "damaged.pgb", &bytes);
+        let message = fails(&damaged, &LoadOptions::default());
+        assert!(message.contains(what), "{what}: {message}");
+    }
 }
 
 /// A version 1 snapshot of an unweighted, directed graph (byte-coded leaves, written by the

@@ -59,6 +59,112 @@ impl From<String> for ExternalId {
     }
 }
 
+/// What a directory (or a graph's source) names its vertices by: every vertex an integer,
+/// or every vertex a name. A data directory's kind is fixed when it is created, or by its
+/// first batch that adds vertices, so that one stray token cannot mix the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdKind {
+    /// Vertices are `u64` integers (what graph files hold).
+    Int,
+    /// Vertices are names: every token of an update is a name, digits included.
+    Name,
+}
+
+impl IdKind {
+    /// The kind's name on the command line and in messages: `int` or `name`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdKind::Int => "int",
+            IdKind::Name => "name",
+        }
+    }
+
+    /// The kind of `id`.
+    pub fn of(id: &ExternalId) -> Self {
+        match id {
+            ExternalId::Int(_) => IdKind::Int,
+            ExternalId::Name(_) => IdKind::Name,
+        }
+    }
+
+    /// The kind the ids of `map` show: [`IdKind::Int`] if no vertex is named,
+    /// [`IdKind::Name`] if every vertex is; `None` for no vertices, or for a map that mixes
+    /// both (a data directory written before kinds were kept, or a graph built in memory).
+    pub fn of_map(map: &IdMap) -> Option<Self> {
+        match map.name_count() {
+            _ if map.is_empty() => None,
+            0 => Some(IdKind::Int),
+            named if named == map.len() => Some(IdKind::Name),
+            _ => None,
+        }
+    }
+
+    /// The id a token of update text means under this kind: under [`IdKind::Int`] a
+    /// decimal `u64`, under [`IdKind::Name`] the token itself (digits too). `None` if the
+    /// token is no integer under [`IdKind::Int`].
+    pub fn parse(self, token: &str) -> Option<ExternalId> {
+        match self {
+            IdKind::Int => parse_int_token(token).map(ExternalId::Int),
+            IdKind::Name => Some(ExternalId::Name(token.into())),
+        }
+    }
+}
+
+/// A decimal `u64` as update text writes it: ASCII digits only (no sign), at most
+/// `u64::MAX`.
+fn parse_int_token(token: &str) -> Option<u64> {
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    token.parse().ok()
+}
+
+impl fmt::Display for IdKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for IdKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "int" => Ok(IdKind::Int),
+            "name" => Ok(IdKind::Name),
+            _ => Err(format!("unknown id kind {text:?}; one of: int, name")),
+        }
+    }
+}
+
+/// Why `name` cannot be a vertex name of text files and data directories, if it cannot:
+/// the text formats separate words by whitespace and start comments at `#`, so a name must
+/// be a non-empty word without whitespace, `#` or control characters.
+pub fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a vertex name cannot be empty")
+    } else if name.chars().any(char::is_whitespace) {
+        Some("a vertex name cannot hold whitespace (text formats separate words by it)")
+    } else if name.contains('#') {
+        Some("a vertex name cannot hold `#` (text formats start a comment at it)")
+    } else if name.chars().any(char::is_control) {
+        Some("a vertex name cannot hold control characters")
+    } else {
+        None
+    }
+}
+
+impl ExternalId {
+    /// The id as a word of text: the integer in decimal, the name as it is (see
+    /// [`name_problem`] for the names that can be written).
+    pub fn token(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ExternalId::Int(id) => id.to_string().into(),
+            ExternalId::Name(name) => std::borrow::Cow::Borrowed(name),
+        }
+    }
+}
+
 const INT_TAG: u8 = 0;
 const NAME_TAG: u8 = 1;
 
@@ -264,6 +370,11 @@ impl IdMap {
     /// Whether some vertex is named by a string.
     pub fn has_names(&self) -> bool {
         self.names > 0
+    }
+
+    /// How many vertices are named by strings.
+    pub fn name_count(&self) -> usize {
+        self.names
     }
 
     /// The external id of vertex `v`, if it is one.
@@ -833,7 +944,12 @@ mod tests {
             .collect();
         let single: Vec<Option<VertexId>> = ints.iter().map(|&x| map.internal(x)).collect();
         assert_eq!(map.internal_many(&ints), single);
-        let names = oracle.iter().any(|id| matches!(id, ExternalId::Name(_)));
+        let named = oracle
+            .iter()
+            .filter(|id| matches!(id, ExternalId::Name(_)))
+            .count();
+        assert_eq!(map.name_count(), named);
+        let names = named > 0;
         assert_eq!(map.has_names(), names);
         if let Some(ints) = map.int_ids() {
             for (v, id) in oracle.iter().enumerate() {

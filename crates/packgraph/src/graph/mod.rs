@@ -45,7 +45,7 @@ use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma};
 
 pub use self::any::AnyGraph;
 pub use self::csr::CsrGraph;
-pub use self::ids::{ExternalId, IdMap, IntIds, MAX_VERTICES};
+pub use self::ids::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICES};
 use self::index::RunIndex;
 pub use self::properties::{Properties, PropertyValue};
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};

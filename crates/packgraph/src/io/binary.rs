@@ -8,8 +8,8 @@ use std::path::Path;
 
 use super::Dataset;
 use crate::codec::bytes::{ByteReader, ByteWriter, BytesError, FromRead};
-use crate::graph::IdMap;
 use crate::graph::{AnyGraph, Graph, WeightedGraph};
+use crate::graph::{ExternalId, IdMap};
 use crate::pma::{ArrayDims, PmaConfig, PmaParts, PmaPartsRef};
 use crate::Error;
 
@@ -35,12 +35,18 @@ enum Flag {
     SortedIds = 4,
     /// The vertex ids are stored, as a list of distinct ids in any order.
     IdList = 8,
+    /// The vertex ids are stored, as a list of distinct integers and names in any order
+    /// (some vertex is named).
+    NamedIds = 16,
 }
 
 impl Flag {
     /// Every bit a reader knows.
-    const KNOWN: u32 =
-        Self::Directed.bit() | Self::Weighted.bit() | Self::SortedIds.bit() | Self::IdList.bit();
+    const KNOWN: u32 = Self::Directed.bit()
+        | Self::Weighted.bit()
+        | Self::SortedIds.bit()
+        | Self::IdList.bit()
+        | Self::NamedIds.bit();
 
     const fn bit(self) -> u32 {
         self as u32
@@ -91,6 +97,23 @@ impl<W: Write> Payload<W> {
         Ok(())
     }
 
+    /// Every vertex's external id in internal order: a tag byte, then an integer as `u64`
+    /// (tag 0) or a name as its `u32` byte length and UTF-8 bytes (tag 1).
+    fn named_ids(&mut self, ids: &IdMap) -> std::io::Result<()> {
+        for (i, id) in ids.iter().enumerate() {
+            match id {
+                ExternalId::Int(id) => self.buf.u8(0).u64(id),
+                ExternalId::Name(name) => {
+                    self.buf.u8(1).u32(name.len() as u32).bytes(name.as_bytes())
+                }
+            };
+            if i % CHUNK_LEN == CHUNK_LEN - 1 {
+                self.flush()?;
+            }
+        }
+        self.flush()
+    }
+
     /// One edge array: dimensions, configuration, leaves, leaf sizes, heads.
     fn pma(&mut self, parts: PmaPartsRef<'_>) -> std::io::Result<()> {
         ArrayDims::of(&parts).write(&mut self.buf);
@@ -111,15 +134,11 @@ impl<W: Write> Payload<W> {
 pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
     let graph = &dataset.graph;
     let ids = dataset.ids();
-    // Checked before the file is created, so that a refusal leaves nothing behind.
+    let named = ids.has_names();
     let id_list = match ids.as_range() {
         Some(_) => None,
-        None => Some(ids.ints().ok_or_else(|| {
-            Error::unsupported_file(
-                path,
-                "snapshot files hold integer vertex ids; this graph has vertices named by strings",
-            )
-        })?),
+        None if named => None,
+        None => ids.ints(),
     };
     let os = |e| Error::io(path, e);
     let file = File::create(path).map_err(os)?;
@@ -142,6 +161,9 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
     if let Some(list) = &id_list {
         payload.u64s(list).map_err(os)?;
     }
+    if named {
+        payload.named_ids(ids).map_err(os)?;
+    }
     let Payload {
         out, hasher, len, ..
     } = payload;
@@ -151,6 +173,9 @@ pub fn write(dataset: &Dataset, path: &Path) -> Result<(), Error> {
     }
     if graph.is_weighted() {
         flags |= Flag::Weighted.bit();
+    }
+    if named {
+        flags |= Flag::NamedIds.bit();
     }
     if let Some(list) = &id_list {
         flags |= if list.windows(2).all(|w| w[0] < w[1]) {
@@ -319,11 +344,20 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
     } else {
         None
     };
-    let ids = if Flag::SortedIds.is_in(flags) && Flag::IdList.is_in(flags) {
+    let lists = [Flag::SortedIds, Flag::IdList, Flag::NamedIds]
+        .iter()
+        .filter(|f| f.is_in(flags))
+        .count();
+    let ids = if lists > 1 {
         return Err(corrupted(
             path,
-            "flags say the vertex ids are both increasing and unordered",
+            "flags name more than one way the vertex ids are stored",
         ));
+    } else if Flag::NamedIds.is_in(flags) {
+        read_named_ids(&mut reader, num_vertices).map_err(|e| match e {
+            Named::Bytes(e) => bad(e),
+            Named::Bad(reason) => corrupted(path, reason),
+        })?
     } else if Flag::SortedIds.is_in(flags) {
         let ids = reader.u64s(num_vertices, "the vertex ids").map_err(bad)?;
         IdMap::from_sorted(ids).ok_or_else(|| corrupted(path, "vertex ids are not increasing"))?
@@ -367,6 +401,41 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         self_loops: 0,
     })
 }
+/// Why the named vertex ids could not be read.
+enum Named {
+    Bytes(BytesError),
+    Bad(String),
+}
+
+impl From<BytesError> for Named {
+    fn from(e: BytesError) -> Self {
+        Named::Bytes(e)
+    }
+}
+
+/// The `n` external ids [`Payload::named_ids`] wrote: every length is checked against the
+/// bytes left before anything is allocated.
+fn read_named_ids(r: &mut PayloadReader, n: usize) -> Result<IdMap, Named> {
+    // Each id takes at least 5 bytes (a tag and a name's length).
+    r.need(n as u64 * 5, "the vertex ids")?;
+    let mut ids = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = match r.u8("a vertex id's tag")? {
+            0 => ExternalId::Int(r.u64("an integer vertex id")?),
+            1 => {
+                let len = r.u32("a vertex name's length")?;
+                let bytes = r.bytes_vec(u64::from(len), "a vertex name")?;
+                let name = String::from_utf8(bytes)
+                    .map_err(|_| Named::Bad("a vertex name is not UTF-8".into()))?;
+                ExternalId::Name(name.into())
+            }
+            tag => return Err(Named::Bad(format!("unknown vertex id tag {tag}"))),
+        };
+        ids.push(id);
+    }
+    IdMap::from_split((0, 0), ids).map_err(|_| Named::Bad("a vertex id is repeated".into()))
+}
+
 /// A damaged snapshot file.
 fn corrupted(path: &Path, reason: impl std::fmt::Display) -> Error {
     Error::corrupt_file(path, format!("corrupted packgraph snapshot: {reason}"))

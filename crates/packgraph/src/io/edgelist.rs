@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::text::{self, parse_id, parse_weight, Fields, Progress};
 use super::Dataset;
-use crate::graph::ids::{IdMap, IdMapError, IntIds};
+use crate::graph::ids::{name_problem, ExternalId, IdMap, IdMapError, IntIds};
 use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
 use crate::Error;
 
@@ -195,19 +195,24 @@ pub fn write(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Writes `u v` or `u v weight` lines in external ids: each undirected edge once (smaller
-/// id first).
+/// internal id first). Named vertices are written by their names ([`Tokens`]).
 pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
     let graph = &dataset.graph;
-    let ids = int_ids(dataset.ids())?;
+    let ids = Tokens::of(dataset.ids())?;
     let lines = |v: VertexId| -> Vec<u8> {
         let mut text = Vec::new();
-        let u = ids.get(v);
         let keep = |w: VertexId| graph.is_directed() || v < w;
+        let edge = |text: &mut Vec<u8>, w: VertexId| {
+            ids.write(v, text);
+            text.push(b' ');
+            ids.write(w, text);
+        };
         match graph {
             AnyGraph::Unweighted(g) => {
                 g.for_each_out_neighbor(v, |w| {
                     if keep(w) {
-                        let _ = writeln!(text, "{u} {}", ids.get(w));
+                        edge(&mut text, w);
+                        text.push(b'\n');
                     }
                     true
                 });
@@ -215,7 +220,8 @@ pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Re
             AnyGraph::Weighted(g) => {
                 g.for_each_out_edge(v, |w, weight| {
                     if keep(w) {
-                        let _ = writeln!(text, "{u} {} {weight}", ids.get(w));
+                        edge(&mut text, w);
+                        let _ = writeln!(text, " {weight}");
                     }
                     true
                 });
@@ -226,14 +232,61 @@ pub(crate) fn write_edges(dataset: &Dataset, out: &mut dyn Write) -> std::io::Re
     write_in_blocks(graph.num_vertices(), lines, out)
 }
 
-/// The integer ids of every vertex, or an error for a graph with named vertices.
+/// The integer ids of every vertex, or an error for a graph with named vertices (for
+/// formats that hold integers only).
 pub(crate) fn int_ids(ids: &IdMap) -> std::io::Result<IntIds> {
     ids.int_ids().ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            "graph files name vertices by integers; this graph has vertices named by strings",
+            "this format names vertices by integers, and this graph's vertices are named; write an edge list or a snapshot (.pgb)",
         )
     })
+}
+
+/// Every vertex's external id as a word of text: integers in decimal, names as they are.
+pub(crate) enum Tokens {
+    /// No vertex is named.
+    Ints(IntIds),
+    /// Some vertex is named: every external id, in internal order.
+    Named(Vec<ExternalId>),
+}
+
+impl Tokens {
+    /// The words of `ids`; an error if a name cannot be one word of text ([`name_problem`]:
+    /// empty, or holding whitespace, `#` or control characters).
+    pub(crate) fn of(ids: &IdMap) -> std::io::Result<Self> {
+        if let Some(ints) = ids.int_ids() {
+            return Ok(Tokens::Ints(ints));
+        }
+        let all: Vec<ExternalId> = ids.iter().collect();
+        for id in &all {
+            if let ExternalId::Name(name) = id {
+                if let Some(reason) = name_problem(name) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("vertex {name:?} cannot be written as a word of text: {reason}"),
+                    ));
+                }
+            }
+        }
+        Ok(Tokens::Named(all))
+    }
+
+    /// Appends vertex `v`'s word to `out`.
+    #[inline]
+    pub(crate) fn write(&self, v: VertexId, out: &mut Vec<u8>) {
+        match self {
+            Tokens::Ints(ints) => {
+                let _ = write!(out, "{}", ints.get(v));
+            }
+            Tokens::Named(all) => match &all[v as usize] {
+                ExternalId::Int(id) => {
+                    let _ = write!(out, "{id}");
+                }
+                ExternalId::Name(name) => out.extend_from_slice(name.as_bytes()),
+            },
+        }
+    }
 }
 
 /// Writes the text `lines(v)` of every vertex in order, formatting blocks of vertices in

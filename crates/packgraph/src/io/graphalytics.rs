@@ -7,7 +7,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::edgelist::{concat, int_ids, push_edge, write_edges, write_in_blocks, EdgeChunk};
+use super::edgelist::{
+    concat, int_ids, push_edge, write_edges, write_in_blocks, EdgeChunk, Tokens,
+};
 use super::text::{self, parse_id, Fields, Progress};
 use super::Dataset;
 use crate::algo::{AlgoOutput, Values, UNREACHED};
@@ -196,6 +198,13 @@ fn duplicate_error(path: &Path, id: u64) -> Error {
 pub fn write(dataset: &Dataset, prefix: &Path) -> Result<Files, Error> {
     let files = Files::with_prefix(prefix);
     let graph = &dataset.graph;
+    // Checked before a file is created, so that a refusal leaves nothing behind.
+    if dataset.ids().has_names() {
+        return Err(Error::unsupported_file(
+            &files.vertices,
+            "Graphalytics datasets name vertices by integers, and this graph's vertices are named; write an edge list or a snapshot (.pgb)",
+        ));
+    }
     super::write_file(&files.vertices, |out| {
         let ids = int_ids(dataset.ids())?;
         write_in_blocks(
@@ -249,7 +258,7 @@ impl AlgoOutput {
     /// As [`write_output`].
     pub fn write_graphalytics(&self, ids: &IdMap, out: &mut dyn Write) -> std::io::Result<()> {
         let labels = match &self.values {
-            Values::Labels(_) => Some(int_ids(ids)?),
+            Values::Labels(_) => Some(Tokens::of(ids)?),
             _ => None,
         };
         write_output(
@@ -267,10 +276,12 @@ impl AlgoOutput {
                         Ok(())
                     }
                     Values::Reals(reals) => write_real(reals[v], line),
-                    Values::Labels(l) => match &labels {
-                        Some(ids) => write!(line, "{}", ids.get(l[v])),
-                        None => Ok(()),
-                    },
+                    Values::Labels(l) => {
+                        if let Some(ids) = &labels {
+                            ids.write(l[v], line);
+                        }
+                        Ok(())
+                    }
                     Values::Counts(counts) => write!(line, "{}", counts[v]),
                 };
             },
@@ -291,11 +302,12 @@ fn write_real(x: f64, line: &mut Vec<u8>) -> std::io::Result<()> {
 /// Writes per-vertex results as Graphalytics output lines `id value`, in external ids and in
 /// increasing external id order (internal order for ids loaded from a file; a relabeled
 /// graph is written in the same order as before); `value(v, out)` appends vertex `v`'s
-/// value.
+/// value. Named vertices are written by their names (integers before names, names in byte
+/// order).
 ///
 /// # Errors
-/// The writer's errors, or [`std::io::ErrorKind::InvalidInput`] if some vertex is named by a
-/// string (the format names vertices by integers).
+/// The writer's errors, or [`std::io::ErrorKind::InvalidInput`] if a name cannot be written
+/// as one word of text (see [`name_problem`](crate::graph::name_problem)).
 pub fn write_output(
     ids: &IdMap,
     value: impl Fn(VertexId, &mut Vec<u8>) + Sync,
@@ -303,13 +315,14 @@ pub fn write_output(
 ) -> std::io::Result<()> {
     let len = ids.len();
     let order = (!crate::layout::ids_increase(ids)).then(|| crate::layout::by_external_id(ids));
-    let ids = int_ids(ids)?;
+    let ids = Tokens::of(ids)?;
     write_in_blocks(
         len,
         |i| {
             let v = order.as_ref().map_or(i, |order| order[i as usize]);
             let mut line = Vec::with_capacity(24);
-            let _ = write!(line, "{} ", ids.get(v));
+            ids.write(v, &mut line);
+            line.push(b' ');
             value(v, &mut line);
             line.push(b'\n');
             line

@@ -50,7 +50,7 @@ use crate::{Error, Result};
 pub use self::count::{parse_count, thread_count, CountError};
 pub use self::error::LineError;
 pub use self::text::Progress;
-pub use crate::graph::{ExternalId, IdMap, IntIds, MAX_VERTICES};
+pub use crate::graph::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICES};
 
 /// A graph file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,16 +302,19 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset> {
 /// Writes a graph file in `format`. For Graphalytics, `path` may name the `.v` or `.e` file
 /// or the prefix; the `.v`, `.e` and `.properties` files are written.
 ///
+/// Named vertices: a snapshot keeps their names; an edge list writes each name as its word
+/// (a name that is no single word of text, see [`name_problem`], is an error; edge lists
+/// with names are for reading by other tools, [`load`] reads integer ids); Graphalytics
+/// datasets hold integers only.
+///
 /// # Errors
 /// [`Error`] if a file cannot be written, for Matrix Market, which is read-only, or for a
-/// graph with vertices named by strings (the formats name vertices by integers); nothing is
-/// written then.
+/// graph with named vertices in a format that cannot hold them; nothing is written then.
 pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<()> {
-    if dataset.ids().has_names() {
-        return Err(Error::unsupported_file(
-            path,
-            "graph files name vertices by integers; this graph has vertices named by strings",
-        ));
+    if format == Format::EdgeList {
+        // Checked before the file is created, so that a refusal leaves nothing behind.
+        edgelist::Tokens::of(dataset.ids())
+            .map_err(|e| Error::unsupported_file(path, e.to_string()))?;
     }
     match format {
         Format::EdgeList if dataset.graph.num_edges() == 0 => Err(Error::unsupported_file(

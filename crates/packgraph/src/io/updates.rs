@@ -8,7 +8,13 @@
 //! ```
 //!
 //! Vertex ids are integers (`u64`) or names (any other word without whitespace or `#`), as
-//! [`ExternalId`] holds them. Blank lines are skipped; the end of the input ends the last
+//! [`ExternalId`] holds them. How a word is read depends on the reader's id kind
+//! ([`UpdateReader::ids`]): by default each word on its own (a decimal `u64` is an integer,
+//! any other word a name); under [`IdKind::Int`] every word must be a decimal integer from 0
+//! to `u64::MAX` (`x7y`, `-5` and `18446744073709551616` are errors naming their line);
+//! under [`IdKind::Name`] every word is a name, digits included (`5` is the vertex named
+//! "5"); [`UpdateReader::ids_from_first`] takes the kind of the first word read and holds
+//! to it. A data directory reads its updates under its own kind. Blank lines are skipped; the end of the input ends the last
 //! batch unless it is empty, and two `commit` lines in a row make an empty batch. The reader
 //! turns text into operations only: interning new ids and dropping deletes of unknown
 //! vertices is the job of whoever applies a batch to a graph. Within a batch, operations
@@ -42,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use super::text::parse_weight;
 use crate::error::quote;
-use crate::graph::ExternalId;
+use crate::graph::{name_problem, ExternalId, IdKind};
 use crate::Error;
 
 /// One operation of an update batch, in external ids.
@@ -84,6 +90,21 @@ pub enum UpdatesError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A vertex id of the other kind than the reader's ([`UpdateReader::ids`]): a word that
+    /// is no integer where vertices are integers, or a word that cannot be a name.
+    #[error("{}:{line}: {reason}: `{value}`", source_name.display())]
+    IdKind {
+        /// Where the text came from: a file name, or `<stdin>`.
+        source_name: PathBuf,
+        /// The line, counted from 1.
+        line: u64,
+        /// The offending word (shortened to 60 characters).
+        value: String,
+        /// The kind the reader holds to.
+        kind: IdKind,
+        /// What is wrong with the word.
+        reason: String,
+    },
     /// The underlying reader failed (or the text is not UTF-8).
     #[error("{}:{line}: {error}", source_name.display())]
     Read {
@@ -101,13 +122,15 @@ impl UpdatesError {
     /// Whether the text is at fault (a malformed line) rather than the reader: the same
     /// split as [`Error::is_input_error`] after conversion.
     pub fn is_input_error(&self) -> bool {
-        matches!(self, Self::Syntax { .. })
+        matches!(self, Self::Syntax { .. } | Self::IdKind { .. })
     }
 
     /// The line the error is on, counted from 1.
     pub fn line(&self) -> u64 {
         match self {
-            Self::Syntax { line, .. } | Self::Read { line, .. } => *line,
+            Self::Syntax { line, .. } | Self::IdKind { line, .. } | Self::Read { line, .. } => {
+                *line
+            }
         }
     }
 }
@@ -124,6 +147,18 @@ impl From<UpdatesError> for Error {
                 path: Some(source_name),
                 line: Some(line),
                 value: Some(text),
+                reason,
+            },
+            UpdatesError::IdKind {
+                source_name,
+                line,
+                value,
+                reason,
+                ..
+            } => Error::InvalidInput {
+                path: Some(source_name),
+                line: Some(line),
+                value: Some(value),
                 reason,
             },
             UpdatesError::Read {
@@ -155,7 +190,19 @@ pub struct UpdateReader<R> {
     line: u64,
     bytes: Vec<u8>,
     max_batch_ops: usize,
+    ids: IdMode,
     done: bool,
+}
+
+/// How an [`UpdateReader`] reads vertex ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdMode {
+    /// Each word on its own ([`parse_id`]).
+    Each,
+    /// The kind of the first word read, then that kind.
+    First,
+    /// One kind.
+    Fixed(IdKind),
 }
 
 /// An id as written: an integer if the word is one, else a name.
@@ -175,6 +222,7 @@ impl<R: BufRead> UpdateReader<R> {
             line: 0,
             bytes: Vec::new(),
             max_batch_ops: DEFAULT_MAX_BATCH_OPS,
+            ids: IdMode::Each,
             done: false,
         }
     }
@@ -184,6 +232,30 @@ impl<R: BufRead> UpdateReader<R> {
     pub fn max_batch_ops(mut self, max: usize) -> Self {
         self.max_batch_ops = max.max(1);
         self
+    }
+
+    /// Reads every vertex id as `kind` (see the [module docs](self)): a word of the other
+    /// kind is an [`UpdatesError::IdKind`] naming its line.
+    pub fn ids(mut self, kind: IdKind) -> Self {
+        self.ids = IdMode::Fixed(kind);
+        self
+    }
+
+    /// Reads every vertex id as the kind of the first one read (a decimal `u64` makes it
+    /// [`IdKind::Int`], any other word [`IdKind::Name`]): for a data directory whose kind
+    /// its first batch fixes.
+    pub fn ids_from_first(mut self) -> Self {
+        self.ids = IdMode::First;
+        self
+    }
+
+    /// The kind the reader holds every vertex id to: the one given, or the one its first
+    /// word fixed; `None` when it reads each word on its own or has read none yet.
+    pub fn id_kind(&self) -> Option<IdKind> {
+        match self.ids {
+            IdMode::Fixed(kind) => Some(kind),
+            IdMode::Each | IdMode::First => None,
+        }
     }
 
     /// The name errors give the text's source.
@@ -235,7 +307,7 @@ impl<R: BufRead> UpdateReader<R> {
                 )
             })?;
             let content = text.split('#').next().unwrap_or("").trim();
-            match parse_line(content) {
+            match parse_line(content, &mut self.ids) {
                 Ok(Line::Commit) => {
                     batch.commit_line = self.line;
                     return Ok(Some(batch));
@@ -259,7 +331,16 @@ impl<R: BufRead> UpdateReader<R> {
                     batch.ops.push(op);
                     batch.lines.push(self.line);
                 }
-                Err((text, reason)) => return Err(self.syntax(text, reason)),
+                Err(Bad::Syntax(text, reason)) => return Err(self.syntax(text, reason)),
+                Err(Bad::Kind(word, kind, reason)) => {
+                    return Err(UpdatesError::IdKind {
+                        source_name: self.source_name.clone(),
+                        line: self.line,
+                        value: quote(word),
+                        kind,
+                        reason: reason.to_owned(),
+                    })
+                }
             }
         }
     }
@@ -329,30 +410,64 @@ enum Line {
     Op(UpdateOp),
 }
 
-/// Parses one line, its comment removed. An error is the offending text and what is wrong
-/// with it.
-fn parse_line(content: &str) -> Result<Line, (&str, &'static str)> {
+/// What is wrong with a line: its offending text and why.
+enum Bad<'a> {
+    /// Not an operation.
+    Syntax(&'a str, &'static str),
+    /// A vertex id of the other kind than the reader holds to.
+    Kind(&'a str, IdKind, &'static str),
+}
+
+/// The id `word` means under `mode`; under [`IdMode::First`] the first word fixes the kind.
+fn read_id<'a>(word: &'a str, mode: &mut IdMode) -> Result<ExternalId, Bad<'a>> {
+    let kind = match *mode {
+        IdMode::Each => return Ok(parse_id(word)),
+        IdMode::Fixed(kind) => kind,
+        IdMode::First => {
+            let kind = match IdKind::Int.parse(word) {
+                Some(_) => IdKind::Int,
+                None => IdKind::Name,
+            };
+            *mode = IdMode::Fixed(kind);
+            kind
+        }
+    };
+    match kind.parse(word) {
+        None => Err(Bad::Kind(
+            word,
+            kind,
+            "not an integer vertex id (this graph's vertices are integers, 0 to 18446744073709551615)",
+        )),
+        Some(ExternalId::Name(name)) => match name_problem(&name) {
+            Some(reason) => Err(Bad::Kind(word, kind, reason)),
+            None => Ok(ExternalId::Name(name)),
+        },
+        Some(id) => Ok(id),
+    }
+}
+
+/// Parses one line, its comment removed, reading vertex ids under `ids`.
+fn parse_line<'a>(content: &'a str, ids: &mut IdMode) -> Result<Line, Bad<'a>> {
     let mut fields = content.split_whitespace();
     let Some(kind) = fields.next() else {
         return Ok(Line::Blank);
     };
     let fields: Vec<&str> = fields.collect();
+    let syntax = |reason| Err(Bad::Syntax(content, reason));
     let op = match (kind, &fields[..]) {
         ("commit", []) => return Ok(Line::Commit),
-        ("commit", _) => return Err((content, "`commit` takes nothing after it")),
-        ("+", [u, v]) => UpdateOp::Insert(parse_id(u), parse_id(v), None),
+        ("commit", _) => return syntax("`commit` takes nothing after it"),
+        ("+", [u, v]) => UpdateOp::Insert(read_id(u, ids)?, read_id(v, ids)?, None),
         ("+", [u, v, w]) => {
-            let weight = parse_weight(w.as_bytes()).map_err(|reason| (*w, reason))?;
-            UpdateOp::Insert(parse_id(u), parse_id(v), Some(weight))
+            let (u, v) = (read_id(u, ids)?, read_id(v, ids)?);
+            let weight = parse_weight(w.as_bytes()).map_err(|reason| Bad::Syntax(w, reason))?;
+            UpdateOp::Insert(u, v, Some(weight))
         }
-        ("+", _) => return Err((content, "an insert is `+ SRC DST [WEIGHT]`")),
-        ("-", [u, v]) => UpdateOp::Delete(parse_id(u), parse_id(v)),
-        ("-", _) => return Err((content, "a delete is `- SRC DST`")),
+        ("+", _) => return syntax("an insert is `+ SRC DST [WEIGHT]`"),
+        ("-", [u, v]) => UpdateOp::Delete(read_id(u, ids)?, read_id(v, ids)?),
+        ("-", _) => return syntax("a delete is `- SRC DST`"),
         _ => {
-            return Err((
-                content,
-                "expected `+ SRC DST [WEIGHT]`, `- SRC DST`, `commit` or a `#` comment",
-            ))
+            return syntax("expected `+ SRC DST [WEIGHT]`, `- SRC DST`, `commit` or a `#` comment")
         }
     };
     Ok(Line::Op(op))
@@ -432,6 +547,83 @@ mod tests {
             assert_eq!(err.line(), Some(line));
             assert_eq!(err.to_string(), message);
         }
+    }
+
+    #[test]
+    fn a_fixed_id_kind_refuses_words_of_the_other_kind_at_their_line() {
+        let read = |text: &str, kind: IdKind| -> Result<Vec<UpdateBatch>, UpdatesError> {
+            UpdateReader::new(text.as_bytes(), "u.txt")
+                .ids(kind)
+                .collect()
+        };
+        let int = |x| ExternalId::Int(x);
+        let got = read("+ 0 18446744073709551615\n- 007 1\n", IdKind::Int).unwrap();
+        assert_eq!(
+            got[0].ops,
+            [
+                UpdateOp::Insert(int(0), int(u64::MAX), None),
+                UpdateOp::Delete(int(7), int(1))
+            ]
+        );
+        for (text, line, value) in [
+            ("+ 1 2\n+ 5 x7y\n", 2, "x7y"),
+            ("- -5 1\n", 1, "-5"),
+            ("+ 18446744073709551616 1\n", 1, "18446744073709551616"),
+            ("+ +5 1\n", 1, "+5"),
+            ("+ 1 2 1.5\n+ 1e3 2\n", 2, "1e3"),
+        ] {
+            let err = read(text, IdKind::Int).unwrap_err();
+            assert!(err.is_input_error());
+            assert_eq!(err.line(), line);
+            assert!(
+                matches!(&err, UpdatesError::IdKind { kind: IdKind::Int, value: v, .. } if v == value),
+                "{text:?}: {err}"
+            );
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("u.txt:{line}: not an integer vertex id")),
+                "{err}"
+            );
+            assert_eq!(Error::from(err).line(), Some(line));
+        }
+        // Under names every word is a name, digits included.
+        let got = read("+ 5 x7y\n- -5 007\n", IdKind::Name).unwrap();
+        assert_eq!(
+            got[0].ops,
+            [
+                UpdateOp::Insert("5".into(), "x7y".into(), None),
+                UpdateOp::Delete("-5".into(), "007".into())
+            ]
+        );
+        let err = read("+ a b\n+ a\u{1}b c\n", IdKind::Name).unwrap_err();
+        assert_eq!(err.line(), 2);
+        assert!(err.to_string().contains("control characters"), "{err}");
+    }
+
+    #[test]
+    fn the_first_word_fixes_the_kind() {
+        let mut reader =
+            UpdateReader::new("+ 5 6\ncommit\n+ 7 x7y\n".as_bytes(), "u.txt").ids_from_first();
+        assert_eq!(reader.id_kind(), None);
+        assert!(reader.next().unwrap().is_ok());
+        assert_eq!(reader.id_kind(), Some(IdKind::Int));
+        assert_eq!(reader.next().unwrap().unwrap_err().line(), 3);
+        let mut reader = UpdateReader::new("+ alice 5\n".as_bytes(), "u.txt").ids_from_first();
+        let batch = reader.next().unwrap().unwrap();
+        assert_eq!(
+            batch.ops,
+            [UpdateOp::Insert("alice".into(), "5".into(), None)]
+        );
+        assert_eq!(reader.id_kind(), Some(IdKind::Name));
+        // The default reads each word on its own.
+        let batch = UpdateReader::new("+ alice 5\n".as_bytes(), "u.txt")
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            batch.ops,
+            [UpdateOp::Insert("alice".into(), ExternalId::Int(5), None)]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::recover::read_manifest;
 use super::{load_graph, CheckpointStats, OsVfs, RecoveryStats, Seq, Store, StoreOptions};
-use crate::graph::{AnyGraph, Applied, Update};
+use crate::graph::{AnyGraph, Applied, IdKind, Update};
 use crate::pma::{DeltaMapLeaf, GroupLeaf};
 use crate::Result;
 
@@ -47,10 +47,31 @@ impl AnyStore {
     /// # Errors
     /// As [`Store::create`].
     pub fn create(dir: &Path, options: StoreOptions, graph: AnyGraph) -> Result<Self> {
+        Self::create_with_ids(dir, options, graph, None)
+    }
+
+    /// Creates `dir` holding `graph`, its vertex ids of kind `ids` (see
+    /// [`Store::create_with_ids`]).
+    ///
+    /// # Errors
+    /// As [`Store::create_with_ids`].
+    pub fn create_with_ids(
+        dir: &Path,
+        options: StoreOptions,
+        graph: AnyGraph,
+        ids: Option<IdKind>,
+    ) -> Result<Self> {
         Ok(match graph {
-            AnyGraph::Unweighted(g) => Self::Unweighted(Store::create(dir, options, g)?),
-            AnyGraph::Weighted(g) => Self::Weighted(Store::create(dir, options, g)?),
+            AnyGraph::Unweighted(g) => {
+                Self::Unweighted(Store::create_with_ids(dir, options, g, ids)?)
+            }
+            AnyGraph::Weighted(g) => Self::Weighted(Store::create_with_ids(dir, options, g, ids)?),
         })
+    }
+
+    /// See [`Store::id_kind`].
+    pub fn id_kind(&self) -> Option<IdKind> {
+        with_store!(self, s => s.id_kind())
     }
 
     /// Whether edges carry weights.

@@ -32,7 +32,7 @@ use crate::Result;
 
 /// The checkpointer's memory of the last checkpoint.
 pub(super) struct CheckpointState<C: StoreLeaf> {
-    manifest: Manifest,
+    pub(super) manifest: Manifest,
     /// The version the base was written from (deltas are taken against it).
     base: Snapshot<C>,
     /// Payload bytes of the base's pages.
@@ -77,6 +77,7 @@ impl<C: StoreLeaf> CheckpointState<C> {
             next_pack: 1,
             base_seq: 0,
             dir_id,
+            id_kind: None,
             version: super::STORE_FORMAT_VERSION,
             base: placeholder(),
             ids: placeholder(),

@@ -13,8 +13,8 @@ use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
-use crate::graph::{Applied, GraphRead, Update};
+use super::{ids, lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
+use crate::graph::{Applied, Update};
 use crate::{Error, Result};
 
 /// The log's durability bookkeeping.
@@ -41,8 +41,9 @@ impl<C: StoreLeaf> Store<C> {
     /// with its sequence number.
     ///
     /// # Errors
-    /// As [`Graph::apply`](crate::graph::Graph::apply) for a bad update (nothing is applied
-    /// or logged); [`Error::Io`] if the log cannot be written or synced, after which the
+    /// As [`Graph::apply`](crate::graph::Graph::apply) for a bad update, and
+    /// [`Error::InvalidInput`] for one adding vertex ids of the other kind than the
+    /// directory's ([`Store::id_kind`]) (nothing is applied or logged); [`Error::Io`] if the log cannot be written or synced, after which the
     /// store takes no more writes (reopen it to recover).
     pub fn commit(&self, update: &Update) -> Result<(Seq, Applied)> {
         let (seq, applied) = self.append(update)?;
@@ -63,10 +64,11 @@ impl<C: StoreLeaf> Store<C> {
         // Recovery refuses a record that grows the graph past what it explains; so does
         // the write path, so that every acknowledged record replays. The count comes from
         // the writer's graph: a snapshot would build the vertex index of the version.
-        let num_vertices = inner.shared.with_writer(|graph| graph.num_vertices());
-        recover::check_growth(update, num_vertices)
+        let before = inner.shared.with_writer(ids::IdCounts::of);
+        recover::check_growth(update, before.vertices)
             .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
-        let (applied, seq) = inner.shared.commit_logged(update, |_| {
+        let (applied, seq) = inner.shared.commit_logged(update, |graph| {
+            inner.id_kind.check(update, before, graph)?;
             let mut log = lock(&inner.log);
             log.append(&*inner.vfs, &payload).inspect_err(|e| {
                 lock(&inner.sync).failed = Some(e.to_string());

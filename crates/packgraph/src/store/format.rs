@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
+use crate::graph::IdKind;
 use crate::{Error, Result};
 
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
@@ -488,6 +489,9 @@ pub(super) struct Manifest {
     pub(super) base_seq: u64,
     /// The directory's id (0: unknown, a directory created before format 3).
     pub(super) dir_id: u128,
+    /// The kind of vertex ids `create` fixed (`None`: fixed by the first batch that adds
+    /// vertices, and read back from the graph's ids).
+    pub(super) id_kind: Option<IdKind>,
     /// The format version it was read in (this build writes [`STORE_FORMAT_VERSION`]).
     pub(super) version: u32,
     pub(super) base: UnitRef,
@@ -499,6 +503,11 @@ pub(super) struct Manifest {
 const FLAG_DIRECTED: u32 = 1;
 const FLAG_WEIGHTED: u32 = 2;
 const FLAG_DELTA: u32 = 4;
+/// The directory's vertices are integers ([`IdKind::Int`]).
+const FLAG_INT_IDS: u32 = 8;
+/// The directory's vertices are names ([`IdKind::Name`]).
+const FLAG_NAME_IDS: u32 = 16;
+const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DELTA | FLAG_INT_IDS | FLAG_NAME_IDS;
 /// Byte offsets of manifest fields, for error messages.
 const MANIFEST_NEXT_PACK_OFFSET: u64 = 56;
 const MANIFEST_BASE_SEQ_OFFSET: u64 = 64;
@@ -518,6 +527,11 @@ impl Manifest {
         if self.delta.is_some() {
             flags |= FLAG_DELTA;
         }
+        flags |= match self.id_kind {
+            None => 0,
+            Some(IdKind::Int) => FLAG_INT_IDS,
+            Some(IdKind::Name) => FLAG_NAME_IDS,
+        };
         let mut w = ByteWriter::with_capacity(256);
         w.bytes(MANIFEST_MAGIC)
             .u32(STORE_FORMAT_VERSION)
@@ -615,13 +629,25 @@ impl Manifest {
         let mut r = reader(bytes, 0);
         r.take(12, "magic and version")?;
         let flags = r.u32("flags")?;
-        if flags & !(FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_DELTA) != 0 {
+        if flags & !KNOWN_FLAGS != 0 {
             return Err(r.invalid(
                 12,
                 "the manifest flags",
                 format!("unknown flags {flags:#x}"),
             ));
         }
+        let id_kind = match (flags & FLAG_INT_IDS != 0, flags & FLAG_NAME_IDS != 0) {
+            (false, false) => None,
+            (true, false) => Some(IdKind::Int),
+            (false, true) => Some(IdKind::Name),
+            (true, true) => {
+                return Err(r.invalid(
+                    12,
+                    "the manifest flags",
+                    "both integer and named vertex ids",
+                ))
+            }
+        };
         let mut values = [0u64; 7];
         for v in &mut values {
             *v = r.u64("manifest field")?;
@@ -651,6 +677,7 @@ impl Manifest {
             next_pack: values[5],
             base_seq: values[6],
             dir_id,
+            id_kind,
             version,
             base,
             ids,
@@ -697,6 +724,7 @@ mod tests {
             next_pack: 5,
             base_seq: 50,
             dir_id: 0x1234_5678_9abc_def0_0fed_cba9_8765_4321,
+            id_kind: None,
             version: STORE_FORMAT_VERSION,
             base: unit_ref(1),
             ids: unit_ref(2),
@@ -717,6 +745,45 @@ mod tests {
                 "length {len}"
             );
         }
+    }
+
+    #[test]
+    fn the_id_kind_round_trips_in_two_flag_bits() {
+        let mut manifest = Manifest {
+            number: 1,
+            log_seq: 0,
+            graph_version: 0,
+            directed: false,
+            weighted: false,
+            num_vertices: 0,
+            num_arcs: 0,
+            next_pack: 2,
+            base_seq: 0,
+            dir_id: 7,
+            id_kind: None,
+            version: STORE_FORMAT_VERSION,
+            base: unit_ref(1),
+            ids: unit_ref(1),
+            properties: unit_ref(1),
+            delta: None,
+        };
+        let path = Path::new("MANIFEST");
+        // No flag: the bytes of a manifest written before kinds were kept.
+        let unset = manifest.encode();
+        assert_eq!(u32::from_le_bytes(unset[12..16].try_into().unwrap()), 0);
+        for (kind, bit) in [(IdKind::Int, FLAG_INT_IDS), (IdKind::Name, FLAG_NAME_IDS)] {
+            manifest.id_kind = Some(kind);
+            let bytes = manifest.encode();
+            assert_eq!(u32::from_le_bytes(bytes[12..16].try_into().unwrap()), bit);
+            assert_eq!(Manifest::decode(path, &bytes).unwrap(), manifest);
+        }
+        // Both bits, checksum right: refused.
+        let mut both = unset[..unset.len() - 4].to_vec();
+        both[12..16].copy_from_slice(&(FLAG_INT_IDS | FLAG_NAME_IDS).to_le_bytes());
+        let sum = crc32c::crc32c(&both);
+        both.extend_from_slice(&sum.to_le_bytes());
+        let error = Manifest::decode(path, &both).unwrap_err().to_string();
+        assert!(error.contains("both integer and named"), "{error}");
     }
 
     #[test]

@@ -56,6 +56,8 @@
 //! * `checkpoint.rs`: writing checkpoints (delta or new base, units reused by hash), the
 //!   background checkpoint, and deleting packs and log segments no manifest needs.
 //! * `verify.rs`: [`verify`], the offline check of every file.
+//! * `ids.rs`: the kind of vertex ids a directory holds ([`Store::id_kind`]) and the check
+//!   that keeps every write to it.
 //! * `any.rs`: [`AnyStore`] and [`load_any`], for either graph kind.
 //! * `wal.rs` (log records and segments), `format.rs` (packs, units, manifest),
 //!   `units.rs` (a graph version as units), `vfs.rs` (file access).
@@ -65,6 +67,7 @@ mod any;
 mod checkpoint;
 mod commit;
 mod format;
+mod ids;
 mod open;
 mod options;
 mod recover;
@@ -131,6 +134,8 @@ struct Inner<C: StoreLeaf> {
     background_error: Mutex<Option<String>>,
     closing: AtomicBool,
     recovery: RecoveryStats,
+    /// The kind of vertex ids the directory holds (`ids.rs`).
+    id_kind: ids::IdKindCell,
     _lock: Box<dyn VfsLock>,
 }
 

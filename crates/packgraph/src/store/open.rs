@@ -8,10 +8,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use super::checkpoint::{remove_stray_files, write_checkpoint, CheckpointState};
 use super::commit::{spawn_syncer, SyncState};
 use super::format::new_directory_id;
+use super::ids::{self, IdKindCell};
 use super::recover::load_cutting;
 use super::wal::LogWriter;
 use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, LOCK, MANIFEST_TMP};
-use crate::graph::{Graph, SharedGraph};
+use crate::graph::{Graph, IdKind, SharedGraph};
 use crate::{Error, Result};
 
 impl<C: StoreLeaf> Store<C> {
@@ -21,6 +22,23 @@ impl<C: StoreLeaf> Store<C> {
     /// # Errors
     /// [`Error::InvalidInput`] if `dir` is not empty; [`Error::Io`].
     pub fn create(dir: &Path, options: StoreOptions, graph: Graph<C>) -> Result<Self> {
+        Self::create_with_ids(dir, options, graph, None)
+    }
+
+    /// [`Store::create`] with the kind of vertex ids the directory takes: `Some` fixes it
+    /// (the graph's ids must be of that kind), `None` takes the graph's, or for an empty
+    /// graph leaves it to the first batch that adds vertices (see [`Store::id_kind`]).
+    ///
+    /// # Errors
+    /// As [`Store::create`]; [`Error::InvalidInput`] if the graph holds ids of the other
+    /// kind.
+    pub fn create_with_ids(
+        dir: &Path,
+        options: StoreOptions,
+        graph: Graph<C>,
+        ids: Option<IdKind>,
+    ) -> Result<Self> {
+        let id_kind = ids::kind_to_create(graph.ids(), ids)?;
         let vfs = Arc::clone(&options.vfs);
         vfs.create_dir_all(dir).map_err(io_at(dir))?;
         let existing = vfs.list(dir).map_err(io_at(dir))?;
@@ -46,6 +64,7 @@ impl<C: StoreLeaf> Store<C> {
             LogWriter::start_segment(&*vfs, dir, 1, dir_id)?;
             let snapshot = graph.snapshot();
             let mut state = CheckpointState::before_first(snapshot.clone(), dir_id);
+            state.manifest.id_kind = id_kind;
             write_checkpoint(&*vfs, dir, &mut state, &snapshot, 0, true)?;
         }
         Self::open(dir, options)
@@ -80,7 +99,13 @@ impl<C: StoreLeaf> Store<C> {
             vfs.remove(&path).map_err(io_at(&path))?;
         }
         let durable = log.next_seq() - 1;
+        let id_kind = loaded
+            .checkpoint
+            .manifest
+            .id_kind
+            .or_else(|| IdKind::of_map(loaded.graph.ids()));
         let inner = Arc::new(Inner {
+            id_kind: IdKindCell::new(id_kind),
             dir: dir.to_path_buf(),
             vfs,
             shared: SharedGraph::new(loaded.graph),

@@ -84,12 +84,13 @@ impl Rng {
 }
 
 /// A random batch for a graph of `n` vertices: inserts, deletes of present edges, a
-/// vertex or two (sometimes named), a property.
+/// vertex or two (sometimes by an id far outside the dense range: integers, as vertices
+/// created by edges get, since a directory holds one kind of id), a property.
 fn random_batch<C: StoreLeaf>(rng: &mut Rng, g: &Graph<C>, weighted: bool, step: usize) -> Update {
     let mut update = Update::new();
     let n = g.num_vertices().max(2) as u64;
     if rng.below(4) == 0 {
-        update.add_vertices([ExternalId::Name(format!("v{step}").into())]);
+        update.add_vertices([ExternalId::Int(1 << 40 | step as u64)]);
     }
     if rng.below(5) == 0 {
         update.min_vertices(n as usize + 3);
