@@ -1,5 +1,6 @@
 //! `packgraph generate`, `convert` and `info`.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -485,16 +486,17 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
         load_seconds: load_time.as_secs_f64(),
     };
     if args.json {
-        println!("{}", serde_json::to_string(&info)?);
-        return Ok(());
+        return print_stdout(&format!("{}\n", serde_json::to_string(&info)?));
     }
+    let mut text = String::new();
     let degree = if info.directed {
         "out-degree"
     } else {
         "degree"
     };
-    println!("file        {}", info.file);
-    println!(
+    writeln!(text, "file        {}", info.file)?;
+    writeln!(
+        text,
         "graph       {}, {}",
         if info.directed {
             "directed"
@@ -506,33 +508,47 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
         } else {
             "unweighted"
         }
-    );
-    println!("vertices    {}", info.vertices);
-    println!("edges       {}", info.edges);
+    )?;
+    writeln!(text, "vertices    {}", info.vertices)?;
+    writeln!(text, "edges       {}", info.edges)?;
     if info.invariants_ok.is_some() {
-        println!("check       every invariant holds");
+        writeln!(text, "check       every invariant holds")?;
     }
     if info.self_loops_dropped > 0 {
-        println!("self-loops  {} (not stored)", info.self_loops_dropped);
+        writeln!(text, "self-loops  {} (not stored)", info.self_loops_dropped)?;
     }
-    println!(
+    writeln!(
+        text,
         "{degree:<11} min {}, median {}, mean {:.2}, max {}; {} isolated vertices",
         info.min_degree,
         info.median_degree,
         info.mean_degree,
         info.max_degree,
         info.isolated_vertices
-    );
-    println!(
+    )?;
+    writeln!(
+        text,
         "memory      {} bytes ({:.2} bytes per edge, index included)",
         info.bytes_in_memory, info.bytes_per_edge
-    );
-    println!(
+    )?;
+    writeln!(
+        text,
         "locality    mean log2 neighbour gap {:.2}; edge arrays {:.2} bytes per edge",
         info.mean_log2_gap, info.edge_bytes_per_edge
-    );
-    println!("loaded in   {:.3} s", info.load_seconds);
-    Ok(())
+    )?;
+    writeln!(text, "loaded in   {:.3} s", info.load_seconds)?;
+    print_stdout(&text)
+}
+
+/// Writes `text` to stdout; a reader that closed the pipe early (`packgraph info G | head -3`)
+/// ends the command quietly instead of panicking the way `println!` does.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 /// Reads the input of `run` (kept here beside the other file commands).

@@ -444,3 +444,28 @@ fn generate_refuses_a_graph_that_cannot_fit_in_memory() {
     ]);
     assert!(err.contains("need about"), "{err}");
 }
+
+/// A reader that closes the pipe before `info` and `run` write (`packgraph info G | head
+/// -1`) ends them quietly: no panic message, and a status that says success.
+#[test]
+fn a_closed_stdout_pipe_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = path(dir.path(), "g.txt");
+    std::fs::write(&txt, "1 2\n2 3\n").unwrap();
+    for args in [
+        vec!["info", txt.as_str()],
+        vec!["run", "bfs", "--input", &txt],
+    ] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("packgraph"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+    }
+}
