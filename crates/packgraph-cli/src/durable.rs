@@ -233,7 +233,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
 }
 
 /// Opens `dir` for writing; another writer holding it is the user's to sort out (exit 2).
-fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<AnyStore> {
+pub(crate) fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<AnyStore> {
     AnyStore::open(dir, options).map_err(|e| match e {
         packgraph::Error::Io { source, .. } if source.kind() == io::ErrorKind::WouldBlock => {
             UsageError(format!(
