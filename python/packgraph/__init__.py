@@ -36,17 +36,22 @@ from ._packgraph import (
     read,
     verify,
 )
+from .client import Client, ServerError, ServerInputError, ServerVertexNotFoundError, connect
 from .convert import from_networkx, from_scipy, to_networkx, to_scipy
 
 __version__: str = _packgraph.__version__
 
 __all__ = [
+    "Client",
     "ConvergenceError",
     "CorruptionError",
     "Error",
     "Graph",
     "InputError",
     "LockedError",
+    "ServerError",
+    "ServerInputError",
+    "ServerVertexNotFoundError",
     "Snapshot",
     "Store",
     "VertexNotFoundError",
@@ -54,6 +59,7 @@ __all__ = [
     "betweenness",
     "bfs",
     "cdlp",
+    "connect",
     "core_number",
     "create",
     "from_networkx",
