@@ -18,7 +18,7 @@ use packgraph::store::{AnyStore, CheckpointStats, Seq, Store, StoreLeaf};
 /// What the server holds.
 enum Kind {
     Durable(AnyStore),
-    Memory(SharedGraph),
+    Memory(Box<SharedGraph>),
 }
 
 /// A version of either graph kind.
@@ -118,7 +118,7 @@ impl Backend {
     /// Serves `graph` from memory only: updates are lost when the process ends.
     pub fn memory(graph: Graph) -> Self {
         graph.build_index();
-        Self::with(Kind::Memory(SharedGraph::new(graph)))
+        Self::with(Kind::Memory(Box::new(SharedGraph::new(graph))))
     }
 
     fn with(kind: Kind) -> Self {

@@ -125,7 +125,7 @@ impl Client {
 
     fn exchange(&mut self, head: &[u8], body: &[u8]) -> io::Result<Response> {
         let result = self.try_exchange(head, body);
-        if result.as_ref().map_or(true, |r| closes(r)) {
+        if result.as_ref().map_or(true, closes) {
             self.connection = None;
         }
         result
