@@ -1,9 +1,16 @@
 //! The routes and their handlers. Work that can take long (batches, algorithms,
-//! checkpoints) runs on tokio's blocking threads inside the configured rayon pool, never on
-//! the threads that serve connections.
+//! checkpoints) runs on tokio's blocking threads inside a rayon pool, never on the threads
+//! that serve connections.
+//!
+//! Batches run in a pool of their own, one at a time (`write_lock` is taken before entering
+//! it): a rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a
+//! second batch entering the pool could land on the thread that holds the graph's writer
+//! lock and wait for it forever, and a query could run inside a batch's critical section.
+//! The batch waits to be durable outside the pool and the lock, so that group commit
+//! covers many requests.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use axum::body::Body;
@@ -33,20 +40,46 @@ pub(crate) struct App {
     pub(crate) metrics: Metrics,
     /// One permit per query allowed to run at once.
     queries: Arc<Semaphore>,
+    /// The pool batches are applied in, one at a time.
+    write_pool: Option<rayon::ThreadPool>,
+    write_lock: Mutex<()>,
 }
 
 impl App {
     pub(crate) fn new(backend: Arc<Backend>, config: ServeConfig) -> Self {
         let queries = Arc::new(Semaphore::new(config.max_queries));
+        let threads = config
+            .pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+        let write_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("packgraph-write-{i}"))
+            .build()
+            .ok();
         Self {
             backend,
             config,
             metrics: Metrics::default(),
             queries,
+            write_pool,
+            write_lock: Mutex::new(()),
         }
     }
 
-    /// Runs `job` on a blocking thread, inside the rayon pool.
+    /// Runs `write` as the only batch in the write pool (see the module documentation).
+    fn write<T: Send>(&self, write: impl FnOnce() -> T + Send) -> T {
+        let _only = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &self.write_pool {
+            Some(pool) => pool.install(write),
+            None => write(),
+        }
+    }
+
+    /// Runs `job` on a blocking thread, inside the query pool.
     async fn blocking<T: Send + 'static>(
         self: &Arc<Self>,
         job: impl FnOnce(&Self) -> T + Send + 'static,
@@ -58,6 +91,17 @@ impl App {
         })
         .await
         .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))
+    }
+
+    /// Runs `job` on a blocking thread outside any pool.
+    async fn blocking_plain<T: Send + 'static>(
+        self: &Arc<Self>,
+        job: impl FnOnce(&Self) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let app = Arc::clone(self);
+        tokio::task::spawn_blocking(move || job(&app))
+            .await
+            .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))
     }
 }
 
@@ -193,12 +237,12 @@ async fn apply_updates(app: &Arc<App>, headers: &HeaderMap, body: Body) -> Answe
     let kind = updates::body_kind(content_type)?;
     let bytes = read_body(body, headers, app.config.max_body_bytes).await?;
     let (outcome, durable) = app
-        .blocking(move |app| {
+        .blocking_plain(move |app| {
             let max = app.config.max_batch_ops;
-            let outcome = match kind {
+            let outcome = app.write(|| match kind {
                 BodyKind::Text => updates::apply_text(&app.backend, &bytes, max),
                 BodyKind::Json => updates::apply_json(&app.backend, &bytes, max),
-            };
+            });
             let durable = match outcome.acked.last() {
                 Some(last) => app.backend.wait_durable(last.seq),
                 None => Ok(()),
