@@ -40,6 +40,7 @@ from ._packgraph import (
     read,
     verify,
 )
+from .client import Client, ServerError, ServerInputError, ServerVertexNotFoundError, connect
 from .convert import (
     from_networkx,
     from_pandas,
@@ -53,12 +54,16 @@ from .result import Result
 __version__: str = _packgraph.__version__
 
 __all__ = [
+    "Client",
     "ConvergenceError",
     "CorruptionError",
     "Error",
     "Graph",
     "InputError",
     "LockedError",
+    "ServerError",
+    "ServerInputError",
+    "ServerVertexNotFoundError",
     "Snapshot",
     "Store",
     "Result",
@@ -68,6 +73,7 @@ __all__ = [
     "betweenness",
     "bfs",
     "cdlp",
+    "connect",
     "core_number",
     "create",
     "from_networkx",

@@ -15,6 +15,7 @@ mod layout;
 mod part;
 mod pma;
 mod report;
+mod serve;
 mod snapshot;
 mod store;
 mod workload;
@@ -30,6 +31,7 @@ use io::IoArgs;
 use layout::LayoutArgs;
 use part::PartArgs;
 use pma::PmaArgs;
+use serve::ServeArgs;
 use snapshot::SnapshotArgs;
 use store::StoreArgs;
 
@@ -96,6 +98,12 @@ enum Suite {
     ///
     /// `--quick` caps: scale 14, 2e5 edges, 50 fsyncs, 2e4 replayed records.
     Store(StoreArgs),
+    /// `packgraph serve` under load on loopback: update throughput and acknowledgement
+    /// latency of concurrent writers, BFS latency while they write and idle, against the
+    /// loop of `packgraph ingest` on the same directory.
+    ///
+    /// `--quick` caps: scale 12, 1 s phases.
+    Serve(ServeArgs),
 }
 
 impl Suite {
@@ -106,6 +114,7 @@ impl Suite {
             Suite::Io(args) => io::run(args, threads),
             Suite::Snapshot(args) => snapshot::run(args, threads),
             Suite::Store(args) => store::run(args, threads),
+            Suite::Serve(args) => serve::run(args, threads),
             Suite::Part(args) => part::run(args),
             Suite::Layout(args) => layout::run(args, threads),
         }

@@ -2,7 +2,7 @@
 //! directory
 //! (`packgraph::store`); `ingest` reads batches with `packgraph::io::updates`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -10,10 +10,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use packgraph::graph::{
-    AnyGraph, ExternalId, Graph, GraphRead, IdKind, Update, VertexId, WeightedGraph,
-};
-use packgraph::io::updates::{UpdateBatch, UpdateOp as Op, UpdateReader};
+use packgraph::graph::{AnyGraph, Graph, IdKind, WeightedGraph};
+use packgraph::io::updates::{build_update, UnfitOp as Unfit, UpdateBatch, UpdateReader};
 use packgraph::store::{AnyStore, Seq, StoreOptions, SyncPolicy};
 
 use crate::input::{self, BadInput, ReadArgs};
@@ -154,80 +152,6 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An operation of a batch that does not fit the graph: its index in the batch, the
-/// offending value and what is wrong.
-#[derive(Debug, PartialEq)]
-struct Unfit {
-    op: usize,
-    value: String,
-    reason: &'static str,
-}
-
-/// The update of `ops` against the current graph, its operations in line order: new
-/// vertices interned in order of first appearance in inserts, deletes of ids that neither
-/// the graph nor an insert of the batch knows dropped (they name no edge).
-fn build_update<C: packgraph::store::StoreLeaf>(
-    g: &Graph<C>,
-    ops: &[Op],
-    weighted: bool,
-) -> Result<Update, Unfit> {
-    let mut ids = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
-        if let Op::Insert(u, v, w) = op {
-            if let (Some(w), false) = (w, weighted) {
-                return Err(Unfit {
-                    op: i,
-                    value: w.to_string(),
-                    reason: "a weight given to an unweighted graph (create the directory with --weighted)",
-                });
-            }
-            ids.push(u.clone());
-            ids.push(v.clone());
-        }
-    }
-    let planned = g.plan_vertices(&ids);
-    // The internal ids of this batch's new vertices, for deletes that name them.
-    let fresh: HashMap<&ExternalId, VertexId> = ids
-        .iter()
-        .zip(&planned)
-        .filter(|&(_, &v)| v as usize >= g.num_vertices())
-        .map(|(id, &v)| (id, v))
-        .collect();
-    let find = |id: &ExternalId| g.ids().internal_id(id).or_else(|| fresh.get(id).copied());
-    let mut update = Update::new();
-    let mut next = planned.chunks_exact(2);
-    for run in ops.chunk_by(|a, b| matches!(a, Op::Insert(..)) == matches!(b, Op::Insert(..))) {
-        if let Op::Delete(..) = run[0] {
-            let deletes: Vec<(VertexId, VertexId)> = run
-                .iter()
-                .filter_map(|op| match op {
-                    Op::Delete(u, v) => Some((find(u)?, find(v)?)),
-                    Op::Insert(..) => None,
-                })
-                .collect();
-            update.delete_edges(&deletes);
-            continue;
-        }
-        let inserts: Vec<(VertexId, VertexId, f64)> = run
-            .iter()
-            .filter_map(|op| match op {
-                Op::Insert(_, _, w) => Some(w.unwrap_or(1.0)),
-                Op::Delete(..) => None,
-            })
-            .zip(next.by_ref())
-            .map(|(w, pair)| (pair[0], pair[1], w))
-            .collect();
-        if weighted {
-            update.insert_weighted_edges(&inserts);
-        } else {
-            let pairs: Vec<(VertexId, VertexId)> = inserts.iter().map(|e| (e.0, e.1)).collect();
-            update.insert_edges(&pairs);
-        }
-    }
-    update.add_vertices(ids);
-    Ok(update)
-}
-
 pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
     let store = open_store(&args.dir, args.sync.options())?;
     if store.recovery().torn_bytes > 0 {
@@ -340,7 +264,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
 }
 
 /// Opens `dir` for writing; another writer holding it is the user's to sort out (exit 2).
-fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<AnyStore> {
+pub(crate) fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<AnyStore> {
     AnyStore::open(dir, options).map_err(|e| match e {
         packgraph::Error::Io { source, .. } if source.kind() == io::ErrorKind::WouldBlock => {
             UsageError(format!(
@@ -472,55 +396,4 @@ pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
         store.durable_seq()
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn updates_intern_new_ids_and_drop_deletes_of_unknown_ones() {
-        let mut g = Graph::new(false);
-        g.apply(Update::new().add_vertices([10u64, 20])).unwrap();
-        let ops = vec![
-            Op::Insert(ExternalId::Int(10), "x".into(), None),
-            Op::Delete(ExternalId::Int(10), "nobody".into()),
-            Op::Delete(ExternalId::Int(10), ExternalId::Int(20)),
-        ];
-        let update = build_update(&g, &ops, false).unwrap();
-        assert_eq!(update.inserts(), [(0, 2)]);
-        assert_eq!(update.deletes(), [(0, 1)]);
-        g.apply(&update).unwrap();
-        assert_eq!(g.ids().internal_id(&"x".into()), Some(2));
-        let weighted = vec![Op::Insert(
-            ExternalId::Int(1),
-            ExternalId::Int(2),
-            Some(3.0),
-        )];
-        assert_eq!(
-            build_update(&g, &weighted, false),
-            Err(Unfit {
-                op: 0,
-                value: "3".into(),
-                reason:
-                    "a weight given to an unweighted graph (create the directory with --weighted)",
-            })
-        );
-    }
-
-    #[test]
-    fn deletes_of_ids_an_earlier_insert_added_keep_their_place() {
-        let g: Graph = Graph::new(false);
-        let ops = vec![
-            Op::Insert("a".into(), "b".into(), None),
-            Op::Delete("b".into(), "a".into()),
-            Op::Insert("a".into(), "c".into(), None),
-        ];
-        let update = build_update(&g, &ops, false).unwrap();
-        assert_eq!(update.deletes(), [(1, 0)]);
-        assert_eq!(update.deletes_after().collect::<Vec<_>>(), [1]);
-        let mut g = g;
-        g.apply(&update).unwrap();
-        assert_eq!(g.num_edges(), 1);
-    }
 }

@@ -7,10 +7,12 @@ mod files;
 mod input;
 mod reorder;
 mod run;
+mod serve;
 mod stream;
 
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -70,6 +72,10 @@ enum Command {
     /// Open a data directory that `verify` calls damaged at the end of its log, cutting
     /// off the damaged last record with `--truncate-damaged-tail`; prints what is lost.
     Recover(durable::RecoverArgs),
+    /// Serve a data directory over HTTP: updates (`POST /updates`, acknowledged once
+    /// durable), queries on consistent snapshots (`GET /run/ALGORITHM`), pinned versions,
+    /// checkpoints and metrics; prints `listening on http://ADDR` once it accepts requests.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -152,6 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Checkpoint(args) => pool.install(|| durable::checkpoint(&args)),
         Command::Verify(args) => pool.install(|| durable::verify(&args)),
         Command::Recover(args) => pool.install(|| durable::recover(&args)),
+        Command::Serve(args) => serve::run(&args, Arc::new(pool)),
     }
 }
 

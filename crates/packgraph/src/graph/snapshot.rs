@@ -373,9 +373,24 @@ impl<C: LeafCodec> SharedGraph<C> {
     where
         C: EdgeLeaf,
     {
+        self.commit_logged_with(|_| Ok(update), |graph, _| log(graph))
+    }
+
+    /// [`SharedGraph::commit_logged`] of an update built from the current version as the
+    /// only writer (as [`SharedGraph::commit_with`] builds one); `log` sees the graph after
+    /// the update and the update.
+    pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
+        &self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+    ) -> Result<(Applied, T)>
+    where
+        C: EdgeLeaf,
+    {
         let mut graph = self.lock();
-        let applied = graph.apply(update)?;
-        match log(&graph) {
+        let update = build(&graph)?;
+        let applied = graph.apply(update.borrow())?;
+        match log(&graph, update.borrow()) {
             Ok(value) => {
                 self.latest.store(graph.snapshot().graph);
                 Ok((applied, value))

@@ -43,12 +43,13 @@
 //! assert_eq!(error.to_string(), "<stdin>:1: an insert is `+ SRC DST [WEIGHT]`: `+ 1`");
 //! ```
 
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::text::parse_weight;
 use crate::error::quote;
-use crate::graph::{name_problem, ExternalId, IdKind};
+use crate::graph::{name_problem, EdgeLeaf, ExternalId, Graph, GraphRead, IdKind, Update, VertexId};
 use crate::Error;
 
 /// One operation of an update batch, in external ids.
@@ -473,6 +474,88 @@ fn parse_line<'a>(content: &'a str, ids: &mut IdMode) -> Result<Line, Bad<'a>> {
     Ok(Line::Op(op))
 }
 
+/// An operation of a batch that does not fit the graph: its index in the batch, the
+/// offending value and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnfitOp {
+    /// The operation's index in the batch.
+    pub op: usize,
+    /// The offending value, as text.
+    pub value: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+/// The update of `ops` against graph `g`, its operations in line order: new vertices
+/// interned in order of first appearance in inserts, deletes of ids that neither the graph
+/// nor an insert of the batch knows dropped (they name no edge). Every writer of batches
+/// in external ids (`packgraph ingest`, `packgraph serve`) builds its updates here.
+///
+/// # Errors
+/// [`UnfitOp`] for a weight given to an unweighted graph (`weighted` false).
+pub fn build_update<C: EdgeLeaf>(
+    g: &Graph<C>,
+    ops: &[UpdateOp],
+    weighted: bool,
+) -> Result<Update, UnfitOp> {
+    let mut ids = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let UpdateOp::Insert(u, v, w) = op {
+            if let (Some(w), false) = (w, weighted) {
+                return Err(UnfitOp {
+                    op: i,
+                    value: w.to_string(),
+                    reason: "a weight given to an unweighted graph (create the directory with --weighted)",
+                });
+            }
+            ids.push(u.clone());
+            ids.push(v.clone());
+        }
+    }
+    let planned = g.plan_vertices(&ids);
+    // The internal ids of this batch's new vertices, for deletes that name them.
+    let fresh: HashMap<&ExternalId, VertexId> = ids
+        .iter()
+        .zip(&planned)
+        .filter(|&(_, &v)| v as usize >= g.num_vertices())
+        .map(|(id, &v)| (id, v))
+        .collect();
+    let find = |id: &ExternalId| g.ids().internal_id(id).or_else(|| fresh.get(id).copied());
+    let mut update = Update::new();
+    let mut next = planned.chunks_exact(2);
+    let is_insert = |op: &UpdateOp| matches!(op, UpdateOp::Insert(..));
+    for run in ops.chunk_by(|a, b| is_insert(a) == is_insert(b)) {
+        if let UpdateOp::Delete(..) = run[0] {
+            let deletes: Vec<(VertexId, VertexId)> = run
+                .iter()
+                .filter_map(|op| match op {
+                    UpdateOp::Delete(u, v) => Some((find(u)?, find(v)?)),
+                    UpdateOp::Insert(..) => None,
+                })
+                .collect();
+            update.delete_edges(&deletes);
+            continue;
+        }
+        let inserts: Vec<(VertexId, VertexId, f64)> = run
+            .iter()
+            .filter_map(|op| match op {
+                UpdateOp::Insert(_, _, w) => Some(w.unwrap_or(1.0)),
+                UpdateOp::Delete(..) => None,
+            })
+            .zip(next.by_ref())
+            .map(|(w, pair)| (pair[0], pair[1], w))
+            .collect();
+        if weighted {
+            update.insert_weighted_edges(&inserts);
+        } else {
+            let pairs: Vec<(VertexId, VertexId)> = inserts.iter().map(|e| (e.0, e.1)).collect();
+            update.insert_edges(&pairs);
+        }
+    }
+    update.add_vertices(ids);
+    Ok(update)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -779,5 +862,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn updates_intern_new_ids_and_drop_deletes_of_unknown_ones() {
+        let mut g = Graph::new(false);
+        g.apply(Update::new().add_vertices([10u64, 20])).unwrap();
+        let ops = vec![
+            UpdateOp::Insert(ExternalId::Int(10), "x".into(), None),
+            UpdateOp::Delete(ExternalId::Int(10), "nobody".into()),
+            UpdateOp::Delete(ExternalId::Int(10), ExternalId::Int(20)),
+        ];
+        let update = build_update(&g, &ops, false).unwrap();
+        assert_eq!(update.inserts(), [(0, 2)]);
+        assert_eq!(update.deletes(), [(0, 1)]);
+        g.apply(&update).unwrap();
+        assert_eq!(g.ids().internal_id(&"x".into()), Some(2));
+        let weighted = vec![UpdateOp::Insert(
+            ExternalId::Int(1),
+            ExternalId::Int(2),
+            Some(3.0),
+        )];
+        assert_eq!(
+            build_update(&g, &weighted, false),
+            Err(UnfitOp {
+                op: 0,
+                value: "3".into(),
+                reason:
+                    "a weight given to an unweighted graph (create the directory with --weighted)",
+            })
+        );
+    }
+
+    #[test]
+    fn deletes_of_ids_an_earlier_insert_added_keep_their_place() {
+        let g: Graph = Graph::new(false);
+        let ops = vec![
+            UpdateOp::Insert("a".into(), "b".into(), None),
+            UpdateOp::Delete("b".into(), "a".into()),
+            UpdateOp::Insert("a".into(), "c".into(), None),
+        ];
+        let update = build_update(&g, &ops, false).unwrap();
+        assert_eq!(update.deletes(), [(1, 0)]);
+        assert_eq!(update.deletes_after().collect::<Vec<_>>(), [1]);
+        let mut g = g;
+        g.apply(&update).unwrap();
+        assert_eq!(g.num_edges(), 1);
     }
 }

@@ -7,6 +7,7 @@
 //! write or sync is remembered in [`SyncState::failed`]: from then on the store refuses
 //! writes, since what the log holds is no longer known.
 
+use std::borrow::Borrow;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
@@ -14,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{ids, lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
-use crate::graph::{Applied, Update};
+use crate::graph::{Applied, Graph, GraphRead, Update};
 use crate::{Error, Result};
 
 /// The log's durability bookkeeping.
@@ -74,15 +75,56 @@ impl<C: StoreLeaf> Store<C> {
                 lock(&inner.sync).failed = Some(e.to_string());
             })
         })?;
+        self.count_log_bytes(payload.len());
+        Ok((seq, applied))
+    }
+
+    /// [`Store::append`] of an update that `build` makes from the latest version as the
+    /// only writer, so that nothing changes between reading the graph and applying: for
+    /// batches in external ids ([`build_update`](crate::io::updates::build_update)) from
+    /// many threads. Also returns the graph version the update made.
+    ///
+    /// # Errors
+    /// `build`'s error (nothing is applied or logged), else as [`Store::append`].
+    pub fn append_with<U: Borrow<Update>>(
+        &self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+    ) -> Result<(Seq, Applied, u64)> {
+        let inner = &self.inner;
+        inner.check_failed()?;
+        let mut payload_bytes = 0;
+        let (applied, (seq, version)) = inner.shared.commit_logged_with(
+            |graph| {
+                let update = build(graph)?;
+                recover::check_growth(update.borrow(), graph.num_vertices())
+                    .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
+                Ok(update)
+            },
+            |graph, update| {
+                let payload = update.encode();
+                payload_bytes = payload.len();
+                let seq = lock(&inner.log)
+                    .append(&*inner.vfs, &payload)
+                    .inspect_err(|e| lock(&inner.sync).failed = Some(e.to_string()))?;
+                Ok((seq, graph.version()))
+            },
+        )?;
+        self.count_log_bytes(payload_bytes);
+        Ok((seq, applied, version))
+    }
+
+    /// Counts a logged record toward the next background checkpoint, starting it when the
+    /// log has grown past [`StoreOptions::checkpoint_log_bytes`](super::StoreOptions).
+    fn count_log_bytes(&self, payload_bytes: usize) {
+        let inner = &self.inner;
         let written = inner
             .log_bytes_since_checkpoint
-            .fetch_add(payload.len() as u64 + 20, Ordering::Relaxed);
+            .fetch_add(payload_bytes as u64 + 20, Ordering::Relaxed);
         if let Some(limit) = inner.options.checkpoint_log_bytes {
             if written >= limit {
                 self.start_background_checkpoint();
             }
         }
-        Ok((seq, applied))
     }
 
     /// The last sequence number known durable.

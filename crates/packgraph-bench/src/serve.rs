@@ -1,0 +1,352 @@
+//! `packgraph-bench serve`: `packgraph serve` under load, on loopback, against the same
+//! work done without HTTP.
+//!
+//! A data directory holding the Kronecker graph of the graph bench (symmetrized; `--scale`,
+//! edge factor 16) is created under `--dir` (default: the system's temporary directory), or
+//! `--data DIR` names one to serve as it is. Then, in this order, with the sync policy
+//! `--sync` (default `group:2`):
+//!
+//! 1. **Ingest** (`ingest`): for each `--batch` size, `--duration` seconds of batches of
+//!    uniform random edges in the `ingest` line format, parsed, built
+//!    ([`build_update`]) and appended from one thread, each waited durable before the next
+//!    (under group commit, not waited for: the last is, at the end): the loop of
+//!    `packgraph ingest`, in process. Edges acknowledged per second.
+//! 2. **Server** (`http`): the store served in process ([`packgraph_serve::Server`], the
+//!    router `packgraph serve` runs, two runtime threads, algorithms on `--threads`) on
+//!    127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first
+//!    alone for `--duration` seconds (`query_idle`), then for each batch size while
+//!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
+//!    as fast as they are acknowledged: acknowledged edges per second (`update_tput`),
+//!    acknowledgement latency (`ack_p50`, `ack_p99`) and BFS latency (`query_p50`,
+//!    `query_p99`) during the writes, and `query_ratio`, the median BFS latency while
+//!    writing over idle. `ingest_ratio` is the server's throughput over ingest's at the
+//!    same batch size.
+//!
+//! Clients and server share the machine's cores: on a small machine the clients' own work
+//! (formatting, parsing answers) is part of every figure.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use packgraph::graph::{AnyGraph, Graph, GraphRead};
+use packgraph::io::generate::{kronecker, SplitMix64};
+use packgraph::io::updates::{build_update, UpdateReader};
+use packgraph::store::{AnyStore, Store, StoreLeaf, StoreOptions, SyncPolicy};
+use packgraph_serve::client::Client;
+use packgraph_serve::{Backend, ServeConfig, Server};
+
+use crate::args::{usage_error, CommonArgs};
+use crate::{parse_count_list, CountList, Record, Reporter};
+
+/// Options of `packgraph-bench serve`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ServeArgs {
+    /// log2 of the vertex count of the generated Kronecker graph.
+    #[arg(long, default_value_t = 18)]
+    scale: u32,
+    /// Serve this data directory instead of a generated graph (it is written to).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// Where the generated graph's directory is made (deleted afterwards).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Clients posting update batches.
+    #[arg(long, default_value_t = 8)]
+    writers: usize,
+    /// Clients issuing BFS queries.
+    #[arg(long, default_value_t = 1)]
+    readers: usize,
+    /// Seconds of each measured phase (0.1 to 600).
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Edges per update batch, one phase each (comma-separated).
+    #[arg(long, default_value = "1,1e4", value_parser = parse_count_list)]
+    batch: CountList,
+    /// The store's sync policy: batch, group:MS or none.
+    #[arg(long, default_value = "group:2")]
+    sync: String,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Uniform random edges among `n` vertices as `ingest` text, `count` lines.
+fn edge_text(rng: &mut SplitMix64, n: u64, count: usize) -> String {
+    let mut text = String::with_capacity(count * 16);
+    for _ in 0..count {
+        let (u, v) = (rng.below(n), rng.below(n));
+        text.push_str(&format!("+ {u} {v}\n"));
+    }
+    text
+}
+
+/// The `q` quantile of `values` in milliseconds (0 for none).
+fn quantile_ms(values: &mut [Duration], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_unstable();
+    let i = ((values.len() - 1) as f64 * q).round() as usize;
+    values[i].as_secs_f64() * 1e3
+}
+
+/// `packgraph ingest`'s loop on `store` for `duration`: edges per second.
+fn ingest<C: StoreLeaf>(
+    store: &Store<C>,
+    sync: SyncPolicy,
+    batch: usize,
+    duration: Duration,
+    seed: u64,
+) -> anyhow::Result<f64> {
+    let n = store.snapshot().num_vertices() as u64;
+    let mut rng = SplitMix64::new(seed, 11);
+    let started = Instant::now();
+    let (mut edges, mut last) = (0, 0);
+    while started.elapsed() < duration {
+        let text = edge_text(&mut rng, n, batch);
+        let mut reader = UpdateReader::new(text.as_bytes(), "<bench>");
+        while let Some(parsed) = reader.next_batch()? {
+            let update = build_update(&store.snapshot(), &parsed.ops, C::WEIGHTED)
+                .map_err(|e| usage_error(e.reason.to_string()))?;
+            let (seq, _) = store.append(&update)?;
+            // As `ingest` does: under group commit it goes on and acknowledges what the
+            // syncs covered; otherwise each batch waits to be durable.
+            if !matches!(sync, SyncPolicy::Group(_)) {
+                store.wait_durable(seq)?;
+            }
+            last = seq;
+            edges += parsed.ops.len();
+        }
+    }
+    store.wait_durable(last)?;
+    Ok(edges as f64 / started.elapsed().as_secs_f64())
+}
+
+/// BFS latencies of one reader until `stop`.
+fn read_until(mut client: Client, n: u64, seed: u64, stop: Arc<AtomicBool>) -> Vec<Duration> {
+    let mut rng = SplitMix64::new(seed, 12);
+    let mut latencies = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let source = rng.below(n);
+        let started = Instant::now();
+        match client.get(&format!("/run/bfs?source={source}")) {
+            Ok(r) if r.status == 200 => latencies.push(started.elapsed()),
+            Ok(r) if r.status == 404 => {} // a source not (yet) a vertex
+            Ok(r) => panic!("bfs: {} {}", r.status, r.text()),
+            Err(e) => panic!("bfs: {e}"),
+        }
+    }
+    latencies
+}
+
+/// Acknowledgement latencies and edges of one writer until `stop`.
+fn write_until(
+    mut client: Client,
+    n: u64,
+    batch: usize,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+) -> (Vec<Duration>, u64) {
+    let mut rng = SplitMix64::new(seed, 13);
+    let (mut latencies, mut edges) = (Vec::new(), 0);
+    while !stop.load(Ordering::Relaxed) {
+        let text = edge_text(&mut rng, n, batch);
+        let started = Instant::now();
+        match client.post("/updates", "text/plain", text.as_bytes()) {
+            Ok(r) if r.status == 200 => {
+                latencies.push(started.elapsed());
+                edges += batch as u64;
+            }
+            Ok(r) => panic!("updates: {} {}", r.status, r.text()),
+            Err(e) => panic!("updates: {e}"),
+        }
+    }
+    (latencies, edges)
+}
+
+/// What one phase measured.
+struct Phase {
+    queries: Vec<Duration>,
+    acks: Vec<Duration>,
+    edges: u64,
+    seconds: f64,
+}
+
+/// Runs `readers` readers and `writers` writers (batches of `batch`) for `duration`.
+fn phase(
+    server: &Server,
+    n: u64,
+    readers: usize,
+    writers: usize,
+    batch: usize,
+    duration: Duration,
+    seed: u64,
+) -> Phase {
+    let stop = Arc::new(AtomicBool::new(false));
+    let client = || Client::new(server.addr()).with_timeout(Duration::from_secs(120));
+    let reading: Vec<_> = (0..readers as u64)
+        .map(|r| {
+            let (c, stop) = (client(), Arc::clone(&stop));
+            std::thread::spawn(move || read_until(c, n, seed + r, stop))
+        })
+        .collect();
+    let writing: Vec<_> = (0..writers as u64)
+        .map(|w| {
+            let (c, stop) = (client(), Arc::clone(&stop));
+            std::thread::spawn(move || write_until(c, n, batch, seed + 1000 + w, stop))
+        })
+        .collect();
+    let started = Instant::now();
+    std::thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    let mut result = Phase {
+        queries: Vec::new(),
+        acks: Vec::new(),
+        edges: 0,
+        seconds: 0.0,
+    };
+    for thread in writing {
+        let (acks, edges) = thread.join().expect("a writer failed");
+        result.acks.extend(acks);
+        result.edges += edges;
+    }
+    result.seconds = started.elapsed().as_secs_f64();
+    for thread in reading {
+        result
+            .queries
+            .extend(thread.join().expect("a reader failed"));
+    }
+    result
+}
+
+pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    if args.common.quick {
+        args.scale = args.scale.min(12);
+        args.duration = args.duration.min(1.0);
+    }
+    if !(0.1..=600.0).contains(&args.duration) {
+        return Err(usage_error(format!(
+            "--duration {}: must be 0.1 to 600 seconds",
+            args.duration
+        )));
+    }
+    let sync: SyncPolicy = args.sync.parse()?;
+    let options = StoreOptions {
+        sync,
+        checkpoint_log_bytes: None,
+        ..StoreOptions::default()
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("packgraph-bench-serve")
+        .tempdir_in(args.dir.clone().unwrap_or_else(std::env::temp_dir))?;
+    let store = match &args.data {
+        Some(dir) => AnyStore::open(dir, options)?,
+        None => {
+            let edges = kronecker(args.scale, 16, args.common.seed);
+            let graph = Graph::from_edges(1 << args.scale, &edges, false)?;
+            AnyStore::create(&temp.path().join("g"), options, AnyGraph::Unweighted(graph))?
+        }
+    };
+    let n = store.graph().num_vertices() as u64;
+    let duration = Duration::from_secs_f64(args.duration);
+    let reporter = Reporter::new(args.common.json, 2 + 2 * args.batch.len() as u64);
+    let record = |structure, op, param: usize, value, unit| Record {
+        bench: "serve",
+        structure,
+        op,
+        param: param as u64,
+        threads,
+        value,
+        unit,
+        keys: None,
+        dataset: None,
+    };
+    let mut ingest_rates = Vec::new();
+    for &batch in args.batch.iter() {
+        reporter.step(format!("ingest, batches of {batch}"));
+        let rate = match &store {
+            AnyStore::Unweighted(s) => ingest(s, sync, batch, duration, args.common.seed)?,
+            AnyStore::Weighted(s) => ingest(s, sync, batch, duration, args.common.seed)?,
+        };
+        reporter.emit(record("ingest", "update_tput", batch, rate, "edges/s"))?;
+        ingest_rates.push(rate);
+        reporter.advance();
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let mut config = ServeConfig::new("127.0.0.1:0".parse()?);
+    config.pool = Some(Arc::new(pool));
+    config.max_queries = args.readers.max(1);
+    let server = Server::start(Arc::new(Backend::durable(store)), config, 2)?;
+    reporter.step("queries, idle".into());
+    let seed = args.common.seed;
+    let mut idle = phase(&server, n, args.readers, 0, 1, duration, seed).queries;
+    let idle_p50 = quantile_ms(&mut idle, 0.5);
+    reporter.emit(record("http", "query_idle_p50", 0, idle_p50, "ms"))?;
+    reporter.emit(record(
+        "http",
+        "query_idle_p99",
+        0,
+        quantile_ms(&mut idle, 0.99),
+        "ms",
+    ))?;
+    reporter.advance();
+    for (&batch, ingest_rate) in args.batch.iter().zip(ingest_rates) {
+        reporter.step(format!("server, batches of {batch}"));
+        let mut p = phase(
+            &server,
+            n,
+            args.readers,
+            args.writers,
+            batch,
+            duration,
+            seed + 7,
+        );
+        let tput = p.edges as f64 / p.seconds;
+        reporter.emit(record("http", "update_tput", batch, tput, "edges/s"))?;
+        reporter.emit(record(
+            "http",
+            "ingest_ratio",
+            batch,
+            tput / ingest_rate,
+            "x",
+        ))?;
+        reporter.emit(record(
+            "http",
+            "ack_p50",
+            batch,
+            quantile_ms(&mut p.acks, 0.5),
+            "ms",
+        ))?;
+        reporter.emit(record(
+            "http",
+            "ack_p99",
+            batch,
+            quantile_ms(&mut p.acks, 0.99),
+            "ms",
+        ))?;
+        let busy_p50 = quantile_ms(&mut p.queries, 0.5);
+        reporter.emit(record("http", "query_p50", batch, busy_p50, "ms"))?;
+        reporter.emit(record(
+            "http",
+            "query_p99",
+            batch,
+            quantile_ms(&mut p.queries, 0.99),
+            "ms",
+        ))?;
+        let ratio = if idle_p50 > 0.0 {
+            busy_p50 / idle_p50
+        } else {
+            0.0
+        };
+        reporter.emit(record("http", "query_ratio", batch, ratio, "x"))?;
+        reporter.advance();
+    }
+    server.stop()?;
+    reporter.finish();
+    Ok(())
+}

@@ -1,0 +1,456 @@
+//! The routes and their handlers. Work that can take long (batches, algorithms,
+//! checkpoints) runs on tokio's blocking threads inside a rayon pool, never on the threads
+//! that serve connections.
+//!
+//! Batches run in a pool of their own, one at a time (`write_lock` is taken before entering
+//! it): a rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a
+//! second batch entering the pool could land on the thread that holds the graph's writer
+//! lock and wait for it forever, and a query could run inside a batch's critical section.
+//! The batch waits to be durable outside the pool and the lock, so that group commit
+//! covers many requests.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::Router;
+use http_body_util::LengthLimitError;
+use packgraph::io::updates::parse_id;
+use serde_json::json;
+use tokio::sync::Semaphore;
+
+use crate::backend::{version_of, Backend};
+use crate::error::{json_body, ApiError};
+use crate::metrics::{Gauges, Metrics};
+use crate::query;
+use crate::updates::{self, BodyKind};
+use crate::ServeConfig;
+
+/// What every handler shares.
+pub(crate) struct App {
+    pub(crate) backend: Arc<Backend>,
+    pub(crate) config: ServeConfig,
+    pub(crate) metrics: Metrics,
+    /// One permit per query allowed to run at once.
+    queries: Arc<Semaphore>,
+    /// The pool batches are applied in, one at a time.
+    write_pool: Option<rayon::ThreadPool>,
+    write_lock: Mutex<()>,
+}
+
+impl App {
+    pub(crate) fn new(backend: Arc<Backend>, config: ServeConfig) -> Self {
+        let queries = Arc::new(Semaphore::new(config.max_queries));
+        let threads = config
+            .pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+        let write_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("packgraph-write-{i}"))
+            .build()
+            .ok();
+        Self {
+            backend,
+            config,
+            metrics: Metrics::default(),
+            queries,
+            write_pool,
+            write_lock: Mutex::new(()),
+        }
+    }
+
+    /// Runs `write` as the only batch in the write pool (see the module documentation).
+    fn write<T: Send>(&self, write: impl FnOnce() -> T + Send) -> T {
+        let _only = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &self.write_pool {
+            Some(pool) => pool.install(write),
+            None => write(),
+        }
+    }
+
+    /// Runs `job` on a blocking thread, inside the query pool.
+    async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        job: impl FnOnce(&Self) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let app = Arc::clone(self);
+        tokio::task::spawn_blocking(move || match &app.config.pool {
+            Some(pool) => pool.install(|| job(&app)),
+            None => job(&app),
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))
+    }
+
+    /// Runs `job` on a blocking thread outside any pool.
+    async fn blocking_plain<T: Send + 'static>(
+        self: &Arc<Self>,
+        job: impl FnOnce(&Self) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let app = Arc::clone(self);
+        tokio::task::spawn_blocking(move || job(&app))
+            .await
+            .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+
+/// The router with every route, the token check and JSON answers for unknown routes.
+pub(crate) fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/health", get(health))
+        .route("/graph", get(graph))
+        .route("/updates", post(post_updates))
+        .route("/vertices/{id}", get(vertex))
+        .route("/run/{algorithm}", get(run))
+        .route("/snapshots", post(pin))
+        .route("/snapshots/{version}", delete(release))
+        .route("/checkpoint", post(checkpoint))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), authorize))
+        .with_state(app)
+}
+
+/// Compares two byte strings in time that depends on their lengths only.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// Refuses a request without the configured bearer token (401).
+async fn authorize(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if let Some(token) = &app.config.token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "));
+        if !given.is_some_and(|given| constant_time_eq(given, token.as_bytes())) {
+            let mut response = ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong token: send `Authorization: Bearer TOKEN`",
+            )
+            .into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+    }
+    next.run(request).await
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::not_found(format!("no route {}", request.uri().path()))
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}
+
+async fn health(State(app): State<Arc<App>>) -> Response {
+    let latest = app.backend.latest();
+    json_body(&json!({
+        "status": "ok",
+        "version": version_of(&latest),
+        "durable_seq": app.backend.durable_seq(),
+    }))
+}
+
+async fn graph(State(app): State<Arc<App>>) -> Response {
+    json_body(&query::graph_json(&app.backend.latest()))
+}
+
+/// The body, at most `max` bytes.
+///
+/// # Errors
+/// 413 past `max`; 400 if the body cannot be read.
+async fn read_body(
+    body: Body,
+    headers: &HeaderMap,
+    max: usize,
+) -> Result<axum::body::Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is larger than {max} bytes: send smaller requests"),
+        )
+        .with("limit", max)
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, max).await.map_err(|e| {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(c) = cause {
+            if c.is::<LengthLimitError>() {
+                return too_large();
+            }
+            cause = c.source();
+        }
+        ApiError::bad_request(format!("reading the body: {e}"))
+    })
+}
+
+async fn post_updates(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Answer {
+    let started = Instant::now();
+    let metrics = &app.metrics;
+    metrics.update_requests.fetch_add(1, Ordering::Relaxed);
+    let result = apply_updates(&app, &headers, body).await;
+    if result.is_err() {
+        metrics.updates_refused.fetch_add(1, Ordering::Relaxed);
+    }
+    metrics.ack_latency.observe(started.elapsed());
+    result
+}
+
+async fn apply_updates(app: &Arc<App>, headers: &HeaderMap, body: Body) -> Answer {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let kind = updates::body_kind(content_type)?;
+    let bytes = read_body(body, headers, app.config.max_body_bytes).await?;
+    let (outcome, durable) = app
+        .blocking_plain(move |app| {
+            let max = app.config.max_batch_ops;
+            let outcome = app.write(|| match kind {
+                BodyKind::Text => updates::apply_text(&app.backend, &bytes, max),
+                BodyKind::Json => updates::apply_json(&app.backend, &bytes, max),
+            });
+            let durable = match outcome.acked.last() {
+                Some(last) => app.backend.wait_durable(last.seq),
+                None => Ok(()),
+            };
+            (outcome, durable)
+        })
+        .await?;
+    if let Err(e) = durable {
+        return Err(ApiError::internal(format!(
+            "the batches were applied but the log could not be synced, so none is acknowledged: {e}"
+        )));
+    }
+    let metrics = &app.metrics;
+    metrics
+        .batches_acked
+        .fetch_add(outcome.acked.len() as u64, Ordering::Relaxed);
+    metrics
+        .edges_acked
+        .fetch_add(outcome.ops, Ordering::Relaxed);
+    let acked = outcome.acked_json();
+    match outcome.error {
+        Some(error) => Err(error.with("acked", acked)),
+        None => Ok(json_body(&json!({ "acked": acked }))),
+    }
+}
+
+/// The `?version=` of a vertex request.
+fn vertex_version(params: &[(String, String)]) -> Result<Option<u64>, ApiError> {
+    let mut version = None;
+    for (name, value) in params {
+        if name != "version" {
+            return Err(ApiError::bad_request(format!(
+                "unknown parameter `{name}`; valid: version"
+            )));
+        }
+        let parsed = value.parse().map_err(|_| {
+            ApiError::bad_request(format!("version={value}: must be a version number"))
+        })?;
+        version = Some(parsed);
+    }
+    Ok(version)
+}
+
+fn query_params(
+    params: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Vec<(String, String)>, ApiError> {
+    params
+        .map(|Query(params)| params)
+        .map_err(|e| ApiError::bad_request(format!("the query string: {e}")))
+}
+
+async fn vertex(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    params: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Answer {
+    let version = vertex_version(&query_params(params)?)?;
+    let graph = query::graph_at(&app.backend, version)?;
+    let v = query::vertex(&graph, &parse_id(&id))?;
+    Ok(json_body(&query::vertex_json(&graph, v)))
+}
+
+fn wants_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+}
+
+async fn run(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    params: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    headers: HeaderMap,
+) -> Answer {
+    let started = Instant::now();
+    let kind = query::parse_algorithm(&name)?;
+    let request = query::parse_run(kind, &query_params(params)?)?;
+    let graph = query::graph_at(&app.backend, request.version)?;
+    let mut algorithm = request.algorithm;
+    if let Some(source) = &request.source {
+        algorithm.source = query::vertex(&graph, source)?;
+    } else if kind.needs_source() && graph.num_vertices() == 0 {
+        return Err(ApiError::not_found(
+            "the graph has no vertices to start from",
+        ));
+    }
+    let Ok(permit) = Arc::clone(&app.queries).try_acquire_owned() else {
+        app.metrics.queries_rejected.fetch_add(1, Ordering::Relaxed);
+        let mut error = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{} queries are running, the most allowed at once: try again shortly",
+                app.config.max_queries
+            ),
+        );
+        error.retry_after = Some(1);
+        return Err(error);
+    };
+    let json = wants_json(&headers);
+    let version = version_of(&graph);
+    // The permit moves into the job: a query past its time limit keeps its place until its
+    // algorithm ends (it cannot be interrupted).
+    let job = app.blocking(move |_| {
+        let _permit = permit;
+        let output = algorithm
+            .run_any(&graph)
+            .map_err(|e| ApiError::from_core(&e))?;
+        match json {
+            true => Ok(query::output_json(&output, graph.ids(), kind, version).into_bytes()),
+            false => query::output_text(&output, graph.ids()),
+        }
+    });
+    let body = match tokio::time::timeout(app.config.query_timeout, job).await {
+        Ok(result) => result??,
+        Err(_) => {
+            app.metrics
+                .queries_timed_out
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "the query ran past the time limit of {:.3} s",
+                    app.config.query_timeout.as_secs_f64()
+                ),
+            ));
+        }
+    };
+    app.metrics.queries.add(kind);
+    app.metrics.query_latency.observe(started.elapsed());
+    let content_type = match json {
+        true => "application/json",
+        false => "text/plain; charset=utf-8",
+    };
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                header::HeaderName::from_static("x-packgraph-version"),
+                HeaderValue::from(version),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+async fn pin(State(app): State<Arc<App>>) -> Response {
+    let version = app.backend.pin();
+    json_body(&json!({ "version": version }))
+}
+
+async fn release(State(app): State<Arc<App>>, Path(version): Path<String>) -> Answer {
+    let not_pinned = || ApiError::not_found(format!("version {version} is not pinned"));
+    let number: u64 = version.parse().map_err(|_| not_pinned())?;
+    match app.backend.release(number) {
+        true => Ok(json_body(&json!({ "released": number }))),
+        false => Err(not_pinned()),
+    }
+}
+
+async fn checkpoint(State(app): State<Arc<App>>) -> Answer {
+    let stats = app.blocking(|app| app.backend.checkpoint()).await?;
+    match stats {
+        None => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "this server holds no data directory (--demo): nothing to checkpoint",
+        )),
+        Some(Err(e)) => Err(ApiError::from_core(&e)),
+        Some(Ok(stats)) => Ok(json_body(&json!({
+            "seq": stats.seq,
+            "delta": stats.delta,
+            "bytes_written": stats.bytes_written,
+            "bytes_reused": stats.bytes_reused,
+        }))),
+    }
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let latest = app.backend.latest();
+    let gauges = Gauges {
+        version: version_of(&latest),
+        durable_seq: app.backend.durable_seq(),
+        pinned_versions: app.backend.pinned_versions(),
+        vertices: latest.num_vertices(),
+        edges: latest.num_edges(),
+        graph_bytes: latest.size_in_bytes(),
+        queries_running: app.config.max_queries - app.queries.available_permits(),
+    };
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        app.metrics.render(&gauges),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+    }
+}
