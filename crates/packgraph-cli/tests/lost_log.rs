@@ -45,7 +45,9 @@ fn segments(dir: &str) -> Vec<PathBuf> {
 fn two_checkpoints_then_four(dir: &str) -> (PathBuf, u64) {
     ok(&["create", dir]);
     let batches = |range: std::ops::Range<u32>| -> String {
-        range.map(|i| format!("+ {i} {}\ncommit\n", i + 1)).collect()
+        range
+            .map(|i| format!("+ {i} {}\ncommit\n", i + 1))
+            .collect()
     };
     assert!(ingest(dir, &batches(1..6)).status.success());
     ok(&["checkpoint", dir]);
@@ -109,12 +111,20 @@ fn a_log_cut_back_is_refused_until_the_loss_is_accepted() {
         );
         // Sequence numbers go on after the lost ones; the directory is clean.
         let out = ingest(&dir, "+ 100 101\n");
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "acked 15 1\n", "{cut}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "acked 15 1\n",
+            "{cut}"
+        );
         let out = ok(&["verify", &dir]);
-        assert!(out.contains(": ok:") && out.contains("up to 15"), "{cut}: {out}");
+        assert!(
+            out.contains(": ok:") && out.contains("up to 15"),
+            "{cut}: {out}"
+        );
         let info = ok(&["info", &dir]);
         assert!(
-            info.lines().any(|l| l == format!("edges       {}", kept + 1)),
+            info.lines()
+                .any(|l| l == format!("edges       {}", kept + 1)),
             "{cut}: {info}"
         );
         let out = ok(&["recover", &dir]);

@@ -276,6 +276,25 @@ mod tests {
     }
 
     #[test]
+    fn the_bytes_are_as_documented() {
+        let vfs = vfs();
+        let mut w = MarkWriter::create(&vfs, dir(), ID, 0).unwrap();
+        w.advance(&vfs, 0x0102).unwrap();
+        let bytes = vfs.read(&dir().join(MARK)).unwrap();
+        assert_eq!(bytes.len(), HEADER_BYTES + 2 * ENTRY_BYTES);
+        assert_eq!(&bytes[..8], b"PGRAPHHW");
+        assert_eq!(bytes[8..12], 1u32.to_le_bytes());
+        assert_eq!(bytes[12..28], ID.to_le_bytes());
+        assert_eq!(bytes[28..32], crc32c::crc32c(&bytes[..28]).to_le_bytes());
+        let last = &bytes[HEADER_BYTES + ENTRY_BYTES..];
+        assert_eq!(last[..8], 0x0102u64.to_le_bytes());
+        assert_eq!(last[8..12], [0; 4]);
+        let mut covered = ID.to_le_bytes().to_vec();
+        covered.extend_from_slice(&0x0102u64.to_le_bytes());
+        assert_eq!(last[12..], crc32c::crc32c(&covered).to_le_bytes());
+    }
+
+    #[test]
     fn a_directory_without_a_mark_has_none() {
         assert_eq!(read(&vfs(), dir(), ID, false).unwrap(), None);
     }

@@ -128,7 +128,10 @@ fn a_killed_writer_s_last_batches_within_the_interval_are_not_covered() {
     store.commit(&batch(2)).unwrap();
     std::mem::forget(store);
     vfs.kill();
-    assert_eq!(mark::read(&vfs, &dir(), dir_id(&vfs), false).unwrap(), Some(1));
+    assert_eq!(
+        mark::read(&vfs, &dir(), dir_id(&vfs), false).unwrap(),
+        Some(1)
+    );
     let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
     assert_eq!(store.last_seq(), 2);
 }

@@ -85,6 +85,9 @@ struct Run {
     broken: bool,
     /// Whether a failing operation is set ([`Step::FailIn`]) and has not come yet.
     armed: bool,
+    /// Whether an operation may have failed since the last power cut: a mark entry may
+    /// then be in the files but not synced, until a power cut drops it.
+    unsynced: bool,
     dir_id: u128,
     mark: Seq,
     rng: Rng,
@@ -97,7 +100,10 @@ impl Run {
             std::mem::forget(store);
         }
         match power_cut {
-            Some(seed) => self.vfs.power_cut(seed),
+            Some(seed) => {
+                self.vfs.power_cut(seed);
+                self.unsynced = false;
+            }
             None => self.vfs.kill(),
         }
         self.broken = false;
@@ -188,6 +194,7 @@ impl Run {
             Step::FailIn(n) => {
                 self.vfs.fail_at(Some(self.vfs.ops() + n));
                 self.armed = true;
+                self.unsynced = true;
             }
             Step::Reader => {
                 let loaded = recover::load::<GroupLeaf>(&self.vfs, &dir())
@@ -220,9 +227,9 @@ impl Run {
                 oracle.history.len()
             ));
         }
-        // While an operation may have failed, a mark entry may be written but not synced:
-        // only a mark seen with every operation done is known durable.
-        if !(self.armed || self.broken) {
+        // Once an operation may have failed, a mark entry may be written but not synced:
+        // only a mark seen with no failure since the last power cut is known durable.
+        if !self.unsynced {
             self.mark = mark;
         }
         Ok(())
@@ -245,6 +252,7 @@ fn run_script(seed: u64, directed: bool, steps: &[Step]) -> Result<(), String> {
         store: None,
         broken: false,
         armed: false,
+        unsynced: false,
         dir_id,
         mark: 0,
         rng: Rng(seed | 1),
