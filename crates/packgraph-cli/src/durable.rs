@@ -274,6 +274,7 @@ pub(crate) fn open_store(dir: &Path, options: StoreOptions) -> anyhow::Result<An
             .into()
         }
         e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
+        e @ packgraph::Error::Corrupt { .. } => Damaged(e).into(),
         e => BadInput(e).into(),
     })
 }
@@ -340,6 +341,14 @@ pub(crate) fn verify(args: &DirArgs) -> anyhow::Result<()> {
                     report.torn_bytes
                 );
             }
+            match report.high_water {
+                Some(mark) => println!(
+                    "the log reaches the high-water mark: batches up to {mark} were recorded as acknowledged"
+                ),
+                None => println!(
+                    "note: no high-water mark (a directory from before marks were kept; the next writer records one)"
+                ),
+            }
             Ok(())
         }
         Err(e @ (packgraph::Error::Corrupt { .. } | packgraph::Error::Unsupported { .. })) => {
@@ -360,11 +369,17 @@ pub(crate) struct RecoverArgs {
     /// the batch it held, instead of refusing the directory.
     #[arg(long)]
     truncate_damaged_tail: bool,
+    /// Accept a log that ends before the high-water mark (acknowledged batches lost: the log
+    /// was cut back or deleted), or before the checkpoint, instead of refusing the
+    /// directory: the lost batches are named, and new batches are numbered after them.
+    #[arg(long)]
+    accept_lost_log: bool,
 }
 
 pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
     let options = StoreOptions {
         truncate_damaged_tail: args.truncate_damaged_tail,
+        accept_lost_log: args.accept_lost_log,
         ..StoreOptions::default()
     };
     let store = AnyStore::open(&args.dir, options).map_err(|e| match e {
@@ -381,7 +396,17 @@ pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
             args.dir.display(),
             stats.damaged_bytes
         ),
-        None => println!("{}: no damaged log record; nothing lost", args.dir.display()),
+        None if stats.lost_seqs.is_none() => {
+            println!("{}: no damaged log record; nothing lost", args.dir.display());
+        }
+        None => {}
+    }
+    if let Some((first, last)) = stats.lost_seqs {
+        println!(
+            "{}: the log lacked batches {first} to {last}, recorded as acknowledged: they are lost; new batches are numbered from {}",
+            args.dir.display(),
+            last + 1
+        );
     }
     if stats.torn_bytes > 0 {
         println!(

@@ -93,6 +93,11 @@ impl<C: StoreLeaf> CheckpointState<C> {
         }
     }
 
+    /// The last log record the checkpoint covers.
+    pub(super) fn log_seq(&self) -> Seq {
+        self.manifest.log_seq
+    }
+
     /// Records the size and units of `base`, the base unit the manifest names.
     fn remember_base(&mut self, base: &Base) {
         self.base_bytes = base.pages().map(|p| p.len).sum();
@@ -206,6 +211,8 @@ impl<C: StoreLeaf> Inner<C> {
         self.wait_durable(seq, true)?;
         self.log_bytes_since_checkpoint.store(0, Ordering::Relaxed);
         let stats = write_checkpoint(&*self.vfs, &self.dir, &mut state, &snapshot, seq, full)?;
+        // The manifest is durable: the records up to `seq` cannot be lost any more.
+        lock(&self.mark).advance(&*self.vfs, seq)?;
         let keep_from = lock(&self.log).segment_first();
         collect_garbage(&*self.vfs, &self.dir, &state, seq, keep_from)?;
         Ok(stats)

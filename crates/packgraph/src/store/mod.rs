@@ -23,7 +23,8 @@
 //!   damage anywhere else, is an [`Error::Corrupt`] naming the file and byte offset
 //!   ([`StoreOptions::truncate_damaged_tail`] cuts a damaged last record, losing it).
 //!   Every file carries the directory's id, and the log must reach what the manifest
-//!   records, so files of another directory and a lost log are damage too.
+//!   and the high-water mark (`mark`) record, so files of another directory and a lost
+//!   log are damage too ([`StoreOptions::accept_lost_log`] accepts the loss).
 //!
 //! One process writes a directory at a time (an OS lock on `LOCK` and on the directory
 //! itself, which cannot be removed under the writer); readers that only load the latest
@@ -59,7 +60,8 @@
 //! * `ids.rs`: the kind of vertex ids a directory holds ([`Store::id_kind`]) and the check
 //!   that keeps every write to it.
 //! * `any.rs`: [`AnyStore`] and [`load_any`], for either graph kind.
-//! * `wal.rs` (log records and segments), `format.rs` (packs, units, manifest),
+//! * `wal.rs` (log records and segments), `mark.rs` (the high-water mark of durable
+//!   records), `format.rs` (packs, units, manifest),
 //!   `units.rs` (a graph version as units), `vfs.rs` (file access).
 //! * `tests/`: the store against an in-memory oracle, one file per job under test.
 
@@ -68,6 +70,7 @@ mod checkpoint;
 mod commit;
 mod format;
 mod ids;
+mod mark;
 mod open;
 mod options;
 mod recover;
@@ -88,6 +91,7 @@ use std::thread::JoinHandle;
 
 use self::checkpoint::CheckpointState;
 use self::commit::SyncState;
+use self::mark::MarkWriter;
 use self::wal::LogWriter;
 use crate::graph::{SharedGraph, Snapshot};
 use crate::pma::GroupLeaf;
@@ -124,6 +128,9 @@ struct Inner<C: StoreLeaf> {
     options: StoreOptions,
     shared: SharedGraph<C>,
     log: Mutex<LogWriter>,
+    /// The high-water mark (the log holds it too, to advance it when a segment closes;
+    /// taken after the log's lock, never before it).
+    mark: Arc<Mutex<MarkWriter>>,
     sync: Mutex<SyncState>,
     synced: Condvar,
     checkpoint: Mutex<CheckpointState<C>>,

@@ -9,7 +9,8 @@ use super::checkpoint::{remove_stray_files, write_checkpoint, CheckpointState};
 use super::commit::{spawn_syncer, SyncState};
 use super::format::new_directory_id;
 use super::ids::{self, IdKindCell};
-use super::recover::load_cutting;
+use super::mark::MarkWriter;
+use super::recover::{load_with, LoadMode};
 use super::wal::LogWriter;
 use super::{io_at, lock, Inner, Store, StoreLeaf, StoreOptions, LOCK, MANIFEST_TMP};
 use crate::graph::{Graph, IdKind, SharedGraph};
@@ -66,13 +67,17 @@ impl<C: StoreLeaf> Store<C> {
             let mut state = CheckpointState::before_first(snapshot.clone(), dir_id);
             state.manifest.id_kind = id_kind;
             write_checkpoint(&*vfs, dir, &mut state, &snapshot, 0, true)?;
+            MarkWriter::create(&*vfs, dir, dir_id, 0)?;
         }
         Self::open(dir, options)
     }
 
     /// Opens a data directory: loads its checkpoint, replays the log after it (cutting a
     /// torn last record, and a damaged one if
-    /// [`StoreOptions::truncate_damaged_tail`] is set) and takes the writer lock.
+    /// [`StoreOptions::truncate_damaged_tail`] is set) and takes the writer lock. A log
+    /// that ends before the high-water mark lost acknowledged batches: refused, unless
+    /// [`StoreOptions::accept_lost_log`] is set, when a checkpoint is written at the mark
+    /// and the log starts again after it.
     ///
     /// # Errors
     /// * [`Error::Io`] if another process has the directory open for writing (the error's
@@ -87,13 +92,35 @@ impl<C: StoreLeaf> Store<C> {
             return Err(Error::invalid_file(dir, "no such data directory"));
         }
         let held = vfs.lock(&lock_path).map_err(io_at(&lock_path))?;
-        let loaded = load_cutting::<C>(&*vfs, dir, options.truncate_damaged_tail)?;
+        let mode = LoadMode {
+            cut_damaged: options.truncate_damaged_tail,
+            accept_lost_log: options.accept_lost_log,
+        };
+        let mut loaded = load_with::<C>(&*vfs, dir, mode)?;
         let tmp = dir.join(MANIFEST_TMP);
         if vfs.exists(&tmp) {
             vfs.remove(&tmp).map_err(io_at(&tmp))?;
         }
         remove_stray_files(&*vfs, dir, &loaded.checkpoint)?;
-        let log = LogWriter::open(&*vfs, dir, &loaded.log, options.segment_bytes)?;
+        let mark = Arc::new(Mutex::new(MarkWriter::new(
+            dir,
+            loaded.log.dir_id,
+            loaded.mark,
+        )));
+        if let Some(at) = loaded.restart_at {
+            restart_log(&*vfs, dir, &mut loaded, at)?;
+        }
+        if options.accept_lost_log {
+            // The mark file may have been damaged (its salvage was read): write it whole.
+            lock(&mark).rewrite_now(&*vfs)?;
+        }
+        let log = LogWriter::open(
+            &*vfs,
+            dir,
+            &loaded.log,
+            options.segment_bytes,
+            Arc::clone(&mark),
+        )?;
         for name in &loaded.log.obsolete {
             let path = dir.join(name);
             vfs.remove(&path).map_err(io_at(&path))?;
@@ -110,6 +137,7 @@ impl<C: StoreLeaf> Store<C> {
             vfs,
             shared: SharedGraph::new(loaded.graph),
             log: Mutex::new(log),
+            mark,
             sync: Mutex::new(SyncState::new(durable)),
             synced: Condvar::new(),
             checkpoint: Mutex::new(loaded.checkpoint),
@@ -127,6 +155,30 @@ impl<C: StoreLeaf> Store<C> {
     }
 }
 
+/// Starts the log again after record `at`, past records it no longer holds (an accepted
+/// lost log): a checkpoint of the loaded graph at `at` (durable first), then every old
+/// segment is obsolete and [`LogWriter::open`] starts one at `at + 1`. Interrupted, it
+/// leaves either the old directory or the checkpoint with the old segments, which the
+/// same recovery finishes.
+fn restart_log<C: StoreLeaf>(
+    vfs: &dyn crate::store::Vfs,
+    dir: &Path,
+    loaded: &mut super::recover::Loaded<C>,
+    at: crate::store::Seq,
+) -> Result<()> {
+    if loaded.checkpoint.log_seq() < at {
+        let snapshot = loaded.graph.snapshot();
+        write_checkpoint(vfs, dir, &mut loaded.checkpoint, &snapshot, at, false)?;
+    }
+    let log = &mut loaded.log;
+    let old = log.segments.drain(..).map(|(_, name)| name);
+    log.obsolete.extend(old);
+    log.next_seq = at + 1;
+    log.tail_len = 0;
+    log.tail_header = 0;
+    Ok(())
+}
+
 impl<C: StoreLeaf> Drop for Store<C> {
     fn drop(&mut self) {
         self.inner.closing.store(true, Ordering::Release);
@@ -137,6 +189,9 @@ impl<C: StoreLeaf> Drop for Store<C> {
         if let Some(background) = lock(&self.inner.background).take() {
             let _ = background.join();
         }
-        let _ = self.inner.sync_now();
+        // A clean close leaves the mark at the last durable record.
+        if let Ok(durable) = self.inner.sync_now() {
+            let _ = lock(&self.inner.mark).advance(&*self.inner.vfs, durable);
+        }
     }
 }

@@ -74,6 +74,12 @@ pub struct StoreOptions {
     /// lost ([`RecoveryStats::damaged_seq`] says which). A torn last record (cut short by a
     /// crash) is cut either way.
     pub truncate_damaged_tail: bool,
+    /// On open, accept a log that ends before the high-water mark (acknowledged batches
+    /// missing: the log was cut back or deleted) or before the checkpoint, or is missing,
+    /// instead of refusing the directory: the batches it lacks are lost
+    /// ([`RecoveryStats::lost_seqs`] says which), a checkpoint is written at the mark and
+    /// new batches are numbered after it, so no sequence number is given out twice.
+    pub accept_lost_log: bool,
     /// The id [`Store::create`](super::Store::create) gives a new directory, written into
     /// every file's header; `None` (the default) draws 128 random bits. Set it only to
     /// write reproducible files (golden files of tests): two directories must not share
@@ -89,6 +95,7 @@ impl Default for StoreOptions {
             checkpoint_log_bytes: Some(256 << 20),
             vfs: Arc::new(OsVfs),
             truncate_damaged_tail: false,
+            accept_lost_log: false,
             directory_id: None,
         }
     }
@@ -101,6 +108,7 @@ impl fmt::Debug for StoreOptions {
             .field("segment_bytes", &self.segment_bytes)
             .field("checkpoint_log_bytes", &self.checkpoint_log_bytes)
             .field("truncate_damaged_tail", &self.truncate_damaged_tail)
+            .field("accept_lost_log", &self.accept_lost_log)
             .field("directory_id", &self.directory_id)
             .finish_non_exhaustive()
     }
@@ -145,4 +153,11 @@ pub struct RecoveryStats {
     pub checkpoint_seconds: f64,
     /// Seconds spent replaying the log.
     pub replay_seconds: f64,
+    /// The high-water mark the directory recorded: the last batch known acknowledged
+    /// (`None` for a directory made before marks were kept).
+    pub high_water: Option<Seq>,
+    /// The acknowledged batches (first and last sequence number) a lost log took, when
+    /// [`StoreOptions::accept_lost_log`] let the directory open without them; `None` if
+    /// none were lost.
+    pub lost_seqs: Option<(Seq, Seq)>,
 }

@@ -15,8 +15,8 @@ use std::time::Instant;
 use super::checkpoint::CheckpointState;
 use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
 use super::units::{self, ArrayShape, Base};
-use super::wal;
-use super::{OsVfs, RecoveryStats, StoreLeaf, Vfs};
+use super::{mark, wal};
+use super::{OsVfs, RecoveryStats, Seq, StoreLeaf, Vfs};
 use crate::graph::{Graph, GraphRead, Update};
 use crate::pma::PmaParts;
 use crate::{Error, Result};
@@ -28,6 +28,22 @@ pub(super) struct Loaded<C: StoreLeaf> {
     pub(super) checkpoint: CheckpointState<C>,
     pub(super) log: wal::LogState,
     pub(super) recovery: RecoveryStats,
+    /// The high-water mark the directory recorded (0 if none).
+    pub(super) mark: Seq,
+    /// Where the log must start again, past records it no longer holds, when a lost log
+    /// was accepted ([`LoadMode::accept_lost_log`]) or a damaged last record cut off: the
+    /// writer checkpoints at this record and numbers the next one after it.
+    pub(super) restart_at: Option<Seq>,
+}
+
+/// What a load forgives.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LoadMode {
+    /// Leave out a damaged last log record rather than refusing it.
+    pub(super) cut_damaged: bool,
+    /// Accept a log that ends before the high-water mark or the checkpoint, or is missing:
+    /// the records it lacks are reported lost, and numbering goes on after the mark.
+    pub(super) accept_lost_log: bool,
 }
 
 /// Reads the manifest of `dir`.
@@ -298,23 +314,32 @@ fn check_counts<C: StoreLeaf>(dir: &Path, manifest: &Manifest, graph: &Graph<C>)
     Ok(())
 }
 
+/// What replaying the log found: the log, and where it must start again (see
+/// [`Loaded::restart_at`]) with the batches lost.
+struct Replayed {
+    log: wal::LogState,
+    restart_at: Option<Seq>,
+    lost: Option<(Seq, Seq)>,
+}
+
 /// Replays the log records after the checkpoint of `manifest` onto `graph` (a torn last
-/// record is left out), and checks that the log is there and reaches the last record the
-/// checkpoint covers.
+/// record is left out), and checks that the log is there and reaches both the last record
+/// the checkpoint covers and the high-water mark `mark` (read before the log).
 fn replay_log<C: StoreLeaf>(
     vfs: &dyn Vfs,
     dir: &Path,
     manifest: &Manifest,
-    cut_damaged: bool,
+    mark: Seq,
+    mode: LoadMode,
     graph: &mut Graph<C>,
-) -> Result<wal::LogState> {
+) -> Result<Replayed> {
     let from = manifest.log_seq;
     let log = wal::scan(
         vfs,
         dir,
         manifest.dir_id,
         from,
-        cut_damaged,
+        mode.cut_damaged,
         |seq, payload| {
             let update = Update::decode(payload)?;
             check_growth(&update, graph.num_vertices())
@@ -325,9 +350,37 @@ fn replay_log<C: StoreLeaf>(
             Ok(())
         },
     )?;
+    let log_end = log.next_seq - 1;
+    // A damaged last record cut off on request was written, maybe acknowledged: its
+    // number is not given out again either.
+    let cut = log.damaged_tail.as_ref().map_or(0, |d| d.seq);
+    let kept = log_end.max(cut);
     // Since format 3 a directory's first log segment is created before its first manifest,
     // and a segment is removed only once a newer one is durable.
-    if manifest.version >= 3 && log.segments.is_empty() {
+    let missing = manifest.version >= 3 && log.segments.is_empty();
+    if !mode.accept_lost_log {
+        check_log_reaches(dir, &log, from, mark, kept, missing)?;
+    }
+    let resume = kept.max(from).max(mark);
+    Ok(Replayed {
+        restart_at: (missing || resume > log_end).then_some(resume),
+        lost: (mark > kept.max(from)).then_some((kept.max(from) + 1, mark)),
+        log,
+    })
+}
+
+/// Checks that the log is there and reaches the last record of the checkpoint (`from`)
+/// and the high-water mark; `kept` is its last record, or the damaged one cut off.
+fn check_log_reaches(
+    dir: &Path,
+    log: &wal::LogState,
+    from: Seq,
+    mark: Seq,
+    kept: Seq,
+    missing: bool,
+) -> Result<()> {
+    let log_end = log.next_seq - 1;
+    if missing {
         return Err(Error::Corrupt {
             path: Some(dir.join(MANIFEST)),
             offset: None,
@@ -337,18 +390,35 @@ fn replay_log<C: StoreLeaf>(
             ),
         });
     }
-    if log.next_seq <= from {
+    if log_end < from {
         return Err(Error::Corrupt {
             path: Some(dir.join(MANIFEST)),
             offset: None,
             reason: format!(
-                "the checkpoint covers log records up to {from}, but the log ends at record {}: \
-                 acknowledged records are missing",
-                log.next_seq - 1
+                "the checkpoint covers log records up to {from}, but the log ends at record {log_end}: \
+                 acknowledged records are missing"
             ),
         });
     }
-    Ok(log)
+    if kept < mark {
+        let newest = log
+            .segments
+            .last()
+            .map_or(MANIFEST, |(_, name)| name.as_str());
+        return Err(Error::Corrupt {
+            path: Some(dir.join(newest)),
+            offset: None,
+            reason: format!(
+                "the log ends at record {kept}, but the high-water mark ({}) records that \
+                 batches up to {mark} were acknowledged: batches {} to {mark} are lost \
+                 (`packgraph recover DIR --accept-lost-log` accepts the loss and numbers new \
+                 batches after {mark})",
+                mark::MARK,
+                kept + 1
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Vertices one update may add beyond those its ids and edge endpoints explain (through
@@ -399,20 +469,20 @@ const LOAD_ATTEMPTS: usize = 32;
 /// a file the new checkpoint made obsolete, and the load starts over (at most
 /// [`LOAD_ATTEMPTS`] times).
 pub(super) fn load<C: StoreLeaf>(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded<C>> {
-    load_cutting::<C>(vfs, dir, false)
+    load_with::<C>(vfs, dir, LoadMode::default())
 }
 
-/// [`load`], leaving out a damaged last log record (reported in the recovery statistics)
-/// rather than refusing it if `cut_damaged`.
-pub(super) fn load_cutting<C: StoreLeaf>(
+/// [`load`], forgiving what `mode` says (a damaged last log record, a lost log), which
+/// the recovery statistics then report.
+pub(super) fn load_with<C: StoreLeaf>(
     vfs: &dyn Vfs,
     dir: &Path,
-    cut_damaged: bool,
+    mode: LoadMode,
 ) -> Result<Loaded<C>> {
     let mut manifest = read_manifest(vfs, dir)?;
     let mut attempts = 1;
     loop {
-        let error = match load_from(vfs, dir, manifest.clone(), cut_damaged) {
+        let error = match load_from(vfs, dir, manifest.clone(), mode) {
             Ok(loaded) => return Ok(loaded),
             Err(error) => error,
         };
@@ -431,7 +501,7 @@ fn load_from<C: StoreLeaf>(
     vfs: &dyn Vfs,
     dir: &Path,
     manifest: Manifest,
-    cut_damaged: bool,
+    mode: LoadMode,
 ) -> Result<Loaded<C>> {
     check_kind::<C>(dir, &manifest)?;
     let started = Instant::now();
@@ -443,7 +513,14 @@ fn load_from<C: StoreLeaf>(
     check_counts(dir, &manifest, &graph)?;
     let checkpoint_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let log = replay_log(vfs, dir, &manifest, cut_damaged, &mut graph)?;
+    // The mark is read before the log: a writer advances it only once the records it
+    // covers are durable, so every log read after it holds them (see `mark`).
+    let mark = mark::read(vfs, dir, manifest.dir_id, mode.accept_lost_log)?;
+    let Replayed {
+        log,
+        restart_at,
+        lost,
+    } = replay_log(vfs, dir, &manifest, mark.unwrap_or(0), mode, &mut graph)?;
     let recovery = RecoveryStats {
         checkpoint_seq: manifest.log_seq,
         checkpoint_bytes: packs.bytes,
@@ -454,6 +531,8 @@ fn load_from<C: StoreLeaf>(
         damaged_bytes: log.damaged_tail.as_ref().map_or(0, |d| d.bytes),
         checkpoint_seconds,
         replay_seconds: started.elapsed().as_secs_f64(),
+        high_water: mark,
+        lost_seqs: lost,
     };
     let checkpoint = CheckpointState::new(manifest, base_version, &base, packs.sizes());
     Ok(Loaded {
@@ -461,6 +540,8 @@ fn load_from<C: StoreLeaf>(
         checkpoint,
         log,
         recovery,
+        mark: mark.unwrap_or(0),
+        restart_at,
     })
 }
 

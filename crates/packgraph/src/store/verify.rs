@@ -30,11 +30,16 @@ pub struct VerifyReport {
     pub num_vertices: u64,
     /// Arcs of the recovered graph.
     pub num_arcs: u64,
+    /// The high-water mark: the last batch recorded as acknowledged, which the log reaches
+    /// (`None` for a directory made before marks were kept).
+    pub high_water: Option<u64>,
 }
 
 /// Checks every file of a data directory: the manifest, every pack in full (each unit's
-/// CRC-32C and hash, the trailer), every reference, the checkpoint's arrays, and every log
-/// record (that it decodes and applies). Takes no lock and changes nothing.
+/// CRC-32C and hash, the trailer), every reference, the checkpoint's arrays, every log
+/// record (that it decodes and applies), and that the log reaches the checkpoint and the
+/// high-water mark (a shorter log lost acknowledged batches). Takes no lock and changes
+/// nothing.
 ///
 /// # Errors
 /// The first damage found, as [`Error::Corrupt`](crate::Error::Corrupt) naming the file and
@@ -105,5 +110,6 @@ fn check_recovery<C: StoreLeaf>(
     report.num_arcs = loaded.graph.num_arcs() as u64;
     report.records = loaded.log.replayed;
     report.torn_bytes = loaded.log.torn_bytes;
+    report.high_water = loaded.recovery.high_water;
     Ok(())
 }

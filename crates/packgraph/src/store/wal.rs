@@ -20,8 +20,9 @@
 //! headers carry the directory id, checked against the manifest's.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use super::mark::MarkWriter;
 use super::vfs::{Vfs, VfsFile};
 use crate::codec::bytes::{ByteReader, ByteWriter};
 use crate::{Error, Result};
@@ -392,16 +393,19 @@ pub(super) struct LogWriter {
     dir_id: u128,
     next_seq: u64,
     segment_bytes: u64,
+    /// The high-water mark, advanced when a segment is closed.
+    mark: Arc<Mutex<MarkWriter>>,
 }
 
 impl LogWriter {
     /// Opens the log after [`scan`]: truncates a torn tail (durably) and appends to the
-    /// newest segment, or starts the first one.
+    /// newest segment, or starts the first one. Each segment it closes advances `mark`.
     pub(super) fn open(
         vfs: &dyn Vfs,
         dir: &Path,
         state: &LogState,
         segment_bytes: u64,
+        mark: Arc<Mutex<MarkWriter>>,
     ) -> Result<Self> {
         match state.segments.last() {
             Some((first, name)) if state.tail_len > 0 => {
@@ -418,6 +422,7 @@ impl LogWriter {
                     dir_id: state.dir_id,
                     next_seq: state.next_seq,
                     segment_bytes,
+                    mark,
                 })
             }
             _ => {
@@ -440,6 +445,7 @@ impl LogWriter {
                     dir_id: state.dir_id,
                     next_seq: state.next_seq,
                     segment_bytes,
+                    mark,
                 })
             }
         }
@@ -479,7 +485,8 @@ impl LogWriter {
     }
 
     /// Syncs the open segment and starts a new one at the next record, unless the open one
-    /// holds no record yet.
+    /// holds no record yet; then advances the high-water mark to the last record of the
+    /// closed segment (durable now).
     pub(super) fn roll(&mut self, vfs: &dyn Vfs) -> Result<()> {
         if self.len <= self.header {
             return Ok(());
@@ -491,7 +498,7 @@ impl LogWriter {
         self.first = self.next_seq;
         self.header = len;
         self.len = len;
-        Ok(())
+        super::lock(&self.mark).advance(vfs, self.next_seq - 1)
     }
 
     /// Appends `payload` as the next record (one write; not yet durable) and returns its
@@ -521,10 +528,14 @@ mod tests {
         Path::new("/db")
     }
 
+    fn mark() -> Arc<Mutex<MarkWriter>> {
+        Arc::new(Mutex::new(MarkWriter::new(dir(), ID, 0)))
+    }
+
     fn write(vfs: &SimVfs, records: &[&[u8]], segment_bytes: u64) -> LogWriter {
         vfs.create_dir_all(dir()).unwrap();
         let state = scan(vfs, dir(), ID, 0, false, |_, _| Ok(())).unwrap();
-        let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes).unwrap();
+        let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes, mark()).unwrap();
         for r in records {
             log.append(vfs, r).unwrap();
         }
@@ -576,7 +587,7 @@ mod tests {
             let (records, state) = read_all(&vfs, 0).unwrap();
             assert_eq!(records.len(), 1, "cut {cut}");
             assert!(state.torn_bytes > 0);
-            let mut log = LogWriter::open(&vfs, dir(), &state, 1 << 20).unwrap();
+            let mut log = LogWriter::open(&vfs, dir(), &state, 1 << 20, mark()).unwrap();
             assert_eq!(log.append(&vfs, b"third").unwrap(), 2);
             let (records, state) = read_all(&vfs, 0).unwrap();
             assert_eq!(records[1], (2, b"third".to_vec()));

@@ -1,7 +1,8 @@
 //! The store against an in-memory oracle, by the job of the file under test: crashes at
 //! every operation of the write path (kill and power cut) and each `fsync` removed in turn
 //! (`crash.rs`), damaged files (`damage.rs`), the write path (`commit.rs`), checkpoints
-//! (`checkpoint.rs`), and creating and opening (here). This file holds the helpers they
+//! (`checkpoint.rs`), the high-water mark (`mark.rs`), random scripts of writers, crashes
+//! and readers (`scripts.rs`), and creating and opening (here). This file holds the helpers they
 //! share.
 
 mod checkpoint;
@@ -9,6 +10,8 @@ mod commit;
 mod crafted;
 mod crash;
 mod damage;
+mod mark;
+mod scripts;
 mod sharing;
 
 use std::io;
@@ -138,6 +141,7 @@ fn sim_options(vfs: &SimVfs) -> StoreOptions {
         checkpoint_log_bytes: None,
         vfs: Arc::new(vfs.clone()),
         truncate_damaged_tail: false,
+        accept_lost_log: false,
         directory_id: None,
     }
 }
