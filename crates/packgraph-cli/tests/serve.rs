@@ -132,11 +132,17 @@ fn every_endpoint_answers_and_every_mistake_is_a_json_error() {
         get_json(&mut c, "/health"),
         json!({"status":"ok","version":0,"durable_seq":0})
     );
-    let acked = text(&mut c, "+ 1 2\n+ 2 3\ncommit\n# named\n+ 3 alice\n");
+    // The first batch fixes the directory's kind of id (integers): a name after it is
+    // refused, naming its line, and the batch before it stays acknowledged.
+    let refused = text(&mut c, "+ 1 2\n+ 2 3\ncommit\n# named\n+ 3 alice\n");
+    let body = error(&refused, 400);
+    assert_eq!(body["line"], 5, "{body}");
+    assert_eq!(body["acked"], json!([{"seq":1,"version":1}]), "{body}");
+    let acked = text(&mut c, "+ 3 5\n");
     assert_eq!(acked.status, 200, "{}", acked.text());
     assert_eq!(
         acked.json().unwrap(),
-        json!({"acked":[{"seq":1,"version":1},{"seq":2,"version":2}]})
+        json!({"acked":[{"seq":2,"version":2}]})
     );
     let acked = json_post(
         &mut c,
@@ -155,14 +161,19 @@ fn every_endpoint_answers_and_every_mistake_is_a_json_error() {
         get_json(&mut c, "/vertices/2"),
         json!({"id":2,"out_degree":0,"in_degree":1,"out":[],"in":[1]})
     );
-    assert_eq!(get_json(&mut c, "/vertices/alice")["in"], json!([3]));
-    // Text output is `packgraph run`'s; a graph with names answers in JSON only.
+    assert_eq!(get_json(&mut c, "/vertices/5")["in"], json!([3]));
+    // Text output is `packgraph run`'s.
     let bfs = get_json(&mut c, "/run/bfs?source=4");
     assert_eq!(
         bfs,
-        json!({"version":3,"algorithm":"bfs","values":{"1":1,"2":2,"3":null,"alice":null,"4":0}})
+        json!({"version":3,"algorithm":"bfs","values":{"1":1,"2":2,"3":null,"5":null,"4":0}})
     );
-    error(&c.get("/run/bfs?source=4").unwrap(), 406);
+    let text_bfs = c.get("/run/bfs?source=4").unwrap();
+    assert_eq!(text_bfs.status, 200);
+    assert_eq!(
+        text_bfs.text(),
+        "1 1\n2 2\n3 9223372036854775807\n4 0\n5 9223372036854775807\n"
+    );
 
     // Pinned versions stay readable while the graph goes on.
     let pinned = json_post(&mut c, "/snapshots", &json!({})).json().unwrap()["version"].clone();
@@ -238,12 +249,12 @@ fn every_endpoint_answers_and_every_mistake_is_a_json_error() {
     let metrics = metrics.text();
     for series in [
         "packgraph_batches_acked_total 5\n",
-        "packgraph_queries_total{algorithm=\"bfs\"} 1\n",
+        "packgraph_queries_total{algorithm=\"bfs\"} 2\n",
         "packgraph_queries_total{algorithm=\"wcc\"} 1\n",
         "packgraph_version 5\n",
         "packgraph_pinned_versions 0\n",
         "packgraph_ack_latency_seconds_count",
-        "packgraph_query_latency_seconds_bucket{le=\"+Inf\"} 2\n",
+        "packgraph_query_latency_seconds_bucket{le=\"+Inf\"} 3\n",
         "packgraph_graph_bytes",
     ] {
         assert!(metrics.contains(series), "{series} in\n{metrics}");

@@ -313,8 +313,15 @@ mod tests {
         )
         .unwrap();
         let backend = Backend::durable(store);
+        // A directory holds one kind of id (its first batch fixes it): a mixed batch is
+        // refused whole.
+        assert!(backend.apply(&[insert(7, "x"), insert(8, "x")]).is_err());
+        let x = || ExternalId::Int(9);
         let applied = backend
-            .apply(&[insert(7, "x"), insert(8, "x")])
+            .apply(&[
+                UpdateOp::Insert(ExternalId::Int(7), x(), None),
+                UpdateOp::Insert(ExternalId::Int(8), x(), None),
+            ])
             .unwrap()
             .unwrap();
         backend.wait_durable(applied.seq).unwrap();
@@ -324,6 +331,7 @@ mod tests {
         let store = AnyStore::open(&path, options).unwrap();
         let graph = store.graph();
         assert_eq!(graph.num_edges(), 2);
-        assert_eq!(graph.ids().internal_id(&"x".into()), Some(1));
+        assert_eq!(graph.ids().internal_id(&x()), Some(1));
+        assert_eq!(store.id_kind(), Some(packgraph::graph::IdKind::Int));
     }
 }

@@ -105,14 +105,18 @@ pub(crate) fn graph_at(backend: &Backend, version: Option<u64>) -> Result<AnyGra
     }
 }
 
-/// The internal id of `id` in `graph`.
+/// The internal id of `id` in `graph`: a word of digits is also tried as a name, for
+/// directories whose vertices are names (where `5` is the vertex named "5").
 ///
 /// # Errors
 /// 404 if it is not a vertex.
 pub(crate) fn vertex(graph: &AnyGraph, id: &ExternalId) -> Result<VertexId, ApiError> {
-    graph
-        .ids()
-        .internal_id(id)
+    let ids = graph.ids();
+    ids.internal_id(id)
+        .or_else(|| match id {
+            ExternalId::Int(n) => ids.internal_id(&ExternalId::Name(n.to_string().into())),
+            ExternalId::Name(_) => None,
+        })
         .ok_or_else(|| ApiError::not_found(format!("vertex {id} is not in the graph")))
 }
 
@@ -127,16 +131,13 @@ fn id_json(id: ExternalId) -> Value {
 /// The output as text, as `packgraph run` writes it.
 ///
 /// # Errors
-/// 406 when vertices are named (the text form names vertices by integers).
+/// 500 if it cannot be formatted (writing to memory does not fail otherwise).
 pub(crate) fn output_text(output: &AlgoOutput, ids: &IdMap) -> Result<Vec<u8>, ApiError> {
     let mut text = Vec::new();
-    match output.write_graphalytics(ids, &mut text) {
-        Ok(()) => Ok(text),
-        Err(e) => Err(ApiError::new(
-            axum::http::StatusCode::NOT_ACCEPTABLE,
-            format!("{e}; ask for JSON (Accept: application/json)"),
-        )),
-    }
+    output
+        .write_graphalytics(ids, &mut text)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(text)
 }
 
 /// The output as a JSON object, values keyed by external id.
@@ -300,7 +301,7 @@ mod tests {
         assert_eq!(vertex_json(&graph, 0)["out"], json!([["b", 2.5]]));
         assert_eq!(vertex_json(&graph, 1)["in"], json!([["a", 2.5]]));
         let output = Algorithm::new(AlgorithmKind::Wcc).run_any(&graph).unwrap();
-        assert_eq!(output_text(&output, graph.ids()).unwrap_err().status, 406);
+        assert_eq!(output_text(&output, graph.ids()).unwrap(), b"a a\nb a\n");
         let json: Value =
             serde_json::from_str(&output_json(&output, graph.ids(), AlgorithmKind::Wcc, 1))
                 .unwrap();

@@ -77,7 +77,14 @@ fn write_error(
 /// Applies the batches of a text body in order, stopping at the first bad line.
 pub(crate) fn apply_text(backend: &Backend, body: &[u8], max_batch_ops: usize) -> Outcome {
     let mut outcome = Outcome::default();
-    let mut reader = UpdateReader::new(body, BODY).max_batch_ops(max_batch_ops);
+    let reader = UpdateReader::new(body, BODY).max_batch_ops(max_batch_ops);
+    // Words are read as the directory's kind of id, as `packgraph ingest` reads them; an
+    // empty directory takes its first batch's.
+    let mut reader = match backend.store().map(|store| store.id_kind()) {
+        Some(Some(kind)) => reader.ids(kind),
+        Some(None) => reader.ids_from_first(),
+        None => reader,
+    };
     while outcome.error.is_none() {
         match reader.next_batch() {
             Ok(Some(batch)) => {

@@ -49,7 +49,9 @@ use std::path::{Path, PathBuf};
 
 use super::text::parse_weight;
 use crate::error::quote;
-use crate::graph::{name_problem, EdgeLeaf, ExternalId, Graph, GraphRead, IdKind, Update, VertexId};
+use crate::graph::{
+    name_problem, EdgeLeaf, ExternalId, Graph, GraphRead, IdKind, Update, VertexId,
+};
 use crate::Error;
 
 /// One operation of an update batch, in external ids.

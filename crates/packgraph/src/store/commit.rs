@@ -101,14 +101,19 @@ impl<C: StoreLeaf> Store<C> {
         let inner = &self.inner;
         inner.check_failed()?;
         let mut payload_bytes = 0;
+        let before = std::cell::Cell::new(None);
         let (applied, (seq, version)) = inner.shared.commit_logged_with(
             |graph| {
+                before.set(Some(ids::IdCounts::of(graph)));
                 let update = build(graph)?;
                 recover::check_growth(update.borrow(), graph.num_vertices())
                     .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
                 Ok(update)
             },
             |graph, update| {
+                if let Some(before) = before.take() {
+                    inner.id_kind.check(update, before, graph)?;
+                }
                 let payload = update.encode();
                 payload_bytes = payload.len();
                 let seq = lock(&inner.log)
