@@ -11,7 +11,10 @@
 //!
 //! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
 //! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
-//! a snapshot without waiting for the writer or for other readers.
+//! a snapshot without waiting for the writer or for other readers. Every published version
+//! carries its flat vertex index, derived by the writer from the previous version's as part
+//! of the commit: the index's segments are shared between versions like pages, and only
+//! those of vertices whose runs moved are copied.
 
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
