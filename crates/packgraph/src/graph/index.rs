@@ -37,20 +37,20 @@ const BUILD_GRAIN: usize = 64;
 const MIN_SEGMENT_SHIFT: u32 = 8;
 const MAX_SEGMENT_SHIFT: u32 = 12;
 
-/// The entries of `1 << shift` consecutive vertices (past the index's length: zeros).
-#[derive(Debug, Clone)]
-struct Segment {
-    starts: Box<[ShortCursor]>,
-    degrees: Box<[u32]>,
+/// One vertex's entry: its run's start and length, side by side so that a neighbor scan
+/// reads one cache line for both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Entry {
+    start: ShortCursor,
+    degree: u32,
 }
 
-impl Segment {
-    fn empty(len: usize) -> Arc<Self> {
-        Arc::new(Self {
-            starts: vec![ShortCursor::default(); len].into(),
-            degrees: vec![0; len].into(),
-        })
-    }
+/// The entries of `1 << shift` consecutive vertices (past the index's length: zeros), in
+/// one allocation.
+type Segment = Arc<[Entry]>;
+
+fn empty_segment(len: usize) -> Segment {
+    vec![Entry::default(); len].into()
 }
 
 /// Start and length of every vertex's run in one edge CPMA.
@@ -58,7 +58,7 @@ impl Segment {
 pub(crate) struct RunIndex {
     /// log2 of the vertices per segment.
     shift: u32,
-    segments: Vec<Arc<Segment>>,
+    segments: Vec<Segment>,
     /// Vertices indexed.
     len: usize,
 }
@@ -94,14 +94,12 @@ impl RunIndex {
             .chunks(size)
             .zip(degrees.chunks(size))
             .map(|(s, d)| {
-                let mut starts = s.to_vec();
-                let mut degrees = d.to_vec();
-                starts.resize(size, ShortCursor::default());
-                degrees.resize(size, 0);
-                Arc::new(Segment {
-                    starts: starts.into(),
-                    degrees: degrees.into(),
-                })
+                let entries = s
+                    .iter()
+                    .zip(d)
+                    .map(|(&start, &degree)| Entry { start, degree });
+                let padding = std::iter::repeat(Entry::default()).take(size - s.len());
+                entries.chain(padding).collect()
             })
             .collect();
         Self {
@@ -116,26 +114,48 @@ impl RunIndex {
         (1 << self.shift) - 1
     }
 
+    /// `v`'s entry (`v` below the length).
+    #[inline(always)]
+    fn entry(&self, v: usize) -> Entry {
+        self.segments[v >> self.shift][v & self.mask()]
+    }
+
+    /// `v`'s entry, empty past the length.
+    #[inline(always)]
+    fn get(&self, v: VertexId) -> Entry {
+        let v = v as usize;
+        if v >= self.len {
+            return Entry::default();
+        }
+        self.entry(v)
+    }
+
     /// `v`'s run start (`v` below the length).
     #[inline(always)]
     fn start(&self, v: usize) -> ShortCursor {
-        self.segments[v >> self.shift].starts[v & self.mask()]
+        self.entry(v).start
     }
 
     /// Grows the index to `num_vertices` with empty entries (new segments are unshared).
     fn grow(&mut self, num_vertices: usize) {
         let size = 1usize << self.shift;
         while self.segments.len() * size < num_vertices {
-            self.segments.push(Segment::empty(size));
+            self.segments.push(empty_segment(size));
         }
         self.len = self.len.max(num_vertices);
     }
 
-    /// The segment of `v`, copied first if another version shares it.
+    /// The entries of `v`'s segment, copied first if another version shares them, and
+    /// `v`'s position among them.
     #[inline]
-    fn segment_mut(&mut self, v: usize) -> (&mut Segment, usize) {
+    fn segment_mut(&mut self, v: usize) -> (&mut [Entry], usize) {
         let i = v & self.mask();
-        (Arc::make_mut(&mut self.segments[v >> self.shift]), i)
+        let segment = &mut self.segments[v >> self.shift];
+        if Arc::get_mut(segment).is_none() {
+            *segment = segment.iter().copied().collect();
+        }
+        let entries = Arc::get_mut(segment).expect("a segment just copied has one holder");
+        (entries, i)
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
@@ -185,8 +205,10 @@ impl RunIndex {
             let mut v = lo;
             while v <= hi {
                 let (segment, i) = index.segment_mut(v);
-                let end = (i + hi + 1 - v).min(segment.degrees.len());
-                segment.degrees[i..end].fill(0);
+                let end = (i + hi + 1 - v).min(segment.len());
+                for entry in &mut segment[i..end] {
+                    entry.degree = 0;
+                }
                 v += end - i;
             }
             let first = edges.find_leaf((lo as u64) << 32);
@@ -196,10 +218,11 @@ impl RunIndex {
                 if (lo..=hi).contains(&v) {
                     let start = edges.short_cursor(piece.start, piece.first);
                     let (segment, i) = index.segment_mut(v);
-                    if segment.degrees[i] == 0 {
-                        segment.starts[i] = start;
+                    let entry = &mut segment[i];
+                    if entry.degree == 0 {
+                        entry.start = start;
                     }
-                    segment.degrees[i] += piece.len;
+                    entry.degree += piece.len;
                 }
             }
         }
@@ -211,38 +234,35 @@ impl RunIndex {
     /// Nothing is read for a vertex out of range or with fewer than two arcs.
     #[inline]
     pub(crate) fn prefetch<C: LeafCodec>(&self, edges: &Pma<C>, v: VertexId) {
-        if self.degree(v) > 1 {
-            edges.prefetch_short(self.start(v as usize));
+        let entry = self.get(v);
+        if entry.degree > 1 {
+            edges.prefetch_short(entry.start);
         }
     }
 
     #[inline]
     pub(crate) fn degree(&self, v: VertexId) -> usize {
-        let v = v as usize;
-        if v >= self.len {
-            return 0;
-        }
-        self.segments[v >> self.shift].degrees[v & self.mask()] as usize
+        self.get(v).degree as usize
     }
 
     /// Every vertex's degree, flat.
     pub(crate) fn degrees(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.len);
-        self.degree_slices(0..self.len, |_, d| out.extend_from_slice(d));
+        self.entry_slices(0..self.len, |_, d| out.extend(d.iter().map(|e| e.degree)));
         out
     }
 
-    /// Calls `f(first, degrees)` on the degrees of the vertices `vertices` (clipped to the
+    /// Calls `f(first, entries)` on the entries of the vertices `vertices` (clipped to the
     /// length), one segment's slice at a time, in order.
     #[inline]
-    fn degree_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, &[u32])) {
+    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, &[Entry])) {
         let end = vertices.end.min(self.len);
         let mut v = vertices.start;
         while v < end {
             let segment = &self.segments[v >> self.shift];
             let i = v & self.mask();
-            let stop = (i + end - v).min(segment.degrees.len());
-            f(v, &segment.degrees[i..stop]);
+            let stop = (i + end - v).min(segment.len());
+            f(v, &segment[i..stop]);
             v += stop - i;
         }
     }
@@ -256,21 +276,21 @@ impl RunIndex {
         v: VertexId,
         f: impl FnMut(C::Item) -> bool,
     ) -> bool {
-        let degree = self.degree(v);
-        if degree == 0 {
+        let entry = self.get(v);
+        if entry.degree == 0 {
             return true;
         }
-        edges.for_count_from_short(self.start(v as usize), v, degree, f)
+        edges.for_count_from_short(entry.start, v, entry.degree as usize, f)
     }
 
     /// The first vertex in `vertices` with arcs and the number of arcs from it to the range's
     /// end (their runs lie one after another); `None` if the range has no arcs.
     fn span(&self, vertices: Range<VertexId>) -> Option<(usize, usize)> {
         let (mut first, mut count) = (None, 0);
-        self.degree_slices(vertices.start as usize..vertices.end as usize, |v, d| {
+        self.entry_slices(vertices.start as usize..vertices.end as usize, |v, d| {
             let from = match first {
                 Some(_) => 0,
-                None => match d.iter().position(|&d| d > 0) {
+                None => match d.iter().position(|e| e.degree > 0) {
                     Some(i) => {
                         first = Some(v + i);
                         i
@@ -278,7 +298,7 @@ impl RunIndex {
                     None => return,
                 },
             };
-            count += d[from..].iter().map(|&d| d as usize).sum::<usize>();
+            count += d[from..].iter().map(|e| e.degree as usize).sum::<usize>();
         });
         Some((first?, count))
     }
@@ -349,21 +369,24 @@ impl RunIndex {
         let mut before = self.degree(from as VertexId);
         let mut found = None;
         let mut done = false;
-        self.degree_slices(from + 1..end, |first, degrees| {
+        self.entry_slices(from + 1..end, |first, degrees| {
             if done {
                 return;
             }
             let mut i = 0;
             while i + CHUNK <= degrees.len() {
-                let sum: usize = degrees[i..i + CHUNK].iter().map(|&d| d as usize).sum();
+                let sum: usize = degrees[i..i + CHUNK]
+                    .iter()
+                    .map(|e| e.degree as usize)
+                    .sum();
                 if 2 * (before + sum) >= count {
                     break;
                 }
                 before += sum;
                 i += CHUNK;
             }
-            for (k, &degree) in degrees.iter().enumerate().skip(i) {
-                let degree = degree as usize;
+            for (k, entry) in degrees.iter().enumerate().skip(i) {
+                let degree = entry.degree as usize;
                 if degree > 0 && 2 * before >= count {
                     found = Some((first + k, before));
                     done = true;
@@ -377,9 +400,9 @@ impl RunIndex {
 
     /// Bytes of the index (segments shared with other versions counted in full).
     pub(crate) fn size_in_bytes(&self) -> usize {
-        let segment = (1usize << self.shift) * (std::mem::size_of::<ShortCursor>() + 4);
-        self.segments.capacity() * std::mem::size_of::<Arc<Segment>>()
-            + self.segments.len() * (segment + std::mem::size_of::<Segment>() + 16)
+        // An `Arc<[Entry]>` allocation: two reference counts, then the entries.
+        let segment = (1usize << self.shift) * std::mem::size_of::<Entry>() + 16;
+        self.segments.capacity() * std::mem::size_of::<Segment>() + self.segments.len() * segment
     }
 
     /// Checks the index's own layout: enough segments of `1 << shift` vertices for its
@@ -400,13 +423,13 @@ impl RunIndex {
             ));
         }
         for (k, segment) in self.segments.iter().enumerate() {
-            if segment.degrees.len() != size || segment.starts.len() != size {
+            if segment.len() != size {
                 return Err(format!(
                     "flat index segment {k} is not {size} vertices long"
                 ));
             }
             let past = (self.len.saturating_sub(k * size)).min(size);
-            if segment.degrees[past..].iter().any(|&d| d != 0) {
+            if segment[past..].iter().any(|e| e.degree != 0) {
                 return Err(format!(
                     "flat index segment {k} gives arcs to vertices past the last"
                 ));
