@@ -98,7 +98,7 @@ impl RunIndex {
                     .iter()
                     .zip(d)
                     .map(|(&start, &degree)| Entry { start, degree });
-                let padding = std::iter::repeat(Entry::default()).take(size - s.len());
+                let padding = std::iter::repeat_n(Entry::default(), size - s.len());
                 entries.chain(padding).collect()
             })
             .collect();
