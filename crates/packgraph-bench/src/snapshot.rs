@@ -5,7 +5,9 @@
 //!    (c) a fresh snapshot taken before every batch, the previous one dropped (`fresh`). The
 //!    same keys in the same order for all three; each starts from a freshly built set.
 //! 2. Taking a snapshot of graphs of `--graph-arcs` arcs, and the first one-edge update
-//!    after it (which copies the page table) against the same update with no snapshot.
+//!    after it (which copies the page table) against the same update with no snapshot;
+//!    then a [`SharedGraph::commit`] of one edge (applied, its version's flat index
+//!    derived, published), the median of many.
 //!
 //! The Aspen experiment (single edge updates while BFS queries run) is
 //! `packgraph stream --scale 20 --batch-size 1 --algorithms bfs --delete-fraction 0`.
@@ -13,7 +15,7 @@
 use std::time::Instant;
 
 use clap::Args;
-use packgraph::graph::{Graph, GraphRead};
+use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
 use packgraph::io::generate;
 use packgraph::pma::{CopyVolume, Cpma, PmaConfig};
 
@@ -142,10 +144,21 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
             after.push(t.elapsed().as_secs_f64());
             drop(snapshot);
         }
+        const COMMITS: usize = 2_000;
+        let shared = SharedGraph::new(graph);
+        let mut commits = Vec::with_capacity(COMMITS);
+        for edge in generate::erdos_renyi(n, COMMITS, args.common.seed ^ 11) {
+            let mut update = Update::new();
+            update.insert_edges(&[edge]);
+            let t = Instant::now();
+            shared.commit(&update)?;
+            commits.push(t.elapsed().as_secs_f64());
+        }
         for (op, value) in [
             ("snapshot", take),
             ("update_alone", median(alone)),
             ("update_after_snapshot", median(after)),
+            ("shared_commit_one_edge", median(commits)),
         ] {
             reporter.emit(Record {
                 bench: "snapshot",

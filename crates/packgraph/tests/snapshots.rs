@@ -1,7 +1,9 @@
 //! Stress test of versions: one writer applies random batches (inserts and deletes, growing
 //! and shrinking the graph) through a `SharedGraph` while reader threads take snapshots at
-//! random times and check each against the exact oracle state of its version; some
-//! snapshots are held across many later versions and checked again.
+//! random times and check each against the exact oracle state of its version (and the
+//! graph's invariants, the flat index the writer derived included); some snapshots are
+//! held across many later versions and checked again, one reader holding dozens at once.
+//! Batches of one edge come in bursts, each its own version.
 //!
 //! Runs for `PACKGRAPH_STRESS_SECS` seconds (default 3).
 
@@ -123,6 +125,8 @@ fn stress(directed: bool, seed: u64) {
             s.spawn(move || {
                 let mut rng = Rng(seed ^ ((reader + 1) * 7919));
                 let mut held: Vec<(Snapshot, Arc<Arcs>)> = Vec::new();
+                // The first reader holds many versions at once, the others a few.
+                let most_held = if reader == 0 { 64 } else { 6 };
                 while !stop.load(Ordering::Relaxed) {
                     let snap = shared.snapshot();
                     let expected = Arc::clone(&history.lock().unwrap()[&snap.version()]);
@@ -130,10 +134,13 @@ fn stress(directed: bool, seed: u64) {
                     if rng.below(8) == 0 && snap.num_vertices() > 0 {
                         check_bfs(&snap, &expected);
                     }
-                    if rng.below(4) == 0 {
+                    if rng.below(16) == 0 {
+                        snap.check_invariants().unwrap();
+                    }
+                    if rng.below(4) == 0 || (reader == 0 && rng.below(2) == 0) {
                         held.push((snap, expected));
                     }
-                    if held.len() > 6 {
+                    if held.len() > most_held {
                         let (old, expected) = held.remove(rng.below(held.len() as u64) as usize);
                         check(&old, &expected, directed);
                     }
@@ -158,52 +165,56 @@ fn stress(directed: bool, seed: u64) {
                 growing = true;
             }
             let size = [1, 10, 300, 3_000][rng.below(4) as usize];
-            let insert = if growing {
-                rng.below(4) != 0
-            } else {
-                rng.below(4) == 0
-            };
-            let edges: Vec<(VertexId, VertexId)> = if insert {
-                (0..size)
-                    .map(|_| {
-                        let u = rng.below(u64::from(VERTICES)) as VertexId;
-                        let v = rng.below(u64::from(VERTICES)) as VertexId;
-                        (u, v)
-                    })
-                    .collect()
-            } else {
-                // Mostly present edges, some absent ones.
-                let present: Vec<_> = oracle.iter().copied().collect();
-                (0..size)
-                    .map(|i| {
-                        if i % 5 == 4 || present.is_empty() {
-                            (rng.below(100) as VertexId, rng.below(100) as VertexId)
-                        } else {
-                            present[rng.below(present.len() as u64) as usize]
-                        }
-                    })
-                    .collect()
-            };
-            for arc in arcs_of(&edges, directed) {
-                if insert {
-                    oracle.insert(arc);
+            // One-edge batches come in bursts of up to 100 versions.
+            let burst = if size == 1 { 1 + rng.below(100) } else { 1 };
+            for _ in 0..burst {
+                let insert = if growing {
+                    rng.below(4) != 0
                 } else {
-                    oracle.remove(&arc);
+                    rng.below(4) == 0
+                };
+                let edges: Vec<(VertexId, VertexId)> = if insert {
+                    (0..size)
+                        .map(|_| {
+                            let u = rng.below(u64::from(VERTICES)) as VertexId;
+                            let v = rng.below(u64::from(VERTICES)) as VertexId;
+                            (u, v)
+                        })
+                        .collect()
+                } else {
+                    // Mostly present edges, some absent ones.
+                    let present: Vec<_> = oracle.iter().copied().collect();
+                    (0..size)
+                        .map(|i| {
+                            if i % 5 == 4 || present.is_empty() {
+                                (rng.below(100) as VertexId, rng.below(100) as VertexId)
+                            } else {
+                                present[rng.below(present.len() as u64) as usize]
+                            }
+                        })
+                        .collect()
+                };
+                for arc in arcs_of(&edges, directed) {
+                    if insert {
+                        oracle.insert(arc);
+                    } else {
+                        oracle.remove(&arc);
+                    }
                 }
+                version += 1;
+                history
+                    .lock()
+                    .unwrap()
+                    .insert(version, Arc::new(oracle.clone()));
+                let mut update = Update::new();
+                if insert {
+                    update.insert_edges(&edges);
+                } else {
+                    update.delete_edges(&edges);
+                }
+                assert_eq!(shared.commit(&update).unwrap().version, version);
+                batches += 1;
             }
-            version += 1;
-            history
-                .lock()
-                .unwrap()
-                .insert(version, Arc::new(oracle.clone()));
-            let mut update = Update::new();
-            if insert {
-                update.insert_edges(&edges);
-            } else {
-                update.delete_edges(&edges);
-            }
-            assert_eq!(shared.commit(&update).unwrap().version, version);
-            batches += 1;
         }
         stop.store(true, Ordering::Relaxed);
         let last = shared.snapshot();

@@ -99,7 +99,7 @@ impl AnyGraph {
     }
 
     /// Out-degrees of all vertices.
-    pub fn out_degrees(&self) -> &[u32] {
+    pub fn out_degrees(&self) -> Vec<u32> {
         match self {
             Self::Unweighted(g) => g.out_degrees(),
             Self::Weighted(g) => g.out_degrees(),

@@ -14,7 +14,8 @@ impl<C: EdgeLeaf> Graph<C> {
     ///   holds exactly the reversed out-arcs, with the same weights;
     /// * the id dictionary names exactly the vertices, every property belongs to one, and
     ///   their radix trees pass [`Part::check_invariants`](crate::part::Part::check_invariants);
-    /// * the flat index, if built, gives every vertex's degree and run as the arrays do.
+    /// * the flat index, if built, has one entry per vertex in whole segments and gives
+    ///   every vertex's degree and run as the arrays do.
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the first invariant found broken.
@@ -87,6 +88,9 @@ impl<C: EdgeLeaf> Graph<C> {
 
 /// The index gives each vertex the run the array holds.
 fn check_index<C: LeafCodec>(index: &RunIndex, set: &Pma<C>, num_vertices: usize) -> Result<()> {
+    index
+        .check_layout(num_vertices)
+        .map_err(|what| Error::corrupt(format!("graph invariant broken: {what}")))?;
     let fresh = RunIndex::build(set, num_vertices);
     for v in 0..num_vertices as VertexId {
         if index.degree(v) != fresh.degree(v) {

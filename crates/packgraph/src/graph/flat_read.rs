@@ -53,15 +53,19 @@ impl<C: LeafCodec> Graph<C> {
     }
 
     /// Out-degrees of all vertices.
-    pub fn out_degrees(&self) -> &[u32] {
+    pub fn out_degrees(&self) -> Vec<u32> {
         self.flat().out.degrees()
     }
 
     /// Builds the flat vertex index from `base`'s, an earlier version of the same graph
-    /// (a snapshot), re-scanning only the vertices whose edges lie in pages the two versions
-    /// do not share. Falls back to a full build when that is no cheaper (growth, most pages
-    /// changed) or `base` has no index. Does nothing if the index is built. Returns whether
-    /// the index was derived from `base`'s.
+    /// (a snapshot), re-scanning only the vertices whose edges lie in leaves whose contents
+    /// differ between the two versions and sharing the index segments of all others with
+    /// `base`'s. Falls back to a full build when that is no cheaper (a rebuilt array, most
+    /// leaves changed) or `base` has no index. Does nothing if the index is built. Returns
+    /// whether the index was derived from `base`'s.
+    ///
+    /// The derivation runs on the calling thread: after a small batch it costs a few
+    /// microseconds, less than handing work to a thread pool.
     pub fn build_index_from(&self, base: &Graph<C>) -> bool {
         if self.index.get().is_some() {
             return false;
@@ -70,30 +74,30 @@ impl<C: LeafCodec> Graph<C> {
             self.build_index();
             return false;
         };
-        let (out, incoming) = rayon::join(
-            || RunIndex::update_from(&old.out, &base.out, &self.out, self.num_vertices),
-            || match (&old.incoming, &base.incoming, &self.incoming) {
-                (Some(old), Some(base_set), Some(set)) => {
-                    Some(RunIndex::update_from(old, base_set, set, self.num_vertices))
-                }
-                _ => None,
-            },
-        );
-        let incoming = match incoming {
-            None => Some(None),
-            Some(Some(index)) => Some(Some(index)),
-            Some(None) => None,
+        let derive = |old: &RunIndex, base_set: &Pma<C>, set: &Pma<C>| {
+            RunIndex::update_from(old, base_set, set, self.num_vertices)
         };
-        match (out, incoming) {
-            (Some(out), Some(incoming)) if incoming.is_some() == self.incoming.is_some() => self
-                .index
-                .set(Arc::new(FlatIndex { out, incoming }))
-                .is_ok(),
+        let Some(out) = derive(&old.out, &base.out, &self.out) else {
+            self.build_index();
+            return false;
+        };
+        let incoming = match (&old.incoming, &base.incoming, &self.incoming) {
+            (Some(old), Some(base_set), Some(set)) => match derive(old, base_set, set) {
+                Some(index) => Some(index),
+                None => {
+                    self.build_index();
+                    return false;
+                }
+            },
+            (None, None, None) => None,
             _ => {
                 self.build_index();
-                false
+                return false;
             }
-        }
+        };
+        self.index
+            .set(Arc::new(FlatIndex { out, incoming }))
+            .is_ok()
     }
 
     /// The flat index, built on first use. Built outside the `OnceLock`'s initialisation:

@@ -1,10 +1,20 @@
 //! The flat vertex index (Aspen's "flat snapshot"): for every vertex, where its run of edge
-//! keys starts in the CPMA and how long it is, built in one parallel pass over the leaves.
+//! keys starts in the CPMA and how long it is.
 //!
 //! With it, a neighbor scan starts decoding at the run's first byte (no search) and the
 //! degree is known without decoding. It costs 16 bytes per vertex (a 12-byte
 //! [`ShortCursor`]: the run's first target, known without decoding, and where the entry
-//! after it starts; and a 4-byte degree) and is rebuilt after an update, on first use.
+//! after it starts; and a 4-byte degree).
+//!
+//! The index is persistent, like the CPMA's page table: its entries are cut into segments
+//! of `1 << shift` vertices behind reference-counted pointers, so that a version's index
+//! is a table of segment pointers. An index derived from an earlier version's
+//! ([`RunIndex::update_from`]) shares every segment whose vertices' runs did not move and
+//! copies only the others; a new version after a small batch costs the table of pointers
+//! (about √vertices of them) and the segments the batch touched, not the whole index.
+
+use std::ops::Range;
+use std::sync::Arc;
 
 use crate::pma::{LeafCodec, Pma, ShortCursor};
 
@@ -21,29 +31,138 @@ const PAIR_MIN_DEGREE: usize = 8;
 /// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
+/// Bounds of log2 of the vertices per segment: segments of about √vertices keep the
+/// pointer table and one segment's copy about equally cheap (a segment of 4096 vertices is
+/// 64 KiB).
+const MIN_SEGMENT_SHIFT: u32 = 8;
+const MAX_SEGMENT_SHIFT: u32 = 12;
+
+/// One vertex's entry: its run's start and length, side by side so that a neighbor scan
+/// reads one cache line for both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Entry {
+    start: ShortCursor,
+    degree: u32,
+}
+
+/// The entries of `1 << shift` consecutive vertices (past the index's length: zeros), in
+/// one allocation.
+type Segment = Arc<[Entry]>;
+
+fn empty_segment(len: usize) -> Segment {
+    vec![Entry::default(); len].into()
+}
+
 /// Start and length of every vertex's run in one edge CPMA.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunIndex {
-    starts: Vec<ShortCursor>,
-    degrees: Vec<u32>,
+    /// log2 of the vertices per segment.
+    shift: u32,
+    segments: Vec<Segment>,
+    /// Vertices indexed.
+    len: usize,
+}
+
+/// log2 of the vertices per segment for an index of `num_vertices`: half their bits.
+fn segment_shift(num_vertices: usize) -> u32 {
+    let bits = usize::BITS - num_vertices.max(1).leading_zeros();
+    bits.div_ceil(2).clamp(MIN_SEGMENT_SHIFT, MAX_SEGMENT_SHIFT)
 }
 
 impl RunIndex {
     /// Indexes the runs of `edges` (keys `(source << 32) | target`) for `num_vertices`.
     pub(crate) fn build<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize) -> Self {
-        Self::build_in_chunks(edges, num_vertices, BUILD_GRAIN)
+        Self::build_in_chunks(
+            edges,
+            num_vertices,
+            BUILD_GRAIN,
+            segment_shift(num_vertices),
+        )
     }
 
-    /// [`RunIndex::build`] with parallel tasks of `grain` leaves.
-    fn build_in_chunks<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize, grain: usize) -> Self {
+    /// [`RunIndex::build`] with parallel tasks of `grain` leaves and segments of
+    /// `1 << shift` vertices.
+    fn build_in_chunks<C: LeafCodec>(
+        edges: &Pma<C>,
+        num_vertices: usize,
+        grain: usize,
+        shift: u32,
+    ) -> Self {
         let (starts, degrees) = edges.run_starts(num_vertices, grain);
-        Self { starts, degrees }
+        let size = 1usize << shift;
+        let segments = starts
+            .chunks(size)
+            .zip(degrees.chunks(size))
+            .map(|(s, d)| {
+                let entries = s
+                    .iter()
+                    .zip(d)
+                    .map(|(&start, &degree)| Entry { start, degree });
+                let padding = std::iter::repeat_n(Entry::default(), size - s.len());
+                entries.chain(padding).collect()
+            })
+            .collect();
+        Self {
+            shift,
+            segments,
+            len: num_vertices,
+        }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        (1 << self.shift) - 1
+    }
+
+    /// `v`'s entry (`v` below the length).
+    #[inline(always)]
+    fn entry(&self, v: usize) -> Entry {
+        self.segments[v >> self.shift][v & self.mask()]
+    }
+
+    /// `v`'s entry, empty past the length.
+    #[inline(always)]
+    fn get(&self, v: VertexId) -> Entry {
+        let v = v as usize;
+        if v >= self.len {
+            return Entry::default();
+        }
+        self.entry(v)
+    }
+
+    /// `v`'s run start (`v` below the length).
+    #[inline(always)]
+    fn start(&self, v: usize) -> ShortCursor {
+        self.entry(v).start
+    }
+
+    /// Grows the index to `num_vertices` with empty entries (new segments are unshared).
+    fn grow(&mut self, num_vertices: usize) {
+        let size = 1usize << self.shift;
+        while self.segments.len() * size < num_vertices {
+            self.segments.push(empty_segment(size));
+        }
+        self.len = self.len.max(num_vertices);
+    }
+
+    /// The entries of `v`'s segment, copied first if another version shares them, and
+    /// `v`'s position among them.
+    #[inline]
+    fn segment_mut(&mut self, v: usize) -> (&mut [Entry], usize) {
+        let i = v & self.mask();
+        let segment = &mut self.segments[v >> self.shift];
+        if Arc::get_mut(segment).is_none() {
+            *segment = segment.iter().copied().collect();
+        }
+        let entries = Arc::get_mut(segment).expect("a segment just copied has one holder");
+        (entries, i)
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
-    /// of the same array: only the vertices with keys in pages the two versions do not share
-    /// are re-scanned; every other vertex's run is byte-for-byte where it was. `None` when
-    /// the layouts differ or most pages changed (a full build is then as cheap).
+    /// of the same array: only the vertices with keys in leaves whose contents differ
+    /// between the two versions are re-scanned, and only their segments are copied; every
+    /// other segment is shared with `base`. `None` when the layouts differ or most leaves
+    /// changed (a full build is then as cheap).
     pub(crate) fn update_from<C: LeafCodec>(
         base: &Self,
         base_edges: &Pma<C>,
@@ -52,7 +171,7 @@ impl RunIndex {
     ) -> Option<Self> {
         let changed = edges.changed_since(base_edges)?;
         let changed_leaves: usize = changed.iter().map(|r| r.len()).sum();
-        if changed_leaves * 4 > edges.num_leaves() || base.degrees.len() > num_vertices {
+        if changed_leaves * 4 > edges.num_leaves() || base.len > num_vertices {
             return None;
         }
         // Vertices with keys in changed leaves, in either version.
@@ -74,8 +193,7 @@ impl RunIndex {
             }
         }
         let mut index = base.clone();
-        index.starts.resize(num_vertices, ShortCursor::default());
-        index.degrees.resize(num_vertices, 0);
+        index.grow(num_vertices);
         for (lo, hi) in spans {
             let (lo, hi) = (
                 lo as usize,
@@ -84,16 +202,27 @@ impl RunIndex {
             if lo > hi {
                 continue;
             }
-            index.degrees[lo..=hi].fill(0);
+            let mut v = lo;
+            while v <= hi {
+                let (segment, i) = index.segment_mut(v);
+                let end = (i + hi + 1 - v).min(segment.len());
+                for entry in &mut segment[i..end] {
+                    entry.degree = 0;
+                }
+                v += end - i;
+            }
             let first = edges.find_leaf((lo as u64) << 32);
             let last = edges.find_leaf(((hi as u64) << 32) | u64::from(u32::MAX));
             for piece in edges.run_pieces_in(32, first..last + 1) {
                 let v = piece.group as usize;
                 if (lo..=hi).contains(&v) {
-                    if index.degrees[v] == 0 {
-                        index.starts[v] = edges.short_cursor(piece.start, piece.first);
+                    let start = edges.short_cursor(piece.start, piece.first);
+                    let (segment, i) = index.segment_mut(v);
+                    let entry = &mut segment[i];
+                    if entry.degree == 0 {
+                        entry.start = start;
                     }
-                    index.degrees[v] += piece.len;
+                    entry.degree += piece.len;
                 }
             }
         }
@@ -105,17 +234,37 @@ impl RunIndex {
     /// Nothing is read for a vertex out of range or with fewer than two arcs.
     #[inline]
     pub(crate) fn prefetch<C: LeafCodec>(&self, edges: &Pma<C>, v: VertexId) {
-        if self.degree(v) > 1 {
-            edges.prefetch_short(self.starts[v as usize]);
+        let entry = self.get(v);
+        if entry.degree > 1 {
+            edges.prefetch_short(entry.start);
         }
     }
 
+    #[inline]
     pub(crate) fn degree(&self, v: VertexId) -> usize {
-        self.degrees.get(v as usize).map_or(0, |&d| d as usize)
+        self.get(v).degree as usize
     }
 
-    pub(crate) fn degrees(&self) -> &[u32] {
-        &self.degrees
+    /// Every vertex's degree, flat.
+    pub(crate) fn degrees(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len);
+        self.entry_slices(0..self.len, |_, d| out.extend(d.iter().map(|e| e.degree)));
+        out
+    }
+
+    /// Calls `f(first, entries)` on the entries of the vertices `vertices` (clipped to the
+    /// length), one segment's slice at a time, in order.
+    #[inline]
+    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, &[Entry])) {
+        let end = vertices.end.min(self.len);
+        let mut v = vertices.start;
+        while v < end {
+            let segment = &self.segments[v >> self.shift];
+            let i = v & self.mask();
+            let stop = (i + end - v).min(segment.len());
+            f(v, &segment[i..stop]);
+            v += stop - i;
+        }
     }
 
     /// Calls `f` on the items (edge keys, or keys with weights) of `v`'s run until it
@@ -127,22 +276,31 @@ impl RunIndex {
         v: VertexId,
         f: impl FnMut(C::Item) -> bool,
     ) -> bool {
-        let degree = self.degree(v);
-        if degree == 0 {
+        let entry = self.get(v);
+        if entry.degree == 0 {
             return true;
         }
-        edges.for_count_from_short(self.starts[v as usize], v, degree, f)
+        edges.for_count_from_short(entry.start, v, entry.degree as usize, f)
     }
 
     /// The first vertex in `vertices` with arcs and the number of arcs from it to the range's
     /// end (their runs lie one after another); `None` if the range has no arcs.
-    fn span(&self, vertices: std::ops::Range<VertexId>) -> Option<(usize, usize)> {
-        let end = (vertices.end as usize).min(self.degrees.len());
-        let start = (vertices.start as usize).min(end);
-        let degrees = &self.degrees[start..end];
-        let first = degrees.iter().position(|&d| d > 0)?;
-        let count = degrees[first..].iter().map(|&d| d as usize).sum();
-        Some((start + first, count))
+    fn span(&self, vertices: Range<VertexId>) -> Option<(usize, usize)> {
+        let (mut first, mut count) = (None, 0);
+        self.entry_slices(vertices.start as usize..vertices.end as usize, |v, d| {
+            let from = match first {
+                Some(_) => 0,
+                None => match d.iter().position(|e| e.degree > 0) {
+                    Some(i) => {
+                        first = Some(v + i);
+                        i
+                    }
+                    None => return,
+                },
+            };
+            count += d[from..].iter().map(|e| e.degree as usize).sum::<usize>();
+        });
+        Some((first?, count))
     }
 
     /// Calls `f(v, u)` on the arcs of every vertex `v` in `vertices`, in key order: the
@@ -152,13 +310,13 @@ impl RunIndex {
     pub(crate) fn for_each_arc_in<C: LeafCodec>(
         &self,
         edges: &Pma<C>,
-        vertices: std::ops::Range<VertexId>,
+        vertices: Range<VertexId>,
         mut f: impl FnMut(VertexId, VertexId),
     ) {
         let Some((from, count)) = self.span(vertices) else {
             return;
         };
-        edges.for_count_from_short(self.starts[from], from as VertexId, count, |item| {
+        edges.for_count_from_short(self.start(from), from as VertexId, count, |item| {
             let key = C::key(item);
             f((key >> 32) as VertexId, key as VertexId);
             true
@@ -170,7 +328,7 @@ impl RunIndex {
     pub(crate) fn targets_in<C: LeafCodec>(
         &self,
         edges: &Pma<C>,
-        vertices: std::ops::Range<VertexId>,
+        vertices: Range<VertexId>,
         out: &mut Vec<VertexId>,
     ) {
         let Some((from, count)) = self.span(vertices.clone()) else {
@@ -190,12 +348,12 @@ impl RunIndex {
             Some((mid, before)) => {
                 let (a, b) = out.split_at_mut(before);
                 let runs = [
-                    (self.starts[from], from as VertexId),
-                    (self.starts[mid], mid as VertexId),
+                    (self.start(from), from as VertexId),
+                    (self.start(mid), mid as VertexId),
                 ];
                 edges.low_halves_pair_from_short(runs, [a, b]).iter().sum()
             }
-            _ => edges.low_halves_from_short(self.starts[from], from as VertexId, out),
+            _ => edges.low_halves_from_short(self.start(from), from as VertexId, out),
         };
         debug_assert_eq!(written, count);
         out.truncate(written);
@@ -208,29 +366,76 @@ impl RunIndex {
     /// walk over every vertex would cost as much as a scalar decode of its arcs.
     fn middle(&self, from: usize, end: usize, count: usize) -> Option<(usize, usize)> {
         const CHUNK: usize = 64;
-        let end = end.min(self.degrees.len());
-        let mut before = self.degrees[from] as usize;
-        let mut v = from + 1;
-        while v + CHUNK <= end {
-            let sum: usize = self.degrees[v..v + CHUNK].iter().map(|&d| d as usize).sum();
-            if 2 * (before + sum) >= count {
-                break;
+        let mut before = self.degree(from as VertexId);
+        let mut found = None;
+        let mut done = false;
+        self.entry_slices(from + 1..end, |first, degrees| {
+            if done {
+                return;
             }
-            before += sum;
-            v += CHUNK;
-        }
-        for v in v..end {
-            let degree = self.degrees[v] as usize;
-            if degree > 0 && 2 * before >= count {
-                return Some((v, before));
+            let mut i = 0;
+            while i + CHUNK <= degrees.len() {
+                let sum: usize = degrees[i..i + CHUNK]
+                    .iter()
+                    .map(|e| e.degree as usize)
+                    .sum();
+                if 2 * (before + sum) >= count {
+                    break;
+                }
+                before += sum;
+                i += CHUNK;
             }
-            before += degree;
-        }
-        None
+            for (k, entry) in degrees.iter().enumerate().skip(i) {
+                let degree = entry.degree as usize;
+                if degree > 0 && 2 * before >= count {
+                    found = Some((first + k, before));
+                    done = true;
+                    return;
+                }
+                before += degree;
+            }
+        });
+        found
     }
 
+    /// Bytes of the index (segments shared with other versions counted in full).
     pub(crate) fn size_in_bytes(&self) -> usize {
-        self.starts.capacity() * std::mem::size_of::<ShortCursor>() + self.degrees.capacity() * 4
+        // An `Arc<[Entry]>` allocation: two reference counts, then the entries.
+        let segment = (1usize << self.shift) * std::mem::size_of::<Entry>() + 16;
+        self.segments.capacity() * std::mem::size_of::<Segment>() + self.segments.len() * segment
+    }
+
+    /// Checks the index's own layout: enough segments of `1 << shift` vertices for its
+    /// length and no more, and no arcs past the length. Returns what is wrong.
+    pub(crate) fn check_layout(&self, num_vertices: usize) -> Result<(), String> {
+        let size = 1usize << self.shift;
+        if self.len != num_vertices {
+            return Err(format!(
+                "the flat index has {} vertices, the graph {num_vertices}",
+                self.len
+            ));
+        }
+        if self.segments.len() != self.len.div_ceil(size) {
+            return Err(format!(
+                "the flat index has {} segments for {} vertices of {size} a segment",
+                self.segments.len(),
+                self.len
+            ));
+        }
+        for (k, segment) in self.segments.iter().enumerate() {
+            if segment.len() != size {
+                return Err(format!(
+                    "flat index segment {k} is not {size} vertices long"
+                ));
+            }
+            let past = (self.len.saturating_sub(k * size)).min(size);
+            if segment[past..].iter().any(|e| e.degree != 0) {
+                return Err(format!(
+                    "flat index segment {k} gives arcs to vertices past the last"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -322,8 +527,8 @@ mod tests {
             prop_assert_eq!(runs(&Pma::<PlainLeaf>::from_sorted(&keys).unwrap(), 40), arcs);
         }
 
-        /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves give every vertex's
-        /// degree and run, on skewed graphs whose low vertices' runs cross chunks or span
+        /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves, in segments of 1 to
+        /// 256 vertices, give every vertex's degree and run, on skewed graphs whose low vertices' runs cross chunks or span
         /// whole ones (chunks where no run starts).
         #[test]
         fn chunked_builds_match_the_arcs(
@@ -346,9 +551,10 @@ mod tests {
             for &(u, _) in &arcs {
                 degrees[u as usize] += 1;
             }
-            for grain in [1, 2, 3, 64] {
-                let index = RunIndex::build_in_chunks(&edges, n, grain);
-                prop_assert_eq!(&index.degrees, &degrees, "grain {}", grain);
+            for (grain, shift) in [(1, 0), (2, 1), (3, 3), (64, 8)] {
+                let index = RunIndex::build_in_chunks(&edges, n, grain, shift);
+                prop_assert_eq!(index.check_layout(n), Ok(()));
+                prop_assert_eq!(&index.degrees(), &degrees, "grain {}", grain);
                 let mut read = Vec::new();
                 for v in 0..n as VertexId {
                     index.for_each(&edges, v, |key| {
@@ -376,9 +582,10 @@ mod tests {
                 .collect();
             let keys = keys_of(&arcs);
             let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
-            let index = RunIndex::build(&edges, 60);
             let mut out = vec![9; 5];
-            for width in widths {
+            // Segments of 4 vertices (ranges across several) and of 256 (one).
+            for (width, shift) in widths.into_iter().flat_map(|w| [(w, 2), (w, 8)]) {
+                let index = RunIndex::build_in_chunks(&edges, 60, BUILD_GRAIN, shift);
                 for start in (0..62u32).step_by(width as usize) {
                     index.targets_in(&edges, start..start + width, &mut out);
                     let want: Vec<VertexId> = arcs
@@ -390,5 +597,87 @@ mod tests {
                 }
             }
         }
+
+        /// An index derived from an earlier version's after a batch of inserts and deletes
+        /// (`update_from`) gives every vertex the degree and run of a plain list of the arcs,
+        /// over several versions in a row, and copies no segment for a batch that changes
+        /// no arc.
+        #[test]
+        fn derived_indexes_match_a_plain_list(
+            set in proptest::collection::btree_set((0u64..300, 0u64..300), 0..3000),
+            steps in proptest::collection::vec(
+                (proptest::collection::vec((0u64..320, 0u64..320), 0..5), any::<bool>()),
+                1..6,
+            ),
+            shift in 0u32..5,
+        ) {
+            let mut arcs: Vec<(u64, u64)> = set.into_iter().collect();
+            let config = crate::pma::PmaConfig { leaf_bytes: Some(256), ..Default::default() };
+            let mut edges =
+                Pma::<GroupLeaf>::from_sorted_with_config(&keys_of(&arcs), config).unwrap();
+            let mut n = 300;
+            let mut index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift);
+            for (batch, insert) in steps {
+                let base_edges = edges.clone();
+                let keys = keys_of(&batch);
+                if insert {
+                    edges.insert_batch(&keys);
+                    arcs.extend(batch.iter().copied());
+                    arcs.sort_unstable();
+                    arcs.dedup();
+                    n = n.max(batch.iter().map(|&(u, _)| u as usize + 1).max().unwrap_or(0));
+                } else {
+                    edges.remove_batch(&keys);
+                    arcs.retain(|arc| !batch.contains(arc));
+                }
+                let Some(next) = RunIndex::update_from(&index, &base_edges, &edges, n) else {
+                    // A changed layout or most leaves changed: the caller builds in full.
+                    index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift);
+                    continue;
+                };
+                prop_assert_eq!(next.check_layout(n), Ok(()));
+                let mut degrees = vec![0u32; n];
+                for &(u, _) in &arcs {
+                    degrees[u as usize] += 1;
+                }
+                prop_assert_eq!(&next.degrees(), &degrees);
+                let mut read = Vec::new();
+                for v in 0..n as VertexId {
+                    next.for_each(&edges, v, |key| {
+                        read.push((key >> 32, key & 0xffff_ffff));
+                        true
+                    });
+                }
+                prop_assert_eq!(&read, &arcs);
+                // A batch that changed no arc copies no segment.
+                if base_edges.iter().eq(edges.iter()) && n == index.len {
+                    for (segment, old) in next.segments.iter().zip(&index.segments) {
+                        prop_assert!(Arc::ptr_eq(segment, old));
+                    }
+                }
+                index = next;
+            }
+        }
+    }
+
+    #[test]
+    fn one_new_arc_copies_few_segments() {
+        // 100 000 vertices in 1-arc runs: a new arc moves the runs of the vertices after it in
+        // its leaf only, so a segment or two are copied and the rest are shared.
+        let keys: Vec<u64> = (0..100_000u64).map(|u| u << 32 | (u + 1)).collect();
+        let base_edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
+        let base = RunIndex::build(&base_edges, 100_001);
+        let mut edges = base_edges.clone();
+        edges.insert(50_000 << 32);
+        let next = RunIndex::update_from(&base, &base_edges, &edges, 100_001).unwrap();
+        let copied = next
+            .segments
+            .iter()
+            .zip(&base.segments)
+            .filter(|(a, b)| !Arc::ptr_eq(a, b))
+            .count();
+        assert!((1..=2).contains(&copied), "{copied} segments copied");
+        assert_eq!(next.degree(50_000), 2);
+        assert_eq!(next.check_layout(100_001), Ok(()));
     }
 }

@@ -12,7 +12,9 @@
 //!   not at all, as one new version (one writer, `&mut self`; [`SharedGraph::commit`] for
 //!   many threads). The convenience methods (`insert_edges`, `intern`, ...) build one.
 //! * Reads go through [`GraphRead`]; the flat vertex index they use is built in parallel on
-//!   first use after an update and cached until the next one.
+//!   first use after an update and cached until the next one. A [`SharedGraph`]'s writer
+//!   instead derives each version's index as part of the commit (persistent segments,
+//!   copied only where the batch moved runs), so its readers never build one.
 //!
 //! * Weighted graphs ([`WeightedGraph`]) store each edge's `f64` weight beside its key in a
 //!   key→value CPMA ([`CpmaMap`](crate::pma::CpmaMap)); inserting a present edge replaces its weight, and of

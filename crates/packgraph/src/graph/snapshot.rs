@@ -11,12 +11,15 @@
 //!
 //! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
 //! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
-//! a snapshot without waiting for the writer or for other readers.
+//! a snapshot without waiting for the writer or for other readers. Every published version
+//! carries its flat vertex index, derived by the writer from the previous version's as part
+//! of the commit: the index's segments are shared between versions like pages, and only
+//! those of vertices whose runs moved are copied.
 
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwap;
 
 use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
 use crate::pma::{GroupLeaf, LeafCodec, PageStats, Pma};
@@ -279,10 +282,8 @@ impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
 /// ```
 pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     writer: Mutex<Graph<C>>,
+    /// The latest published version, its flat vertex index built.
     latest: ArcSwap<Graph<C>>,
-    /// The newest version whose flat index is built: the base the next version's index is
-    /// derived from. Keeps that one version's pages alive until a newer one replaces it.
-    indexed: ArcSwapOption<Graph<C>>,
 }
 
 impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
@@ -294,39 +295,26 @@ impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
 }
 
 impl<C: LeafCodec> SharedGraph<C> {
-    /// Shares `graph`; its current state is the first published version.
+    /// Shares `graph`; its current state is the first published version (its flat vertex
+    /// index is built now if it was not).
     pub fn new(graph: Graph<C>) -> Self {
+        graph.build_index();
         let latest = ArcSwap::new(graph.snapshot().graph);
         Self {
             writer: Mutex::new(graph),
             latest,
-            indexed: ArcSwapOption::empty(),
         }
     }
 
-    /// The latest published version, with its flat vertex index built. Lock-free; never
-    /// waits for the writer or for other readers.
+    /// The latest published version. Lock-free and O(1); never waits for the writer or for
+    /// other readers.
     ///
-    /// The first snapshot of a version builds its index, from the newest version indexed
-    /// before it when there is one: only vertices whose edges lie in pages the writer has
-    /// copied since are re-scanned, so a reader following a stream of small batches pays
-    /// for what changed rather than for the whole graph. Later snapshots of the version
-    /// share that index.
+    /// Every published version carries its flat vertex index: the writer derives it as
+    /// part of each commit, so a reader never builds one.
     pub fn snapshot(&self) -> Snapshot<C> {
-        let graph = self.latest.load_full();
-        if graph.index.get().is_none() {
-            match self.indexed.load_full() {
-                Some(base) if base.version < graph.version => {
-                    graph.build_index_from(&base);
-                }
-                _ => graph.build_index(),
-            }
-            self.indexed.rcu(|current| match current {
-                Some(newer) if newer.version >= graph.version => Some(Arc::clone(newer)),
-                _ => Some(Arc::clone(&graph)),
-            });
+        Snapshot {
+            graph: self.latest.load_full(),
         }
-        Snapshot { graph }
     }
 
     /// Applies `update` as the only writer (other writers wait), then publishes the new
@@ -358,7 +346,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         let mut graph = self.lock();
         let update = build(&graph)?;
         let applied = graph.apply(update.borrow())?;
-        self.latest.store(graph.snapshot().graph);
+        self.publish(&graph);
         Ok(applied)
     }
 
@@ -392,7 +380,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         let applied = graph.apply(update.borrow())?;
         match log(&graph, update.borrow()) {
             Ok(value) => {
-                self.latest.store(graph.snapshot().graph);
+                self.publish(&graph);
                 Ok((applied, value))
             }
             Err(e) => {
@@ -400,6 +388,15 @@ impl<C: LeafCodec> SharedGraph<C> {
                 Err(e)
             }
         }
+    }
+
+    /// Publishes the writer's `graph` as the latest version, with its flat index derived
+    /// from the previous version's: the pages a commit wrote are the ones the two versions
+    /// do not share, so only the vertices with arcs in them are re-scanned and only their
+    /// index segments copied (a full build after a large batch or a rebuilt array).
+    fn publish(&self, graph: &Graph<C>) {
+        graph.build_index_from(&self.latest.load());
+        self.latest.store(graph.snapshot().graph);
     }
 
     /// Runs `f` on the writer's graph as the only writer (the latest published version).
