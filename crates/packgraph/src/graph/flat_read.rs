@@ -58,42 +58,49 @@ impl<C: LeafCodec> Graph<C> {
     }
 
     /// Builds the flat vertex index from `base`'s, an earlier version of the same graph
-    /// (a snapshot), re-scanning only the vertices whose edges lie in leaves whose contents
-    /// differ between the two versions and sharing the index segments of all others with
-    /// `base`'s. Falls back to a full build when that is no cheaper (a rebuilt array, most
-    /// leaves changed) or `base` has no index. Does nothing if the index is built. Returns
-    /// whether the index was derived from `base`'s.
-    ///
-    /// The derivation runs on the calling thread: after a small batch it costs a few
-    /// microseconds, less than handing work to a thread pool.
+    /// (a snapshot), as [`Graph::derive_index_from`] does, or in full when that is no
+    /// cheaper (a rebuilt array, most leaves changed) or `base` has no index. Does nothing
+    /// if the index is built. Returns whether the index was derived from `base`'s.
     pub fn build_index_from(&self, base: &Graph<C>) -> bool {
         if self.index.get().is_some() {
             return false;
         }
-        let Some(old) = base.index.get() else {
+        let derived = self.derive_index_from(base);
+        if !derived {
             self.build_index();
+        }
+        derived
+    }
+
+    /// Derives the flat vertex index from `base`'s, an earlier version of the same graph
+    /// (a snapshot), re-scanning only the vertices whose edges lie in leaves whose contents
+    /// differ between the two versions and sharing the index segments of all others with
+    /// `base`'s. Builds nothing, and returns `false`, when that is no cheaper than a full
+    /// build (a rebuilt array, a quarter of the leaves changed), `base` has no index or
+    /// this graph has one already.
+    ///
+    /// The derivation runs on the calling thread: after a small batch it costs a few
+    /// microseconds, less than handing work to a thread pool.
+    pub fn derive_index_from(&self, base: &Graph<C>) -> bool {
+        if self.index.get().is_some() {
+            return false;
+        }
+        let Some(old) = base.index.get() else {
             return false;
         };
         let derive = |old: &RunIndex, base_set: &Pma<C>, set: &Pma<C>| {
             RunIndex::update_from(old, base_set, set, self.num_vertices)
         };
         let Some(out) = derive(&old.out, &base.out, &self.out) else {
-            self.build_index();
             return false;
         };
         let incoming = match (&old.incoming, &base.incoming, &self.incoming) {
             (Some(old), Some(base_set), Some(set)) => match derive(old, base_set, set) {
                 Some(index) => Some(index),
-                None => {
-                    self.build_index();
-                    return false;
-                }
+                None => return false,
             },
             (None, None, None) => None,
-            _ => {
-                self.build_index();
-                return false;
-            }
+            _ => return false,
         };
         self.index
             .set(Arc::new(FlatIndex { out, incoming }))

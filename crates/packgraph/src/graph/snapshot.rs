@@ -11,15 +11,16 @@
 //!
 //! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
 //! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
-//! a snapshot without waiting for the writer or for other readers. Every published version
-//! carries its flat vertex index, derived by the writer from the previous version's as part
-//! of the commit: the index's segments are shared between versions like pages, and only
-//! those of vertices whose runs moved are copied.
+//! a snapshot without waiting for the writer or for other readers. A published version
+//! carries its flat vertex index when the writer could derive it cheaply from the newest
+//! indexed version's (a batch that changed under a quarter of the leaves): the index's
+//! segments are shared between versions like pages, and only those of vertices whose runs
+//! moved are copied. After a larger batch the first reader of the version builds it.
 
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::{Applied, EdgeLeaf, Graph, GraphRead, Update, VertexId, WeightedGraphRead};
 use crate::pma::{GroupLeaf, LeafCodec, PageStats, Pma};
@@ -282,8 +283,12 @@ impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
 /// ```
 pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     writer: Mutex<Graph<C>>,
-    /// The latest published version, its flat vertex index built.
+    /// The latest published version.
     latest: ArcSwap<Graph<C>>,
+    /// The newest version whose flat index is built: the base the next version's index is
+    /// derived from. Keeps that one version's pages alive until a newer one replaces it;
+    /// cleared when a commit changed too much to derive from it.
+    indexed: ArcSwapOption<Graph<C>>,
 }
 
 impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
@@ -299,22 +304,42 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// index is built now if it was not).
     pub fn new(graph: Graph<C>) -> Self {
         graph.build_index();
-        let latest = ArcSwap::new(graph.snapshot().graph);
+        let latest = graph.snapshot().graph;
         Self {
             writer: Mutex::new(graph),
-            latest,
+            indexed: ArcSwapOption::new(Some(Arc::clone(&latest))),
+            latest: ArcSwap::new(latest),
         }
     }
 
-    /// The latest published version. Lock-free and O(1); never waits for the writer or for
-    /// other readers.
+    /// The latest published version, with its flat vertex index built. Lock-free; never
+    /// waits for the writer or for other readers.
     ///
-    /// Every published version carries its flat vertex index: the writer derives it as
-    /// part of each commit, so a reader never builds one.
+    /// After commits that changed under a quarter of the leaves the writer has derived the
+    /// index already and this is O(1). Otherwise the first snapshot of a version builds
+    /// it, from the newest version indexed before it when there is one, and later
+    /// snapshots of the version share it.
     pub fn snapshot(&self) -> Snapshot<C> {
-        Snapshot {
-            graph: self.latest.load_full(),
+        let graph = self.latest.load_full();
+        if graph.index.get().is_none() {
+            match self.indexed.load_full() {
+                Some(base) if base.version < graph.version => {
+                    graph.build_index_from(&base);
+                }
+                _ => graph.build_index(),
+            }
+            self.remember_indexed(&graph);
         }
+        Snapshot { graph }
+    }
+
+    /// Makes `graph`, whose index is built, the base later indexes derive from unless a
+    /// newer one is.
+    fn remember_indexed(&self, graph: &Arc<Graph<C>>) {
+        self.indexed.rcu(|current| match current {
+            Some(newer) if newer.version >= graph.version => Some(Arc::clone(newer)),
+            _ => Some(Arc::clone(graph)),
+        });
     }
 
     /// Applies `update` as the only writer (other writers wait), then publishes the new
@@ -391,12 +416,23 @@ impl<C: LeafCodec> SharedGraph<C> {
     }
 
     /// Publishes the writer's `graph` as the latest version, with its flat index derived
-    /// from the previous version's: the pages a commit wrote are the ones the two versions
-    /// do not share, so only the vertices with arcs in them are re-scanned and only their
-    /// index segments copied (a full build after a large batch or a rebuilt array).
+    /// from the newest indexed version's when that is cheap: the pages a commit wrote are
+    /// the ones the two versions do not share, so only the vertices with arcs in them are
+    /// re-scanned and only their index segments copied. After a large batch or a rebuilt
+    /// array it publishes the version without an index (its first reader builds one) and
+    /// lets go of the old base, which would only keep its pages alive.
     fn publish(&self, graph: &Graph<C>) {
-        graph.build_index_from(&self.latest.load());
-        self.latest.store(graph.snapshot().graph);
+        let derived = match self.indexed.load_full() {
+            Some(base) => graph.derive_index_from(&base),
+            None => false,
+        };
+        let published = graph.snapshot().graph;
+        self.latest.store(Arc::clone(&published));
+        if derived {
+            self.remember_indexed(&published);
+        } else {
+            self.indexed.store(None);
+        }
     }
 
     /// Runs `f` on the writer's graph as the only writer (the latest published version).
@@ -421,5 +457,49 @@ impl<C: LeafCodec> SharedGraph<C> {
         // A writer that panicked poisons the lock. Published versions are immutable and
         // stay consistent; the writer's graph is handed on as the panicking update left it.
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small commit is published with the index the writer derived; a batch that
+    /// rewrites most leaves is published without one, and its first reader builds it (the
+    /// same index a full build gives).
+    #[test]
+    fn the_writer_derives_small_commits_and_leaves_large_ones_to_readers() {
+        let n = 1 << 12;
+        let edges: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 7 + 1) % n)).collect();
+        let shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
+        shared
+            .commit(Update::new().insert_edges(&[(3, 5)]))
+            .unwrap();
+        assert!(
+            shared.latest.load().index.get().is_some(),
+            "one edge: derived"
+        );
+        let snap = shared.snapshot();
+        assert!(snap.has_edge(3, 5));
+
+        let many: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 13 + 3) % n)).collect();
+        shared.commit(Update::new().insert_edges(&many)).unwrap();
+        assert!(
+            shared.latest.load().index.get().is_none(),
+            "most leaves: left to readers"
+        );
+        let snap = shared.snapshot();
+        let fresh = snap.graph.version_copy();
+        fresh.build_index();
+        for v in [0, 3, 100, n - 1] {
+            assert_eq!(snap.out_neighbors(v), fresh.out_neighbors(v));
+            assert_eq!(snap.out_degree(v), fresh.out_degree(v));
+        }
+        // The reader's index is the base of the next small commit's.
+        shared
+            .commit(Update::new().delete_edges(&[(3, 5)]))
+            .unwrap();
+        assert!(shared.latest.load().index.get().is_some());
+        assert!(!shared.snapshot().has_edge(3, 5));
     }
 }
