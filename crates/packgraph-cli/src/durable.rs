@@ -210,20 +210,22 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
                 value: Some(unfit.value),
                 reason: unfit.reason.into(),
             };
+            // The update is built from the writer's own graph under its lock: a snapshot
+            // of the latest version would need that version's vertex index.
             let appended = match &store {
                 AnyStore::Unweighted(s) => {
-                    let update = build_update(&s.snapshot(), &ops, false).map_err(unfit)?;
-                    s.append(&update)
+                    s.append_with(|g| build_update(g, &ops, false).map_err(unfit))
                 }
                 AnyStore::Weighted(s) => {
-                    let update = build_update(&s.snapshot(), &ops, true).map_err(unfit)?;
-                    s.append(&update)
+                    s.append_with(|g| build_update(g, &ops, true).map_err(unfit))
                 }
             };
-            let (seq, applied) = appended.map_err(|e| match e {
-                e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
-                e => BadInput(e).into(),
-            })?;
+            let (seq, applied) = appended
+                .map(|(seq, applied, _)| (seq, applied))
+                .map_err(|e| match e {
+                    e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
+                    e => BadInput(e).into(),
+                })?;
             if applied.self_loops > 0 {
                 eprintln!(
                     "note: {}: the batch ending at line {line} (record {seq}) has {} self-loops, not stored (a graph keeps none)",

@@ -11,14 +11,16 @@
 //!
 //! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
 //! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
-//! a snapshot without waiting for the writer or for other readers. A published version
-//! carries its flat vertex index when the writer could derive it cheaply from the newest
-//! indexed version's (a batch that changed under a quarter of the leaves): the index's
-//! segments are shared between versions like pages, and only those of vertices whose runs
-//! moved are copied. After a larger batch the first reader of the version builds it.
+//! a snapshot without waiting for the writer or for other readers. While readers take
+//! snapshots, every published version carries its flat vertex index, derived by the writer
+//! from the previous version's as part of the commit: the index's segments are shared
+//! between versions like pages, and only those of vertices whose runs moved are copied.
+//! With no reader about the writer builds none, and the next reader builds its version's.
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 
@@ -287,9 +289,18 @@ pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     latest: ArcSwap<Graph<C>>,
     /// The newest version whose flat index is built: the base the next version's index is
     /// derived from. Keeps that one version's pages alive until a newer one replaces it;
-    /// cleared when a commit changed too much to derive from it.
+    /// cleared when no reader is about.
     indexed: ArcSwapOption<Graph<C>>,
+    /// When the last snapshot was taken, in nanoseconds after `created`: the writer builds
+    /// indexes while that was at most `read_window` ago.
+    last_read: AtomicU64,
+    created: Instant,
+    read_window: Duration,
 }
+
+/// How long after the last snapshot a reader took the writer goes on building each
+/// version's flat index ([`SharedGraph::snapshot`]).
+pub const READ_RECENTLY: Duration = Duration::from_secs(1);
 
 impl<C: LeafCodec> std::fmt::Debug for SharedGraph<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -308,6 +319,9 @@ impl<C: LeafCodec> SharedGraph<C> {
         Self {
             writer: Mutex::new(graph),
             indexed: ArcSwapOption::new(Some(Arc::clone(&latest))),
+            last_read: AtomicU64::new(0),
+            created: Instant::now(),
+            read_window: READ_RECENTLY,
             latest: ArcSwap::new(latest),
         }
     }
@@ -315,12 +329,14 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// The latest published version, with its flat vertex index built. Lock-free; never
     /// waits for the writer or for other readers.
     ///
-    /// After commits that changed under a quarter of the leaves the writer has derived the
-    /// index already and this is O(1). Otherwise the first snapshot of a version builds
-    /// it, from the newest version indexed before it when there is one, and later
-    /// snapshots of the version share it.
+    /// While readers take snapshots the writer builds each version's index as part of the
+    /// commit, and this is O(1). The first snapshot after a quiet spell (none in the last
+    /// [`READ_RECENTLY`]) builds its version's index, from the newest
+    /// version indexed before it when there is one; later snapshots of the version share
+    /// it.
     pub fn snapshot(&self) -> Snapshot<C> {
         let graph = self.latest.load_full();
+        self.last_read.fetch_max(self.now_ns(), Ordering::Relaxed);
         if graph.index.get().is_none() {
             match self.indexed.load_full() {
                 Some(base) if base.version < graph.version => {
@@ -331,6 +347,11 @@ impl<C: LeafCodec> SharedGraph<C> {
             self.remember_indexed(&graph);
         }
         Snapshot { graph }
+    }
+
+    /// Nanoseconds since this was created.
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.created.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Makes `graph`, whose index is built, the base later indexes derive from unless a
@@ -415,20 +436,33 @@ impl<C: LeafCodec> SharedGraph<C> {
         }
     }
 
-    /// Publishes the writer's `graph` as the latest version, with its flat index derived
-    /// from the newest indexed version's when that is cheap: the pages a commit wrote are
-    /// the ones the two versions do not share, so only the vertices with arcs in them are
-    /// re-scanned and only their index segments copied. After a large batch or a rebuilt
-    /// array it publishes the version without an index (its first reader builds one) and
-    /// lets go of the old base, which would only keep its pages alive.
+    /// Publishes the writer's `graph` as the latest version. While readers are about (a
+    /// snapshot taken in the last [`READ_RECENTLY`]) the version carries its
+    /// flat index: derived from the previous version's, so only the vertices with arcs in
+    /// the pages the commit wrote are re-scanned and only their index segments copied, or
+    /// built in full after a large batch or a rebuilt array. Then a reader never builds
+    /// one. With no reader about (a bulk load, `packgraph ingest`) nothing is built and the
+    /// old base is let go, which would only keep its pages alive.
     fn publish(&self, graph: &Graph<C>) {
-        let derived = match self.indexed.load_full() {
-            Some(base) => graph.derive_index_from(&base),
-            None => false,
-        };
+        let read = self.last_read.load(Ordering::Relaxed);
+        let window = u64::try_from(self.read_window.as_nanos()).unwrap_or(u64::MAX);
+        let readers_about = self.now_ns().saturating_sub(read) <= window;
+        if readers_about {
+            let latest = self.latest.load_full();
+            let derived = match latest.index.get() {
+                Some(_) => graph.derive_index_from(&latest),
+                None => match self.indexed.load_full() {
+                    Some(base) => graph.derive_index_from(&base),
+                    None => false,
+                },
+            };
+            if !derived {
+                graph.build_index();
+            }
+        }
         let published = graph.snapshot().graph;
         self.latest.store(Arc::clone(&published));
-        if derived {
+        if readers_about {
             self.remember_indexed(&published);
         } else {
             self.indexed.store(None);
@@ -464,42 +498,48 @@ impl<C: LeafCodec> SharedGraph<C> {
 mod tests {
     use super::*;
 
-    /// A small commit is published with the index the writer derived; a batch that
-    /// rewrites most leaves is published without one, and its first reader builds it (the
-    /// same index a full build gives).
+    /// While a reader takes snapshots the writer publishes every version with its index
+    /// (derived after a small commit, built after a large one); with no reader about (here
+    /// a window of zero) it builds none, and the next reader builds its version's, the
+    /// same index a full build gives.
     #[test]
-    fn the_writer_derives_small_commits_and_leaves_large_ones_to_readers() {
+    fn the_writer_builds_indexes_while_readers_are_about() {
         let n = 1 << 12;
         let edges: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 7 + 1) % n)).collect();
-        let shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
+        let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
+        assert_eq!(shared.read_window, READ_RECENTLY);
+        let indexed = |shared: &SharedGraph| shared.latest.load().index.get().is_some();
         shared
             .commit(Update::new().insert_edges(&[(3, 5)]))
             .unwrap();
-        assert!(
-            shared.latest.load().index.get().is_some(),
-            "one edge: derived"
-        );
-        let snap = shared.snapshot();
-        assert!(snap.has_edge(3, 5));
-
+        assert!(indexed(&shared), "one edge, a reader about: derived");
+        assert!(shared.snapshot().has_edge(3, 5));
         let many: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 13 + 3) % n)).collect();
         shared.commit(Update::new().insert_edges(&many)).unwrap();
-        assert!(
-            shared.latest.load().index.get().is_none(),
-            "most leaves: left to readers"
-        );
+        assert!(indexed(&shared), "most leaves, a reader about: built");
+
+        shared.read_window = Duration::ZERO;
+        std::thread::sleep(Duration::from_millis(2));
+        for i in 0..20 {
+            shared
+                .commit(Update::new().insert_edges(&[(i, 9)]))
+                .unwrap();
+        }
+        assert!(!indexed(&shared), "no reader about: none built");
         let snap = shared.snapshot();
+        assert!(snap.graph.index.get().is_some());
         let fresh = snap.graph.version_copy();
         fresh.build_index();
-        for v in [0, 3, 100, n - 1] {
+        for v in [0, 3, 9, 100, n - 1] {
             assert_eq!(snap.out_neighbors(v), fresh.out_neighbors(v));
             assert_eq!(snap.out_degree(v), fresh.out_degree(v));
         }
-        // The reader's index is the base of the next small commit's.
+        // A reader is about again: the next commit is published with its index.
+        shared.read_window = READ_RECENTLY;
         shared
             .commit(Update::new().delete_edges(&[(3, 5)]))
             .unwrap();
-        assert!(shared.latest.load().index.get().is_some());
+        assert!(indexed(&shared));
         assert!(!shared.snapshot().has_edge(3, 5));
     }
 }
