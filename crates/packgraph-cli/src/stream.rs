@@ -72,9 +72,15 @@ pub(crate) struct StreamArgs {
     #[arg(long)]
     json: bool,
     /// Stream durably into this data directory: created from the starting graph if it does
-    /// not hold one yet, else continued (then --input and --scale do not apply).
+    /// not hold one yet, else continued (then --input and --scale do not apply, and
+    /// --synthetic must be given).
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
+    /// Allow writing the stream's synthetic R-MAT updates into an existing data directory
+    /// (--data), which keeps them: without it such a directory is refused, so that a
+    /// graph of your own is never filled with generated edges by mistake.
+    #[arg(long)]
+    synthetic: bool,
     #[command(flatten)]
     sync: crate::durable::SyncArgs,
 }
@@ -120,6 +126,13 @@ fn open_target(args: &StreamArgs) -> anyhow::Result<(Target, String)> {
         if args.input.is_some() {
             return Err(UsageError(format!(
                 "--data {}: the directory already holds a graph; leave out --input",
+                dir.display()
+            ))
+            .into());
+        }
+        if !args.synthetic {
+            return Err(UsageError(format!(
+                "--data {}: the directory already holds a graph, and stream would write synthetic R-MAT edges into it for good; pass --synthetic to do that on purpose, or name a new directory (packgraph ingest applies your own updates)",
                 dir.display()
             ))
             .into());

@@ -156,3 +156,40 @@ fn bad_stream_options_exit_2_with_a_clear_message() {
         .unwrap()
         .contains("dijkstra"));
 }
+
+/// An existing data directory is not filled with the stream's synthetic edges unless asked
+/// (`--synthetic`): refused with exit 2, the directory unchanged.
+#[test]
+fn stream_into_an_existing_directory_needs_synthetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "1 2\n2 3\n").unwrap();
+    let data = dir.path().join("d").display().to_string();
+    let created = packgraph()
+        .args(["create", &data, "--from", &edges.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(created.status.success());
+    let info = || {
+        let out = packgraph()
+            .args(["info", &data, "--json"])
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["edges"].as_u64().unwrap()
+    };
+    assert_eq!(info(), 2);
+    let args = ["stream", "--data", &data, "--duration", "0.3", "--json"];
+    let refused = packgraph().args(args).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(stderr.contains("--synthetic"), "{stderr}");
+    assert_eq!(info(), 2, "nothing written");
+    let ran = packgraph().args(args).arg("--synthetic").output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(info() > 2, "the synthetic edges are in the directory");
+}
