@@ -62,6 +62,10 @@ def kernel_threads() -> int:
 )
 def test_ctrl_c_stops_iterative_kernels_at_once(call):
     g = cycle()
+    # A process started in the background by a non-interactive shell inherits SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler: install it here, so
+    # that the signal below always raises (else the kernel would run its 10**9 iterations).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
@@ -70,6 +74,7 @@ def test_ctrl_c_stops_iterative_kernels_at_once(call):
             call(g)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 3
     # The kernel saw the stop flag: its thread ends at the next iteration.
     deadline = time.monotonic() + 3
