@@ -32,6 +32,7 @@ mod arrays;
 mod assemble;
 mod check;
 mod csr;
+mod external_id;
 mod flat_read;
 pub(crate) mod ids;
 mod index;
