@@ -5,23 +5,10 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{ok, path};
-
-fn ingest(dir: &str, updates: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_packgraph"))
-        .args(["ingest", dir])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(updates.as_bytes());
-    child.wait_with_output().unwrap()
-}
+use common::{ingest, ok, path};
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_packgraph"))
@@ -49,15 +36,15 @@ fn two_checkpoints_then_four(dir: &str) -> (PathBuf, u64) {
             .map(|i| format!("+ {i} {}\ncommit\n", i + 1))
             .collect()
     };
-    assert!(ingest(dir, &batches(1..6)).status.success());
+    assert!(ingest(dir, &batches(1..6), &[]).status.success());
     ok(&["checkpoint", dir]);
-    assert!(ingest(dir, &batches(6..11)).status.success());
+    assert!(ingest(dir, &batches(6..11), &[]).status.success());
     ok(&["checkpoint", dir]);
-    let out = ingest(dir, &batches(11..12));
+    let out = ingest(dir, &batches(11..12), &[]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "acked 11 2\n");
     let active = segments(dir).pop().unwrap();
     let after_eleven = std::fs::metadata(&active).unwrap().len();
-    let out = ingest(dir, &batches(12..15));
+    let out = ingest(dir, &batches(12..15), &[]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("acked 14 6"));
     (active, after_eleven)
 }
@@ -99,7 +86,7 @@ fn a_log_cut_back_is_refused_until_the_loss_is_accepted() {
                 );
             }
         }
-        let out = ingest(&dir, "+ 100 101\n");
+        let out = ingest(&dir, "+ 100 101\n", &[]);
         assert_eq!(out.status.code(), Some(3), "{cut}: ingest");
         assert!(out.stdout.is_empty(), "{cut}: ingest acknowledged");
         let out = ok(&["recover", &dir, "--accept-lost-log"]);
@@ -110,7 +97,7 @@ fn a_log_cut_back_is_refused_until_the_loss_is_accepted() {
             "{cut}: {out}"
         );
         // Sequence numbers go on after the lost ones; the directory is clean.
-        let out = ingest(&dir, "+ 100 101\n");
+        let out = ingest(&dir, "+ 100 101\n", &[]);
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             "acked 15 1\n",
@@ -137,11 +124,11 @@ fn a_directory_without_a_mark_still_opens() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = path(tmp.path(), "g");
     ok(&["create", &dir]);
-    assert!(ingest(&dir, "+ 1 2\n").status.success());
+    assert!(ingest(&dir, "+ 1 2\n", &[]).status.success());
     std::fs::remove_file(Path::new(&dir).join("LOGMARK")).unwrap();
     let out = ok(&["verify", &dir]);
     assert!(out.contains("no high-water mark"), "{out}");
-    let out = ingest(&dir, "+ 2 3\n");
+    let out = ingest(&dir, "+ 2 3\n", &[]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "acked 2 1\n");
     let out = ok(&["verify", &dir]);
     assert!(out.contains("up to 2"), "{out}");

@@ -4,24 +4,10 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{bad, ok, path};
-
-fn ingest(dir: &str, updates: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_packgraph"))
-        .args(["ingest", dir])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A writer that stops at a bad line may close the pipe early.
-    let _ = child.stdin.take().unwrap().write_all(updates.as_bytes());
-    child.wait_with_output().unwrap()
-}
+use common::{bad, ingest, ok, path};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -29,14 +15,14 @@ fn text(bytes: &[u8]) -> String {
 
 /// Ingests `updates`, expecting exit 2 after acknowledging `acked`; returns stderr.
 fn refused(dir: &str, updates: &str, acked: &str) -> String {
-    let out = ingest(dir, updates);
+    let out = ingest(dir, updates, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), acked);
     text(&out.stderr)
 }
 
 fn accepted(dir: &str, updates: &str) -> String {
-    let out = ingest(dir, updates);
+    let out = ingest(dir, updates, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     text(&out.stdout)
 }

@@ -8,26 +8,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{bad, ok, packgraph, parse_output, path};
+use common::{bad, ingest, ok, packgraph, parse_output, path};
 use packgraph::graph::{AnyGraph, GraphRead};
 
 /// The binary as a plain process, for piping and killing.
 fn spawn_packgraph() -> Command {
     Command::new(env!("CARGO_BIN_EXE_packgraph"))
-}
-
-fn ingest(dir: &str, updates: &str, extra: &[&str]) -> std::process::Output {
-    let mut child = spawn_packgraph()
-        .args(["ingest", dir])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A writer that stops at a bad line closes the pipe early: not this helper's failure.
-    let _ = child.stdin.take().unwrap().write_all(updates.as_bytes());
-    child.wait_with_output().unwrap()
 }
 
 /// The graph's edges in external integer ids, each undirected edge once.

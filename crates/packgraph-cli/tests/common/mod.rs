@@ -47,3 +47,21 @@ pub(crate) fn parse_output(text: &str) -> BTreeMap<u64, String> {
 pub(crate) fn path(dir: &Path, name: &str) -> String {
     dir.join(name).display().to_string()
 }
+
+/// Runs `packgraph ingest DIR extra…` with `updates` on its standard input; returns its
+/// output whatever its status.
+pub(crate) fn ingest(dir: &str, updates: &str, extra: &[&str]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_packgraph"))
+        .args(["ingest", dir])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A writer that stops at a bad line closes the pipe early: not this helper's failure.
+    let _ = child.stdin.take().unwrap().write_all(updates.as_bytes());
+    child.wait_with_output().unwrap()
+}
