@@ -117,7 +117,9 @@ fn blocks(readme: &str) -> Result<Vec<Block>, String> {
         let mark = marker(previous).map_err(|e| format!("README.md:{start}: {e}"))?;
         if !matches!(lang, "sh" | "bash") {
             if mark.is_some() {
-                return Err(format!("README.md:{start}: a marker before a {lang:?} block"));
+                return Err(format!(
+                    "README.md:{start}: a marker before a {lang:?} block"
+                ));
             }
             continue;
         }
@@ -192,7 +194,10 @@ fn strip_comment(line: &str) -> &str {
 /// The command as the shell runs it: the `cargo run` forms replaced by the binaries.
 fn substitute(text: &str) -> String {
     text.replace("cargo run --release -p packgraph-cli --", "packgraph")
-        .replace("cargo run --release -p packgraph-bench --", "packgraph-bench")
+        .replace(
+            "cargo run --release -p packgraph-bench --",
+            "packgraph-bench",
+        )
 }
 
 /// A directory holding links to the built binaries, to go first on `PATH`.
@@ -385,7 +390,10 @@ fn the_block_parser_reads_markers_continuations_and_comments() {
                   ```bash\nbench pma\n```\n";
     let found = blocks(readme).unwrap();
     assert_eq!(found.len(), 3);
-    assert_eq!((found[0].mode, found[0].section.as_str()), (Mode::Skip, "A"));
+    assert_eq!(
+        (found[0].mode, found[0].section.as_str()),
+        (Mode::Skip, "A")
+    );
     assert_eq!(found[1].mode, Mode::Run);
     assert_eq!(found[1].commands.len(), 1);
     assert_eq!(found[1].commands[0].number, 9);
@@ -393,8 +401,14 @@ fn the_block_parser_reads_markers_continuations_and_comments() {
         strip_comment(&found[1].commands[0].text),
         "packgraph info x --json"
     );
-    assert_eq!((found[2].mode, found[2].section.as_str()), (Mode::ArgsOnly, "B"));
-    assert_eq!(strip_comment("printf '+ a # b\\n' | x # c"), "printf '+ a # b\\n' | x");
+    assert_eq!(
+        (found[2].mode, found[2].section.as_str()),
+        (Mode::ArgsOnly, "B")
+    );
+    assert_eq!(
+        strip_comment("printf '+ a # b\\n' | x # c"),
+        "printf '+ a # b\\n' | x"
+    );
     assert!(blocks("<!-- readme-test: skip -->\n```sh\nx\n```\n").is_err());
     assert!(blocks("<!-- readme-test: later (x) -->\n```sh\nx\n```\n").is_err());
     assert!(blocks("```sh\nx\n").is_err());
