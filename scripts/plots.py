@@ -48,13 +48,13 @@ COLORS = {
     "gap": "#2ca02c",
     "cpma": "#1f77b4",
     "pma": "#9467bd",
-    "btree": "#d62728",
-    "vec": "#8c564b",
+    "btreeset": "#d62728",
+    "sorted_vec": "#8c564b",
 }
 LABELS = {
     "packgraph": "packgraph (dynamic, compressed)",
     "csr": "static CSR (same run)",
-    "gap": "GAP reference kernels (same run)",
+    "gap": "GAP reference kernels (same run, on GAP's own graph of the same kind and size)",
     "kronecker": "Kronecker",
     "er": "Erdős–Rényi",
 }
@@ -112,13 +112,15 @@ def nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
     power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
+    for step in (1, 1.5, 2, 2.5, 4, 5, 10):
         if step * power >= value:
             return step * power
     return 10 * power
 
 
 def fmt(value: float) -> str:
+    if value == 0:
+        return "0"
     if value >= 100:
         return f"{value:.0f}"
     if value >= 10:
@@ -136,14 +138,14 @@ def legend(svg: Svg, x, y, entries):
 
 def bar_panel(svg, x0, y0, w, h, title, groups, series, ylabel, ref_line=None):
     """Grouped bars: `groups` is [(label, {series: value})]; missing values leave a gap."""
-    values = [v for _, vals in groups for v in vals.values()]
+    values = [hi for _, vals in groups for v in vals.values() for hi in ([v[2]] if isinstance(v, tuple) else [v])]
     top = nice_max(max(values) * 1.15)
     svg.text(x0 + w / 2, y0 - 12, title, size=14, anchor="middle", weight="bold")
     for i in range(6):
         v = top * i / 5
         y = y0 + h - h * v / top
         svg.line(x0, y, x0 + w, y, stroke="#ddd")
-        svg.text(x0 - 6, y + 4, fmt(v), size=11, anchor="end")
+        svg.text(x0 - 6, y + 4, f"{v:g}", size=11, anchor="end")
     svg.line(x0, y0 + h, x0 + w, y0 + h)
     svg.line(x0, y0, x0, y0 + h)
     svg.text(x0 - 44, y0 + h / 2, ylabel, size=12, anchor="middle", rotate=-90)
@@ -157,11 +159,17 @@ def bar_panel(svg, x0, y0, w, h, title, groups, series, ylabel, ref_line=None):
         for s, name in enumerate(series):
             if name not in vals:
                 continue
-            v = vals[name]
+            v, lo, hi = vals[name] if isinstance(vals[name], tuple) else (vals[name],) * 3
             bh = h * v / top
             bx = gx + s * bar_w
-            svg.rect(bx, y0 + h - bh, bar_w - 2, bh, COLORS[name], title=f"{name}: {v:.4g}")
-            svg.text(bx + bar_w / 2 - 1, y0 + h - bh - 4, fmt(v), size=10, anchor="middle")
+            svg.rect(bx, y0 + h - bh, bar_w - 2, bh, COLORS[name], title=f"{name}: {v:.4g} ({lo:.4g}-{hi:.4g})")
+            if hi > lo:
+                cx = bx + bar_w / 2 - 1
+                svg.line(cx, y0 + h - h * lo / top, cx, y0 + h - h * hi / top, stroke="#222", width=1.2)
+                for y in (lo, hi):
+                    svg.line(cx - 4, y0 + h - h * y / top, cx + 4, y0 + h - h * y / top, stroke="#222", width=1.2)
+            label_at = y0 + h - h * max(v, hi) / top - 4
+            svg.text(bx + bar_w / 2 - 1, label_at, fmt(v), size=10, anchor="middle")
         for k, part in enumerate(label.split("\n")):
             svg.text(x0 + g * group_w + group_w / 2, y0 + h + 16 + 14 * k, part, size=11, anchor="middle")
 
@@ -207,10 +215,25 @@ def line_panel(svg, x0, y0, w, h, title, lines, xlabel, ylabel, ylog=False):
         svg.polyline([(xpos(x), ypos(y)) for x, y in sorted(pts)], color, dash=dash)
 
 
-def read_rows(name: str) -> list[dict]:
-    path = DATA / f"{name}.jsonl"
-    if not path.exists():
-        sys.exit(f"plots: {path.relative_to(ROOT)} not found: run `python3 scripts/plots.py --measure` first")
+def read_runs(suite: str) -> list[list[dict]]:
+    """The rows of each saved run of `suite` (DATA/SUITE-1.jsonl, SUITE-2.jsonl, ...)."""
+    paths = sorted(DATA.glob(f"{suite}-*.jsonl"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    if not paths:
+        sys.exit(f"plots: no {suite}-N.jsonl in {DATA.relative_to(ROOT)}: run `python3 scripts/plots.py --measure` first")
+    return [read_rows(path) for path in paths]
+
+
+def spread(values):
+    """(median, lowest, highest) of the values that are not None, or None if there are none."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    return (median, values[0], values[-1])
+
+
+def read_rows(path: Path) -> list[dict]:
     rows = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if line.strip():
@@ -230,41 +253,56 @@ def one(rows, **match):
     return found[0]["value"] if found else None
 
 
-def caption(meta: dict) -> str:
-    return (
-        f"{meta['threads']} threads, one run on {meta['machine']} (load average "
-        f"{meta['load_before']:.1f} before, {meta['load_after']:.1f} after: a shared, noisy machine), "
-        f"{meta['date']}, commit {meta['commit']}"
-    )
+def caption(svg: Svg, meta: dict, how: str):
+    """Two lines at the bottom left: how and when the figure's numbers were measured."""
+    lines = [
+        f"{meta['threads']} threads, {how}; {meta['machine']}, {meta['date']}, commit {meta['commit']};",
+        f"a shared, noisy machine: load average {meta['load_before']:.0f} before the runs, "
+        f"{meta['load_after']:.0f} after",
+    ]
+    for k, line in enumerate(lines):
+        svg.text(10, svg.height - 22 + 13 * k, line, size=10, fill="#555")
 
 
-def plot_kernels(rows, meta):
-    """Kernel times relative to the CSR in the same run (CSR = 1), per dataset."""
+def plot_kernels(runs, meta):
+    """Kernel times relative to the CSR in the same run (CSR = 1), per dataset: the median
+    over the runs of each run's ratio, with the lowest and highest as whiskers."""
+    runs = [pick(rows, threads=meta["threads"]) for rows in runs]
+    rows = runs[0]
     ops = [("bfs", "BFS"), ("pagerank", "PageRank\n(10 it.)"), ("wcc", "WCC"), ("bc", "BC\n(1 source)"), ("sssp", "SSSP")]
     datasets = [d for d in ("kronecker", "er") if pick(rows, dataset=d, op="bfs")]
     series = [s for s in ("packgraph", "csr", "gap") if pick(rows, structure=s, op="bfs")]
-    svg = Svg(460 * len(datasets) + 60, 470)
+    svg = Svg(460 * len(datasets) + 60, 510)
     scale = pick(rows, dataset="kronecker", op="bfs")[0]["param"]
     svg.text(svg.width / 2, 24, f"Kernel time relative to a static CSR (lower is better), scale {scale}",
              size=15, anchor="middle", weight="bold")
     for d, dataset in enumerate(datasets):
         groups = []
         for op, label in ops:
-            csr = one(rows, dataset=dataset, structure="csr", op=op)
+            csr = spread(one(r, dataset=dataset, structure="csr", op=op) for r in runs)
             if csr is None:
                 continue
-            vals = {s: one(rows, dataset=dataset, structure=s, op=op) / csr
-                    for s in series if one(rows, dataset=dataset, structure=s, op=op) is not None}
-            groups.append((f"{label}\nCSR {csr * 1e3:.1f} ms", vals))
+            vals = {}
+            for s in series:
+                ratio = spread(
+                    one(r, dataset=dataset, structure=s, op=op) / one(r, dataset=dataset, structure="csr", op=op)
+                    for r in runs
+                    if one(r, dataset=dataset, structure=s, op=op) is not None
+                )
+                if ratio is not None:
+                    vals[s] = ratio
+            groups.append((f"{label}\nCSR {csr[0] * 1e3:.0f} ms", vals))
         bar_panel(svg, 70 + d * 460, 70, 380, 290, LABELS[dataset], groups, series,
                   "time / CSR time", ref_line=1.0)
     legend(svg, 70, 420, [(LABELS[s], COLORS[s]) for s in series])
-    svg.text(svg.width - 10, 462, caption(meta), size=10, anchor="end", fill="#555")
+    caption(svg, meta, f"median of {len(runs)} runs, each ratio within its run (whiskers: lowest and highest)")
     svg.save(PLOTS / "graph-kernels.svg")
 
 
-def plot_memory(rows, meta):
-    """Bytes per stored edge, packgraph (flat index included) against the CSR."""
+def plot_memory(runs, meta):
+    """Bytes per stored edge, packgraph (flat index included) against the CSR (the same in
+    every run: the first run's)."""
+    rows = runs[0]
     datasets = []
     for r in pick(rows, structure="csr", op="size"):
         if r["dataset"] not in datasets:
@@ -274,97 +312,124 @@ def plot_memory(rows, meta):
         name = LABELS.get(dataset, Path(dataset).name.split(".")[0])
         vals = {s: one(rows, dataset=dataset, structure=s, op="size") for s in ("packgraph", "csr")}
         groups.append((name, {k: v for k, v in vals.items() if v is not None}))
-    svg = Svg(620, 420)
+    svg = Svg(620, 430)
     svg.text(310, 24, "Bytes per stored edge (lower is better)", size=15, anchor="middle", weight="bold")
     bar_panel(svg, 70, 60, 520, 260, "", groups, ["packgraph", "csr"], "bytes / edge")
     legend(svg, 70, 370, [("packgraph (vertex index included)", COLORS["packgraph"]), (LABELS["csr"], COLORS["csr"])])
-    svg.text(610, 412, caption(meta), size=10, anchor="end", fill="#555")
+    caption(svg, meta, "sizes (the same in every run)")
     svg.save(PLOTS / "graph-memory.svg")
 
 
-def plot_updates(rows, meta):
-    """Edge batch update throughput by batch size (an undirected edge counts twice)."""
+def plot_updates(runs, meta):
+    """Edge batch update throughput by batch size (an undirected edge counts twice): the
+    median over the runs."""
+    rows = runs[0]
     lines = []
     for op, label, dash in (("insert_edges", "inserts", None), ("delete_edges", "deletes", "6,4")):
-        pts = [(r["param"], r["value"] / 1e6) for r in pick(rows, structure="packgraph", op=op)]
+        sizes = sorted({r["param"] for r in pick(rows, structure="packgraph", op=op)})
+        pts = [(size, spread(one(r, structure="packgraph", op=op, param=size, threads=meta["threads"])
+                             for r in runs)[0] / 1e6) for size in sizes]
         if pts:
             lines.append((label, COLORS["packgraph"], dash, pts))
-    svg = Svg(560, 420)
+    svg = Svg(620, 430)
     scale = pick(rows, dataset="kronecker", op="bfs")[0]["param"]
     line_panel(svg, 80, 50, 440, 270, f"Edge batches into Kronecker scale {scale} (higher is better)",
                lines, "batch size (edges)", "million updates / s")
     legend(svg, 90, 375, [("inserts", COLORS["packgraph"])])
     svg.line(250, 370, 262, 370, stroke=COLORS["packgraph"], width=2, dash="6,4")
     svg.text(268, 375, "deletes")
-    svg.text(550, 412, caption(meta), size=10, anchor="end", fill="#555")
+    caption(svg, meta, f"median of {len(runs)} runs")
     svg.save(PLOTS / "graph-updates.svg")
 
 
 def plot_pma(rows, meta):
     """Batch inserts into a set of keys by batch size: CPMA against the baselines."""
-    names = {"cpma": "CPMA (compressed)", "pma": "PMA (uncompressed)", "btree": "BTreeSet", "vec": "sorted Vec"}
+    names = {"cpma": "CPMA (compressed)", "pma": "PMA (uncompressed)", "btreeset": "BTreeSet",
+             "sorted_vec": "sorted Vec (merged)"}
     lines = []
     for s, label in names.items():
-        pts = [(r["param"], r["value"] / 1e6) for r in pick(rows, structure=s, op="insert_batch")]
+        pts = [(r["param"], r["value"] / 1e6)
+               for r in pick(rows, structure=s, op="insert_batch", threads=meta["threads"])]
         if pts:
             lines.append((label, COLORS[s], None, pts))
-    keys = pick(rows, op="insert_batch")[0]
-    svg = Svg(560, 460)
-    line_panel(svg, 80, 50, 440, 270, "Batch inserts into a set of 1e6 random keys", lines,
+    svg = Svg(620, 480)
+    line_panel(svg, 80, 50, 440, 270, "Batch inserts into a set of 1e6 random keys (higher is better)", lines,
                "batch size (keys)", "million inserts / s (log)", ylog=True)
     legend(svg, 90, 375, [(label, color) for label, color, _, _ in lines])
-    svg.text(550, 452, caption(meta), size=10, anchor="end", fill="#555")
-    del keys
+    caption(svg, meta, "one run")
     svg.save(PLOTS / "pma-batch.svg")
 
 
-def measure(gap: str | None):
+def measure(gap: str | None, suites: list[str], runs: int):
+    """Runs each suite, saving its rows as DATA/SUITE.jsonl and how it ran in DATA/meta.json."""
     bench = ROOT / "target" / "release" / "packgraph-bench"
     if not bench.exists():
         sys.exit(f"plots: {bench.relative_to(ROOT)} not found: build it with `cargo build --release`")
     DATA.mkdir(parents=True, exist_ok=True)
     commands = {"graph": GRAPH_ARGS + (["--gap", gap] if gap else []), "pma": PMA_ARGS}
-    load_before = os.getloadavg()[0]
-    started = datetime.datetime.now(datetime.timezone.utc)
-    for suite, args in commands.items():
-        argv = [str(bench), "--threads", str(THREADS), *args, "--json"]
-        print("running", " ".join(argv[1:]), file=sys.stderr, flush=True)
-        out = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, check=False)
-        if out.returncode != 0:
-            sys.exit(f"plots: packgraph-bench {suite} exited {out.returncode}")
-        (DATA / f"{suite}.jsonl").write_bytes(out.stdout)
+    meta_path = DATA / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    meta = {
-        "date": started.strftime("%Y-%m-%d"),
-        "commit": commit.stdout.strip() or "unknown",
-        "threads": THREADS,
-        "machine": f"{os.cpu_count()} cores",
-        "load_before": load_before,
-        "load_after": os.getloadavg()[0],
-        "commands": {s: " ".join(["packgraph-bench", "--threads", str(THREADS), *a, "--json"])
-                     for s, a in commands.items()},
-    }
-    (DATA / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    # GAP's OpenMP threads sleep while they wait instead of spinning: on a machine shared
+    # with other work, spinning threads steal the cores their peers need.
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    for suite in suites:
+        argv = [str(bench), "--threads", str(THREADS), *commands[suite], "--json"]
+        load_before = os.getloadavg()[0]
+        started = datetime.datetime.now(datetime.timezone.utc)
+        count = runs if suite == "graph" else 1
+        for old in DATA.glob(f"{suite}-*.jsonl"):
+            old.unlink()
+        for run in range(1, count + 1):
+            print(f"run {run} of {count}:", " ".join(argv[1:]), file=sys.stderr, flush=True)
+            out = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, env=env, check=False)
+            if out.returncode != 0:
+                sys.exit(f"plots: packgraph-bench {suite} exited {out.returncode}")
+            (DATA / f"{suite}-{run}.jsonl").write_bytes(out.stdout)
+        entry = {
+            "runs": count,
+            "command": " ".join(["packgraph-bench", *argv[1:]]),
+            "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": commit.stdout.strip() or "unknown",
+            "threads": THREADS,
+            "machine": f"{os.cpu_count()} cores",
+            "load_before": load_before,
+            "load_after": os.getloadavg()[0],
+        }
+        if suite == "graph" and gap:
+            out = subprocess.run(["git", "-C", gap, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+            entry["gap_commit"] = out.stdout.strip() or "unknown"
+            entry["env"] = "OMP_WAIT_POLICY=passive"
+        meta[suite] = entry
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measure", action="store_true", help="run the benchmarks first (minutes)")
     parser.add_argument("--gap", metavar="DIR", help="GAP's built binaries, for the GAP rows")
+    parser.add_argument("--runs", type=int, default=3, help="with --measure: runs of the graph suite (default 3)")
+    parser.add_argument("--suites", default="graph,pma",
+                        help="with --measure: which suites to run again (default: graph,pma)")
     args = parser.parse_args()
+    suites = [s for s in args.suites.split(",") if s]
+    if any(s not in ("graph", "pma") for s in suites):
+        parser.error(f"--suites {args.suites}: the suites are graph and pma")
     if args.gap and not args.measure:
         parser.error("--gap only applies with --measure")
     if args.measure:
-        measure(args.gap)
+        if args.runs < 1:
+            parser.error("--runs must be at least 1")
+        measure(args.gap, suites, args.runs)
     meta_path = DATA / "meta.json"
     if not meta_path.exists():
         sys.exit("plots: docs/plots/data/meta.json not found: run `python3 scripts/plots.py --measure` first")
     meta = json.loads(meta_path.read_text())
-    graph = read_rows("graph")
-    plot_kernels(graph, meta)
-    plot_memory(graph, meta)
-    plot_updates(graph, meta)
-    plot_pma(read_rows("pma"), meta)
+    graph = read_runs("graph")
+    plot_kernels(graph, meta["graph"])
+    plot_memory(graph, meta["graph"])
+    plot_updates(graph, meta["graph"])
+    plot_pma(read_runs("pma")[0], meta["pma"])
 
 
 if __name__ == "__main__":
