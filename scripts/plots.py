@@ -12,11 +12,14 @@ on 2 threads at sizes that take a few minutes on two cores:
         --inputs data/real/soc-Epinions1.lcc.txt.gz,data/real/luxembourg_osm.mtx.gz --json
     packgraph-bench --threads 2 pma --quick --json
 
-and saves each suite's rows as docs/plots/data/SUITE.jsonl, with the commands, the time,
-the commit and the machine's load in docs/plots/data/meta.json. `--gap DIR` (GAP's built
-`bfs`, `cc`, `pr` and `bc`; see the README) adds GAP's kernels to the graph suite; without
-it the figures show packgraph and the CSR only. Every bar and point is a row of those
-files: nothing is drawn that was not measured. Needs Python 3.9 or newer and nothing else.
+the graph suite `--runs` times (default 3: the figures show medians, and the lowest and
+highest run as whiskers), the pma suite once, and saves each run's rows as
+docs/plots/data/SUITE-N.jsonl, with the command, the time, the commit and the machine's
+load in docs/plots/data/meta.json (`--suites graph` or `pma` measures one again). `--gap
+DIR` (GAP's built `bfs`, `cc`, `pr` and `bc`; see the README) adds GAP's kernels to the
+graph suite, run with OMP_WAIT_POLICY=passive; without it the figures show packgraph and
+the CSR only. Every bar and point is a row of those files: nothing is drawn that was not
+measured. Needs Python 3.9 or newer and nothing else.
 """
 
 from __future__ import annotations
