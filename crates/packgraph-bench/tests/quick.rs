@@ -195,3 +195,33 @@ fn layout_quick_rows_are_well_formed() {
     // Five families, six orders, five figures each at least.
     assert!(records.len() >= 5 * 6 * 5, "{}", records.len());
 }
+
+/// `serve --quick`: the server on loopback against `ingest`'s loop, every row at each batch
+/// size (tiny graph, short phases).
+#[test]
+fn serve_quick_rows_are_well_formed() {
+    let records = quick_records(
+        "serve",
+        "--scale 8 --duration 0.5 --writers 2 --batch 1,100",
+    );
+    let has = |structure: &str, op: &str, param: u64| {
+        records
+            .iter()
+            .any(|r| r["structure"] == structure && r["op"] == op && r["param"] == param)
+    };
+    assert!(has("http", "query_idle_p50", 0) && has("http", "query_idle_p99", 0));
+    for size in [1, 100] {
+        assert!(has("ingest", "update_tput", size), "ingest at {size}");
+        for op in [
+            "update_tput",
+            "ingest_ratio",
+            "ack_p50",
+            "ack_p99",
+            "query_p50",
+            "query_p99",
+            "query_ratio",
+        ] {
+            assert!(has("http", op, size), "no http {op} row at {size}");
+        }
+    }
+}
