@@ -160,6 +160,12 @@ fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
     let mut bad = config.clone();
     bad.load.path = dir.join("missing.el");
     assert_eq!(distributed(2, &bad).expect_err("no file").exit_code(), 2);
+    std::fs::write(&path, "1 2 0.5\n2 3 -1.5\n").expect("writes");
+    let mut bad = config.clone();
+    bad.algorithm = AlgorithmKind::Sssp;
+    let e = distributed(2, &bad).expect_err("a negative weight");
+    assert!(e.to_string().contains("need non-negative weights"), "{e}");
+    assert_eq!(e.exit_code(), 2);
     let mut bad = config;
     bad.algorithm = AlgorithmKind::Lcc;
     assert!(distributed(2, &bad)

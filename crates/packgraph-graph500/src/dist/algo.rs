@@ -425,12 +425,11 @@ fn sssp_on<G: WeightedGraphRead>(
     source: VertexId,
 ) -> Result<Vec<f64>, DistError> {
     let mut negative = Ok(());
-    for i in 0..m.owned {
+    for (i, id) in ids.iter().enumerate() {
         g.for_each_out_edge(m.dense(i), |_, w| {
             if w < 0.0 {
                 negative = Err(DistError::Usage(format!(
-                    "an edge from vertex {} has weight {w}: shortest paths need non-negative weights",
-                    ids[i]
+                    "an edge from vertex {id} has weight {w}: shortest paths need non-negative weights"
                 )));
             }
             w >= 0.0
