@@ -25,37 +25,51 @@ use crate::comm::{Comm, Group};
 
 /// Where the owned vertices are: the part without its store.
 #[derive(Debug, Clone, Copy)]
-struct Meta {
+struct Meta<'a> {
     rank: usize,
     size: usize,
     owned: usize,
     directed: bool,
+    /// The store's vertex of each owned vertex.
+    rows: &'a [VertexId],
+    /// The dense id of each store vertex.
+    dense_of: &'a [VertexId],
 }
 
-impl Meta {
-    fn of(part: &Part) -> Self {
+impl<'a> Meta<'a> {
+    fn of(part: &'a Part) -> Self {
         Self {
             rank: part.rank,
             size: part.size,
             owned: part.owned(),
             directed: part.directed,
+            rows: &part.rows,
+            dense_of: &part.dense_of,
         }
     }
 
+    /// The store's vertex of owned vertex `i`.
     #[inline]
-    fn dense(self, i: usize) -> VertexId {
-        (i * self.size + self.rank) as VertexId
+    fn row(self, i: usize) -> VertexId {
+        self.rows[i]
     }
 
+    /// Owner and local index of store vertex `x`.
     #[inline]
-    fn locate(self, v: VertexId) -> (usize, usize) {
+    fn locate(self, x: VertexId) -> (usize, usize) {
+        self.locate_dense(self.dense_of[x as usize])
+    }
+
+    /// Owner and local index of dense id `v`.
+    #[inline]
+    fn locate_dense(self, v: VertexId) -> (usize, usize) {
         (v as usize % self.size, v as usize / self.size)
     }
 
     /// Calls `f` on every neighbour of owned vertex `i`, directions ignored (both for a
     /// directed graph; a vertex may come twice).
     fn for_each_neighbor<G: WeightedGraphRead>(self, g: &G, i: usize, mut f: impl FnMut(VertexId)) {
-        let v = self.dense(i);
+        let v = self.row(i);
         g.for_each_out_neighbor(v, |u| {
             f(u);
             true
@@ -117,7 +131,7 @@ fn bfs_on<G: WeightedGraphRead>(
     let packing = if pack { Packing::Packed } else { Packing::Raw };
     let mut depth = vec![UNREACHED; m.owned];
     let mut frontier = Vec::new();
-    let (o, i) = m.locate(source);
+    let (o, i) = m.locate_dense(source);
     if o == m.rank {
         depth[i] = 0;
         frontier.push(i as u32);
@@ -128,7 +142,7 @@ fn bfs_on<G: WeightedGraphRead>(
         let mut next = Vec::new();
         let mut out = vec![Vec::new(); m.size];
         for &i in &frontier {
-            g.for_each_out_neighbor(m.dense(i as usize), |v| {
+            g.for_each_out_neighbor(m.row(i as usize), |v| {
                 let (o, j) = m.locate(v);
                 if o != m.rank {
                     out[o].push(j as u32);
@@ -192,7 +206,7 @@ impl Ghosts {
         let mut in_degree = Vec::with_capacity(m.owned);
         for i in 0..m.owned {
             let mut d = 0;
-            g.for_each_in_neighbor(m.dense(i), |u| {
+            g.for_each_in_neighbor(m.row(i), |u| {
                 let (o, j) = m.locate(u);
                 if o != m.rank {
                     wanted[o].push(j as u32);
@@ -212,7 +226,7 @@ impl Ghosts {
         }
         let mut arcs = Vec::with_capacity(in_degree.iter().map(|&d| d as usize).sum());
         for i in 0..m.owned {
-            g.for_each_in_neighbor(m.dense(i), |u| {
+            g.for_each_in_neighbor(m.row(i), |u| {
                 let (o, j) = m.locate(u);
                 let k = if o == m.rank {
                     j
@@ -279,7 +293,7 @@ fn pagerank_on<G: WeightedGraphRead>(
         },
     )?;
     let inverse_degree: Vec<f64> = (0..m.owned)
-        .map(|i| match g.out_degree(m.dense(i)) {
+        .map(|i| match g.out_degree(m.row(i)) {
             0 => 0.0,
             d => 1.0 / d as f64,
         })
@@ -426,7 +440,7 @@ fn sssp_on<G: WeightedGraphRead>(
 ) -> Result<Vec<f64>, DistError> {
     let mut negative = Ok(());
     for (i, id) in ids.iter().enumerate() {
-        g.for_each_out_edge(m.dense(i), |_, w| {
+        g.for_each_out_edge(m.row(i), |_, w| {
             if w < 0.0 {
                 negative = Err(DistError::Usage(format!(
                     "an edge from vertex {id} has weight {w}: shortest paths need non-negative weights"
@@ -442,7 +456,7 @@ fn sssp_on<G: WeightedGraphRead>(
     let mut dist = vec![f64::INFINITY; m.owned];
     let mut queued = vec![false; m.owned];
     let mut active = Vec::new();
-    let (o, i) = m.locate(source);
+    let (o, i) = m.locate_dense(source);
     if o == m.rank {
         dist[i] = 0.0;
         active.push(i as u32);
@@ -454,7 +468,7 @@ fn sssp_on<G: WeightedGraphRead>(
             let i = i as usize;
             queued[i] = false;
             let d = dist[i];
-            g.for_each_out_edge(m.dense(i), |v, w| {
+            g.for_each_out_edge(m.row(i), |v, w| {
                 let nd = d + w;
                 let (o, j) = m.locate(v);
                 if o != m.rank {

@@ -8,6 +8,7 @@
 //! direction unless `--directed` is given). Compressed files and the other formats of
 //! `packgraph run` are refused with a message.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -383,32 +384,34 @@ fn empty_part(
         );
         return Err(DistError::Failed(e));
     }
-    let index = ids
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| (x, i as u32))
-        .collect();
     let store = if weighted {
         Store::Weighted(
-            packgraph::graph::WeightedGraph::from_weighted_edges(slots, &[], directed)
+            packgraph::graph::WeightedGraph::from_weighted_edges(ids.len(), &[], directed)
                 .map_err(|e| DistError::Failed(e.to_string()))?,
         )
     } else {
         Store::Plain(
-            Graph::from_edges(slots, &[], directed)
+            Graph::from_edges(ids.len(), &[], directed)
                 .map_err(|e| DistError::Failed(e.to_string()))?,
         )
     };
-    Ok(Part {
+    let mut part = Part {
         rank: comm.rank(),
         size,
         directed,
-        ids,
-        index,
+        ids: Vec::with_capacity(ids.len()),
+        index: HashMap::with_capacity(ids.len()),
         slots,
+        rows: Vec::with_capacity(ids.len()),
+        dense_of: Vec::with_capacity(ids.len()),
+        store_of: HashMap::with_capacity(ids.len()),
         num_vertices: total[0] as usize,
         store,
-    })
+    };
+    for x in ids {
+        part.add_owned(x);
+    }
+    Ok(part)
 }
 
 /// Marks an id a dictionary does not hold.
@@ -507,19 +510,20 @@ fn route_and_build(
         .flat_map(|p| p.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]))
         .collect();
     records.sort_by_key(|r| r[3]);
+    let edges: Vec<(u32, u32, f64)> = records
+        .iter()
+        .map(|r| {
+            let u = part.store_vertex(r[0] as u32);
+            let v = part.store_vertex(r[1] as u32);
+            (u, v, f64::from_bits(r[2]))
+        })
+        .collect();
     let built = match &mut part.store {
         Store::Plain(g) => {
-            let edges: Vec<(u32, u32)> =
-                records.iter().map(|r| (r[0] as u32, r[1] as u32)).collect();
+            let edges: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
             g.insert_edges(&edges).map(drop)
         }
-        Store::Weighted(g) => {
-            let edges: Vec<(u32, u32, f64)> = records
-                .iter()
-                .map(|r| (r[0] as u32, r[1] as u32, f64::from_bits(r[2])))
-                .collect();
-            g.insert_edges(&edges).map(drop)
-        }
+        Store::Weighted(g) => g.insert_edges(&edges).map(drop),
     };
     agree(comm, built.map_err(|e| DistError::Failed(e.to_string())))
 }

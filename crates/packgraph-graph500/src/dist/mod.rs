@@ -11,14 +11,16 @@
 //! `P · max_q count_q` *slots*; a slot no process fills is no vertex (and is never an
 //! endpoint).
 //!
-//! Each process keeps, in one core [`Graph`] over all the slots, every edge with an endpoint
-//! it owns (an edge between two processes is stored by both): the out- and in-neighbours
-//! of an owned vertex are then complete locally, and every step of the algorithms reads
+//! Each process keeps, in one core [`Graph`], every edge with an endpoint it owns (an edge
+//! between two processes is stored by both): the out- and in-neighbours of an owned vertex
+//! are then complete locally, and every step of the algorithms reads
 //! only local arcs and sends values to the owners of the other endpoints. The hashed
 //! partition balances vertices (and, in expectation, arcs) without a global sort; its
 //! price, against the 2-D grid of the Graph500 search, is an all-to-all over all `P`
 //! processes per step instead of one along a grid row and one along a column (see
-//! docs/scaling.md).
+//! docs/scaling.md). The store numbers its vertices on its own (*store vertices*): the
+//! owned vertices, then the other endpoints (*ghosts*) as they come, so that its size
+//! follows the vertices it touches, `n/P` plus ghosts, rather than `n`.
 //!
 //! # Errors
 //! Every step that can fail on one process (a malformed line in its byte range, a vertex
@@ -125,9 +127,15 @@ pub struct Part {
     pub index: HashMap<u64, u32>,
     /// Dense-id slots over all processes: `size · max(owned vertices)`.
     pub slots: usize,
+    /// The store vertex of each owned vertex, by local index.
+    pub rows: Vec<VertexId>,
+    /// The dense id of each store vertex.
+    pub dense_of: Vec<VertexId>,
+    /// The store vertex of each dense id the store holds.
+    pub store_of: HashMap<VertexId, VertexId>,
     /// Vertices over all processes.
     pub num_vertices: usize,
-    /// Every edge with an endpoint this process owns, over `slots` vertices.
+    /// Every edge with an endpoint this process owns, over the store vertices.
     pub store: Store,
 }
 
@@ -148,11 +156,24 @@ impl Part {
         (i * self.size + self.rank) as VertexId
     }
 
-    /// Owner and local index of dense id `v`.
-    #[inline]
-    pub fn locate(&self, v: VertexId) -> (usize, usize) {
-        let v = v as usize;
-        (v % self.size, v / self.size)
+    /// The store vertex of dense id `v`, added to the store's numbering if new.
+    pub fn store_vertex(&mut self, v: VertexId) -> VertexId {
+        let next = self.dense_of.len() as VertexId;
+        let x = *self.store_of.entry(v).or_insert(next);
+        if x == next {
+            self.dense_of.push(v);
+        }
+        x
+    }
+
+    /// Adds an owned vertex of external id `x`; returns its local index.
+    pub fn add_owned(&mut self, x: u64) -> usize {
+        let i = self.ids.len();
+        self.index.insert(x, i as u32);
+        self.ids.push(x);
+        let row = self.store_vertex(self.dense(i));
+        self.rows.push(row);
+        i
     }
 
     /// Arcs stored here (an edge between two processes counts on both).

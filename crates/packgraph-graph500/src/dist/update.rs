@@ -125,8 +125,7 @@ fn apply_batch(comm: &dyn Comm, part: &mut Part, parts: Vec<Vec<u64>>) -> Result
     for r in records.iter().filter(|r| r[0] == 0) {
         for x in [r[1], r[2]] {
             if owner_of_id(x, part.size) == part.rank && !part.index.contains_key(&x) {
-                part.index.insert(x, part.ids.len() as u32);
-                part.ids.push(x);
+                part.add_owned(x);
             }
         }
     }
@@ -145,8 +144,20 @@ fn apply_batch(comm: &dyn Comm, part: &mut Part, parts: Vec<Vec<u64>>) -> Result
     ends.sort_unstable();
     ends.dedup();
     let dense = resolve(comm, part, &ends);
-    let find = |x: u64| dense[ends.binary_search(&x).expect("every end was resolved")];
-    let update = build(&records, find, part.weighted(), slots);
+    // Store vertices of the ends: new ones for inserts, none for deletes of edges the store
+    // cannot hold.
+    let mut local = vec![MISSING; ends.len()];
+    for r in &records {
+        for x in [r[1], r[2]] {
+            let k = ends.binary_search(&x).expect("every end was resolved");
+            if dense[k] != MISSING && (r[0] == 0 || part.store_of.contains_key(&(dense[k] as u32)))
+            {
+                local[k] = u64::from(part.store_vertex(dense[k] as u32));
+            }
+        }
+    }
+    let find = |x: u64| local[ends.binary_search(&x).expect("every end was resolved")];
+    let update = build(&records, find, part.weighted(), part.dense_of.len());
     let applied = match &mut part.store {
         Store::Plain(g) => g.apply(&update).map(drop),
         Store::Weighted(g) => g.apply(&update).map(drop),
@@ -154,10 +165,11 @@ fn apply_batch(comm: &dyn Comm, part: &mut Part, parts: Vec<Vec<u64>>) -> Result
     agree(comm, applied.map_err(|e| DistError::Failed(e.to_string())))
 }
 
-/// The core update of `records` in line order: runs of deletes and of inserts.
-fn build(records: &[&[u64]], find: impl Fn(u64) -> u64, weighted: bool, slots: usize) -> Update {
+/// The core update of `records` in line order (ends as store vertices by `find`): runs of
+/// deletes and of inserts, over at least `vertices` store vertices.
+fn build(records: &[&[u64]], find: impl Fn(u64) -> u64, weighted: bool, vertices: usize) -> Update {
     let mut update = Update::new();
-    update.min_vertices(slots);
+    update.min_vertices(vertices);
     for run in records.chunk_by(|a, b| a[0] == b[0]) {
         let pairs = run.iter().filter_map(|r| {
             let (u, v) = (find(r[1]), find(r[2]));
