@@ -76,7 +76,9 @@ pub struct Stats {
     pub owned: u64,
     /// Arcs stored here.
     pub arcs: u64,
-    /// Bytes of the graph store here.
+    /// Vertices of the store here: owned ones and ghosts.
+    pub store_vertices: u64,
+    /// Bytes of the graph store here, after the algorithm (its vertex index included).
     pub store_bytes: u64,
 }
 
@@ -108,11 +110,13 @@ pub fn run(
     };
     stats.owned = part.owned() as u64;
     stats.arcs = part.stored_arcs() as u64;
-    stats.store_bytes = part.store_bytes() as u64;
+    stats.store_vertices = part.dense_of.len() as u64;
     let counting = Counting::new(comm);
     let values = compute(&counting, &part, config, source)?;
     stats.algorithm_bytes = counting.sent();
     stats.algorithm_collectives = counting.calls();
+    // After the algorithm, so that the vertex index its scans built is counted.
+    stats.store_bytes = part.store_bytes() as u64;
     let counting = Counting::new(comm);
     let result = gather(&counting, &part, &values)?;
     stats.output_bytes = counting.sent();
