@@ -385,6 +385,27 @@ mod tests {
     }
 
     #[test]
+    fn counting_counts_what_goes_to_other_members_only() {
+        let grid = Grid { rows: 3, cols: 1 };
+        let sent = ThreadComm::run(grid, |c| {
+            let counting = Counting::new(c);
+            let me = c.rank();
+            // 10 bytes to each member, (me + 1) bytes gathered, 2 values reduced, 3 u64s to
+            // each member.
+            let parts = vec![vec![0u8; 10]; 3];
+            counting.alltoall(Group::World, &parts);
+            counting.allgather(Group::World, &vec![1u8; me + 1]);
+            counting.allreduce_sum(Group::World, &mut [1, 2]);
+            counting.alltoallv_u64(Group::World, &[7; 9], &[3, 3, 3]);
+            (counting.sent(), counting.calls())
+        });
+        for (rank, &(bytes, calls)) in sent.iter().enumerate() {
+            assert_eq!(bytes as usize, 20 + 2 * (rank + 1) + 32 + 48);
+            assert_eq!(calls, 4);
+        }
+    }
+
+    #[test]
     fn alltoallv_sends_each_piece_of_one_buffer_to_its_member() {
         let grid = Grid { rows: 1, cols: 3 };
         let out = ThreadComm::run(grid, |c| {

@@ -1,5 +1,5 @@
 //! `packgraph-dist`'s engine on processes simulated by threads ([`ThreadComm`]): on every
-//! test graph, every algorithm on 1 to 4 processes equals the core's algorithm on one
+//! test graph, every algorithm on 1, 2 and 4 processes (1 to 4 on random graphs) equals the core's algorithm on one
 //! (PageRank within 1e-9 relative, the others exactly), before and after update batches;
 //! bad input on any process gives the same error naming file and line on every process.
 
@@ -44,7 +44,7 @@ fn distributed(ranks: usize, config: &RunConfig) -> Result<String, DistError> {
 
 fn check_all_ranks(config: &RunConfig, what: &str) {
     let want = reference(config);
-    for ranks in 1..=4 {
+    for ranks in [1, 2, 4] {
         let got = distributed(ranks, config).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_same(
             config.algorithm,
@@ -176,7 +176,7 @@ fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     /// Random graphs (any ids, duplicate edges, self-loops) and a random batch: every
     /// algorithm on 1 to 4 processes equals the core.
