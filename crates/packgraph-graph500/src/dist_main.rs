@@ -155,15 +155,23 @@ fn summary(args: &RunArgs, config: &RunConfig, per_rank: &[Stats], seconds: f64)
         return;
     }
     let sum = |f: fn(&Stats) -> u64| per_rank.iter().map(f).sum::<u64>();
+    let slowest = |f: fn(&Stats) -> f64| per_rank.iter().map(f).fold(0.0, f64::max);
     let _ = writeln!(
         err,
-        "{} on {} over {} processes ({} vertices, {} stored arcs): {:.3} s; bytes sent: load {}, updates {}, {} {}, output {}",
+        "{} on {} over {} processes ({} vertices, {} stored arcs): load {:.3} s, {} {:.3} s, total {:.3} s",
         config.algorithm.name(),
         args.input.display(),
         per_rank.len(),
         sum(|s| s.owned),
         sum(|s| s.arcs),
+        slowest(|s| s.load_seconds),
+        config.algorithm.name(),
+        slowest(|s| s.algorithm_seconds),
         seconds,
+    );
+    let _ = writeln!(
+        err,
+        "bytes sent: load {}, updates {}, {} {}, output {}",
         sum(|s| s.load_bytes),
         sum(|s| s.update_bytes),
         config.algorithm.name(),

@@ -204,12 +204,20 @@ impl Ghosts {
     fn of<G: WeightedGraphRead>(m: Meta, g: &G) -> Self {
         let mut wanted = vec![Vec::new(); m.size];
         let mut in_degree = Vec::with_capacity(m.owned);
+        // The value index of each store vertex read: owned ones their local index, ghosts
+        // numbered after them (filled in below).
+        const UNSET: u32 = u32::MAX;
+        let mut slot = vec![UNSET; m.dense_of.len()];
+        for i in 0..m.owned {
+            slot[m.row(i) as usize] = i as u32;
+        }
         for i in 0..m.owned {
             let mut d = 0;
             g.for_each_in_neighbor(m.row(i), |u| {
-                let (o, j) = m.locate(u);
-                if o != m.rank {
+                if slot[u as usize] == UNSET {
+                    let (o, j) = m.locate(u);
                     wanted[o].push(j as u32);
+                    slot[u as usize] = UNSET - 1;
                 }
                 d += 1;
                 true
@@ -220,21 +228,20 @@ impl Ghosts {
         let mut next = m.owned;
         for w in &mut wanted {
             w.sort_unstable();
-            w.dedup();
             offset.push(next);
             next += w.len();
+        }
+        for (x, s) in slot.iter_mut().enumerate() {
+            if *s == UNSET - 1 {
+                let (o, j) = m.locate(x as VertexId);
+                let at = wanted[o].binary_search(&(j as u32));
+                *s = (offset[o] + at.expect("every ghost is wanted")) as u32;
+            }
         }
         let mut arcs = Vec::with_capacity(in_degree.iter().map(|&d| d as usize).sum());
         for i in 0..m.owned {
             g.for_each_in_neighbor(m.row(i), |u| {
-                let (o, j) = m.locate(u);
-                let k = if o == m.rank {
-                    j
-                } else {
-                    let at = wanted[o].binary_search(&(j as u32));
-                    offset[o] + at.expect("every remote in-neighbour is wanted")
-                };
-                arcs.push(k as u32);
+                arcs.push(slot[u as usize]);
                 true
             });
         }

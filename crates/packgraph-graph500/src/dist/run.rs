@@ -2,6 +2,7 @@
 //! result on rank 0, counting the bytes each phase sends.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use packgraph::algo::{AlgoOutput, Algorithm, AlgorithmKind};
 use packgraph::graph::{IdMap, VertexId};
@@ -60,7 +61,7 @@ impl RunConfig {
 }
 
 /// Bytes this process sent in each phase, and what it holds.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct Stats {
     /// Sent while loading.
     pub load_bytes: u64,
@@ -72,6 +73,12 @@ pub struct Stats {
     pub output_bytes: u64,
     /// Collectives the algorithm called.
     pub algorithm_collectives: u64,
+    /// Seconds loading (to the end of the last process's part).
+    pub load_seconds: f64,
+    /// Seconds applying updates.
+    pub update_seconds: f64,
+    /// Seconds in the algorithm.
+    pub algorithm_seconds: f64,
     /// Vertices owned here.
     pub owned: u64,
     /// Arcs stored here.
@@ -94,14 +101,18 @@ pub fn run(
     check(config)?;
     let mut stats = Stats::default();
     let counting = Counting::new(comm);
+    let start = Instant::now();
     let mut part = load(&counting, &config.load)?;
+    stats.load_seconds = start.elapsed().as_secs_f64();
     stats.load_bytes = counting.sent();
     // The default source is the smallest id of the file, as `packgraph run` takes vertex 0
     // (new ids of updates come after the file's).
     let source_id = source_id(comm, &part, config.source.as_deref())?;
     if let Some(path) = &config.updates {
         let counting = Counting::new(comm);
+        let start = Instant::now();
         apply_file(&counting, &mut part, path)?;
+        stats.update_seconds = start.elapsed().as_secs_f64();
         stats.update_bytes = counting.sent();
     }
     let source = match config.algorithm {
@@ -112,7 +123,9 @@ pub fn run(
     stats.arcs = part.stored_arcs() as u64;
     stats.store_vertices = part.dense_of.len() as u64;
     let counting = Counting::new(comm);
+    let start = Instant::now();
     let values = compute(&counting, &part, config, source)?;
+    stats.algorithm_seconds = start.elapsed().as_secs_f64();
     stats.algorithm_bytes = counting.sent();
     stats.algorithm_collectives = counting.calls();
     // After the algorithm, so that the vertex index its scans built is counted.
