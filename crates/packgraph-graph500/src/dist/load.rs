@@ -8,7 +8,6 @@
 //! direction unless `--directed` is given). Compressed files and the other formats of
 //! `packgraph run` are refused with a message.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -16,7 +15,7 @@ use std::path::{Path, PathBuf};
 use packgraph::graph::{Graph, MAX_VERTICES};
 use packgraph::io::graphalytics::Files;
 
-use super::{agree, alltoall_u64, owner_of_id, DistError, Part, Store};
+use super::{agree, alltoall_u64, owner_of_id, DistError, IntMap, Part, Store};
 use crate::comm::{Comm, Group};
 
 /// What to load.
@@ -400,11 +399,11 @@ fn empty_part(
         size,
         directed,
         ids: Vec::with_capacity(ids.len()),
-        index: HashMap::with_capacity(ids.len()),
+        index: IntMap::with_capacity_and_hasher(ids.len(), Default::default()),
         slots,
         rows: Vec::with_capacity(ids.len()),
         dense_of: Vec::with_capacity(ids.len()),
-        store_of: HashMap::with_capacity(ids.len()),
+        store_of: IntMap::with_capacity_and_hasher(ids.len(), Default::default()),
         num_vertices: total[0] as usize,
         store,
     };

@@ -35,6 +35,7 @@ pub mod run;
 pub mod update;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use packgraph::graph::{Graph, GraphRead, VertexId, WeightedGraph};
 
@@ -103,6 +104,39 @@ pub fn owner_of_id(x: u64, size: usize) -> usize {
     (z % size as u64) as usize
 }
 
+/// A hasher for integer keys: one multiply and a rotate (FxHash's step), several times
+/// faster than the default SipHash on the dictionaries' `u64`/`u32` keys. Keys come from
+/// the user's file, so a crafted file could make probes long (never wrong).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(u64::from(value));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A hash map keyed by integers, with [`IntHasher`].
+pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
 /// One process's graph store: edges with an endpoint it owns.
 #[derive(Debug)]
 pub enum Store {
@@ -124,7 +158,7 @@ pub struct Part {
     /// External id of each owned vertex, by local index.
     pub ids: Vec<u64>,
     /// Local index of each owned external id.
-    pub index: HashMap<u64, u32>,
+    pub index: IntMap<u64, u32>,
     /// Dense-id slots over all processes: `size · max(owned vertices)`.
     pub slots: usize,
     /// The store vertex of each owned vertex, by local index.
@@ -132,7 +166,7 @@ pub struct Part {
     /// The dense id of each store vertex.
     pub dense_of: Vec<VertexId>,
     /// The store vertex of each dense id the store holds.
-    pub store_of: HashMap<VertexId, VertexId>,
+    pub store_of: IntMap<VertexId, VertexId>,
     /// Vertices over all processes.
     pub num_vertices: usize,
     /// Every edge with an endpoint this process owns, over the store vertices.
