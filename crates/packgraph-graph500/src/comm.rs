@@ -270,6 +270,94 @@ impl Comm for ThreadComm {
     }
 }
 
+/// A [`Comm`] that counts the bytes this process sends to the others (its own part of a
+/// collective is not counted): an all-to-all counts the parts for other members, an
+/// all-gather its data once per other member, an all-reduce `8 · len` per other member (the
+/// volume of the all-gather form; MPI's recursive doubling sends `8 · len · log2 P`).
+pub struct Counting<'a> {
+    inner: &'a dyn Comm,
+    sent: std::cell::Cell<u64>,
+    calls: std::cell::Cell<u64>,
+}
+
+impl std::fmt::Debug for Counting<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Counting {{ rank: {}, sent: {} }}",
+            self.rank(),
+            self.sent.get()
+        )
+    }
+}
+
+impl<'a> Counting<'a> {
+    /// Counts what goes through `inner`.
+    pub fn new(inner: &'a dyn Comm) -> Self {
+        Self {
+            inner,
+            sent: std::cell::Cell::new(0),
+            calls: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Bytes sent to other processes so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.get()
+    }
+
+    /// Collectives called so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.get()
+    }
+
+    fn add(&self, bytes: usize) {
+        self.sent.set(self.sent.get() + bytes as u64);
+        self.calls.set(self.calls.get() + 1);
+    }
+}
+
+impl Comm for Counting<'_> {
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+    fn grid(&self) -> Grid {
+        self.inner.grid()
+    }
+    fn single_host(&self) -> bool {
+        self.inner.single_host()
+    }
+    fn allgather(&self, group: Group, data: &[u8]) -> Gathered {
+        self.add(data.len() * (self.group_size(group) - 1));
+        self.inner.allgather(group, data)
+    }
+    fn alltoall(&self, group: Group, parts: &[Vec<u8>]) -> Gathered {
+        let me = self.group_rank(group);
+        let bytes: usize = parts
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k != me)
+            .map(|(_, p)| p.len())
+            .sum();
+        self.add(bytes);
+        self.inner.alltoall(group, parts)
+    }
+    fn alltoallv_u64(&self, group: Group, send: &[u64], counts: &[usize]) -> Vec<u64> {
+        let me = self.group_rank(group);
+        let values: usize = counts.iter().sum::<usize>() - counts.get(me).copied().unwrap_or(0);
+        self.add(8 * values);
+        self.inner.alltoallv_u64(group, send, counts)
+    }
+    fn allreduce_sum(&self, group: Group, values: &mut [u64]) {
+        self.add(8 * values.len() * (self.group_size(group) - 1));
+        self.inner.allreduce_sum(group, values);
+    }
+    fn allreduce_max(&self, group: Group, values: &mut [u64]) {
+        self.add(8 * values.len() * (self.group_size(group) - 1));
+        self.inner.allreduce_max(group, values);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +382,27 @@ mod tests {
         assert_eq!(out[4].2, [0, 4]);
         assert_eq!(out[4].3, [15, 6]);
         assert_eq!(out[1].4, 4);
+    }
+
+    #[test]
+    fn counting_counts_what_goes_to_other_members_only() {
+        let grid = Grid { rows: 3, cols: 1 };
+        let sent = ThreadComm::run(grid, |c| {
+            let counting = Counting::new(c);
+            let me = c.rank();
+            // 10 bytes to each member, (me + 1) bytes gathered, 2 values reduced, 3 u64s to
+            // each member.
+            let parts = vec![vec![0u8; 10]; 3];
+            counting.alltoall(Group::World, &parts);
+            counting.allgather(Group::World, &vec![1u8; me + 1]);
+            counting.allreduce_sum(Group::World, &mut [1, 2]);
+            counting.alltoallv_u64(Group::World, &[7; 9], &[3, 3, 3]);
+            (counting.sent(), counting.calls())
+        });
+        for (rank, &(bytes, calls)) in sent.iter().enumerate() {
+            assert_eq!(bytes as usize, 20 + 2 * (rank + 1) + 32 + 48);
+            assert_eq!(calls, 4);
+        }
     }
 
     #[test]

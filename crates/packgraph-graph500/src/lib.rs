@@ -10,7 +10,9 @@
 //!   `packgraph::codec::frontier`;
 //! * [`validate`]: the specification's five validation rules, checked across processes;
 //! * [`roots`]: the search keys; [`report`]: statistics and the output block;
-//! * [`benchmark`]: the whole run, from generation to report.
+//! * [`benchmark`]: the whole run, from generation to report;
+//! * [`dist`]: the engine over processes (`packgraph-dist`): a user's graph file loaded in
+//!   parallel into the core's compressed graph, update batches, BFS, PageRank, WCC, SSSP.
 //!
 //! ```
 //! use packgraph_graph500::benchmark::{run, Config};
@@ -29,6 +31,7 @@
 pub mod benchmark;
 pub mod bfs;
 pub mod comm;
+pub mod dist;
 pub mod grid;
 pub mod local;
 #[cfg(feature = "mpi")]

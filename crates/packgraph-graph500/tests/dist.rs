@@ -1,0 +1,212 @@
+//! `packgraph-dist`'s engine on processes simulated by threads ([`ThreadComm`]): on every
+//! test graph, every algorithm on 1, 2 and 4 processes (1 to 4 on random graphs) equals the core's algorithm on one
+//! (PageRank within 1e-9 relative, the others exactly), before and after update batches;
+//! bad input on any process gives the same error naming file and line on every process.
+
+mod common;
+
+use packgraph::algo::AlgorithmKind;
+use packgraph_graph500::comm::ThreadComm;
+use packgraph_graph500::dist::run::{run, RunConfig};
+use packgraph_graph500::dist::DistError;
+use packgraph_graph500::grid::Grid;
+use proptest::prelude::*;
+
+use common::{assert_same, data, reference, temp_dir, weighted_directed, KINDS};
+
+/// The distributed output on `ranks` simulated processes (rank 0's), or the error every
+/// process returned (checked to be the same on all).
+fn distributed(ranks: usize, config: &RunConfig) -> Result<String, DistError> {
+    let grid = Grid {
+        rows: ranks,
+        cols: 1,
+    };
+    let outcomes = ThreadComm::run(grid, |comm| run(comm, config).map(|(result, _)| result));
+    if let Err(first) = &outcomes[0] {
+        for other in &outcomes {
+            assert_eq!(
+                other.as_ref().err(),
+                Some(first),
+                "every process fails alike"
+            );
+        }
+        return Err(first.clone());
+    }
+    let (ids, output) = outcomes
+        .into_iter()
+        .next()
+        .and_then(|r| r.ok().flatten())
+        .expect("rank 0 holds the result");
+    let mut text = Vec::new();
+    output.write_graphalytics(&ids, &mut text).expect("writes");
+    Ok(String::from_utf8(text).expect("text"))
+}
+
+fn check_all_ranks(config: &RunConfig, what: &str) {
+    let want = reference(config);
+    for ranks in [1, 2, 4] {
+        let got = distributed(ranks, config).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_same(
+            config.algorithm,
+            &got,
+            &want,
+            &format!("{what}, {ranks} ranks"),
+        );
+    }
+}
+
+#[test]
+fn every_algorithm_equals_the_core_on_the_graphalytics_graphs() {
+    for name in ["bfs", "cdlp", "lcc", "pr", "wcc", "ffm", "sssp"] {
+        for directed in [true, false] {
+            let graph = format!("{name}-{}", if directed { "dir" } else { "undir" });
+            for kind in KINDS {
+                let mut config = RunConfig::new(kind, data(&format!("{graph}.e")));
+                config.load.directed = Some(directed);
+                check_all_ranks(&config, &format!("{kind} on {graph}"));
+            }
+        }
+    }
+    for (graph, directed) in [("example-directed", true), ("example-undirected", false)] {
+        for kind in KINDS {
+            let mut config = RunConfig::new(kind, data(&format!("{graph}.v")));
+            config.load.directed = Some(directed);
+            config.iterations = Some(2);
+            check_all_ranks(&config, &format!("{kind} on {graph}"));
+        }
+    }
+}
+
+#[test]
+fn a_weighted_directed_graph_before_and_after_updates() {
+    let dir = temp_dir("weighted");
+    let (graph, updates) = weighted_directed(&dir, 300, 1500, 7);
+    for kind in KINDS {
+        for directed in [true, false] {
+            let mut config = RunConfig::new(kind, &graph);
+            config.load.directed = Some(directed);
+            config.load.weighted = true;
+            check_all_ranks(&config, &format!("{kind}, directed {directed}"));
+            config.updates = Some(updates.clone());
+            config.source = Some("10".into());
+            check_all_ranks(
+                &config,
+                &format!("{kind} after updates, directed {directed}"),
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
+    let dir = temp_dir("bad");
+    let path = dir.join("bad.el");
+    let mut text: String = (0..200).map(|i| format!("{i} {}\n", i + 1)).collect();
+    text.push_str("7 x8\n1 2\n");
+    std::fs::write(&path, &text).expect("writes");
+    let config = RunConfig::new(AlgorithmKind::Bfs, &path);
+    for ranks in 1..=4 {
+        let e = distributed(ranks, &config).expect_err("a malformed line");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:201: vertex ids must be integers from 0 to 18446744073709551615: `x8`",
+                path.display()
+            )
+        );
+        assert_eq!(e.exit_code(), 2);
+    }
+    // Columns that change between two processes' ranges.
+    let mixed: String = (0..100)
+        .map(|i| {
+            if i < 50 {
+                format!("{i} {}\n", i + 1)
+            } else {
+                format!("{i} {} 2.5\n", i + 1)
+            }
+        })
+        .collect();
+    std::fs::write(&path, mixed).expect("writes");
+    for ranks in 2..=4 {
+        let e = distributed(ranks, &config).expect_err("columns change");
+        // Named by the process whose range holds the change, or by the first process whose
+        // lines disagree with those before it: line 51 either way.
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}:51: ", path.display())),
+            "{e}"
+        );
+    }
+    // An update file with a bad line, a source that is no vertex, a missing file.
+    std::fs::write(&path, "1 2\n2 3\n").expect("writes");
+    let updates = dir.join("updates.txt");
+    std::fs::write(&updates, "+ 1 4\ncommit\n+ 5\n").expect("writes");
+    let mut bad = config.clone();
+    bad.updates = Some(updates.clone());
+    let e = distributed(2, &bad).expect_err("a bad update line");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}:3: ", updates.display())),
+        "{e}"
+    );
+    let mut bad = config.clone();
+    bad.source = Some("77".into());
+    let e = distributed(3, &bad).expect_err("no such source");
+    assert_eq!(
+        e.to_string(),
+        "--source 77: not a vertex of the input graph (3 vertices)"
+    );
+    let mut bad = config.clone();
+    bad.load.path = dir.join("missing.el");
+    assert_eq!(distributed(2, &bad).expect_err("no file").exit_code(), 2);
+    std::fs::write(&path, "1 2 0.5\n2 3 -1.5\n").expect("writes");
+    let mut bad = config.clone();
+    bad.algorithm = AlgorithmKind::Sssp;
+    let e = distributed(2, &bad).expect_err("a negative weight");
+    assert!(e.to_string().contains("need non-negative weights"), "{e}");
+    assert_eq!(e.exit_code(), 2);
+    let mut bad = config;
+    bad.algorithm = AlgorithmKind::Lcc;
+    assert!(distributed(2, &bad)
+        .expect_err("not distributed")
+        .to_string()
+        .contains("not distributed"));
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Random graphs (any ids, duplicate edges, self-loops) and a random batch: every
+    /// algorithm on 1 to 4 processes equals the core.
+    #[test]
+    fn random_graphs_and_batches_match_the_core(
+        edges in prop::collection::vec((0u64..40, 0u64..40, 1u32..9), 1..80),
+        batch in prop::collection::vec((any::<bool>(), 0u64..48, 0u64..48), 0..20),
+        directed in any::<bool>(),
+        ranks in 1usize..=4,
+    ) {
+        let dir = temp_dir(&format!("prop-{ranks}"));
+        let graph = dir.join("g.el");
+        let text: String = edges.iter().map(|(u, v, w)| format!("{} {} {w}\n", u * 3, v * 3)).collect();
+        std::fs::write(&graph, text).expect("writes");
+        let updates = dir.join("u.txt");
+        let ops: String = batch
+            .iter()
+            .map(|&(insert, u, v)| format!("{} {} {}\n", if insert { "+" } else { "-" }, u * 3, v * 3))
+            .collect();
+        std::fs::write(&updates, ops + "commit\n").expect("writes");
+        for kind in KINDS {
+            for with_updates in [false, true] {
+                let mut config = RunConfig::new(kind, &graph);
+                config.load.directed = Some(directed);
+                config.updates = with_updates.then(|| updates.clone());
+                let want = reference(&config);
+                let got = distributed(ranks, &config).expect("runs");
+                assert_same(kind, &got, &want, &format!("{kind}, {ranks} ranks"));
+            }
+        }
+        std::fs::remove_dir_all(&dir).expect("cleans up");
+    }
+}

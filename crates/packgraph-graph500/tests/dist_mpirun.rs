@@ -1,0 +1,171 @@
+//! `packgraph-dist` under `mpirun` on 1, 2 and 4 processes (`--oversubscribe`): every
+//! algorithm's output equals `packgraph run`'s (the core's, PageRank within 1e-9 relative)
+//! on Graphalytics graphs and on a generated weighted directed graph before and after an
+//! update file; a malformed line in one process's range stops every process with one error
+//! naming file and line, and no hang. Needs Open MPI's `mpirun`; built with feature `mpi`.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use packgraph_graph500::dist::run::RunConfig;
+
+use common::{assert_same, data, reference, temp_dir, weighted_directed, KINDS};
+
+/// How long one `mpirun` may take before the test calls it a hang.
+const HANG: Duration = Duration::from_secs(60);
+
+/// One `mpirun` at a time: two starting together race on Open MPI's session directory.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `packgraph-dist` on `processes` processes; kills it after [`HANG`].
+fn mpirun(processes: usize, args: &[String]) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new("mpirun")
+        .args(["-n", &processes.to_string(), "--oversubscribe"])
+        .arg(env!("CARGO_BIN_EXE_packgraph-dist"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun on the PATH (apt-get install openmpi-bin libopenmpi-dev)");
+    let start = Instant::now();
+    while child.try_wait().expect("waiting for mpirun").is_none() {
+        if start.elapsed() > HANG {
+            child.kill().expect("killing a hung mpirun");
+            panic!("mpirun -n {processes} {args:?} hung for {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("mpirun's output")
+}
+
+/// The command line of `config`.
+fn args(config: &RunConfig) -> Vec<String> {
+    let mut args = vec![
+        "run".to_string(),
+        config.algorithm.name().to_string(),
+        "--input".to_string(),
+        config.load.path.display().to_string(),
+    ];
+    if config.load.directed == Some(true) {
+        args.push("--directed".into());
+    }
+    if config.load.weighted {
+        args.push("--weighted".into());
+    }
+    if let Some(source) = &config.source {
+        args.extend(["--source".into(), source.clone()]);
+    }
+    if let Some(updates) = &config.updates {
+        args.extend(["--updates".into(), updates.display().to_string()]);
+    }
+    if let Some(n) = config.iterations {
+        args.extend(["--iterations".into(), n.to_string()]);
+    }
+    args
+}
+
+fn check(processes: usize, config: &RunConfig, what: &str) {
+    let out = mpirun(processes, &args(config));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} on {processes}: {stderr}");
+    let got = String::from_utf8(out.stdout).expect("text");
+    assert_same(
+        config.algorithm,
+        &got,
+        &reference(config),
+        &format!("{what} on {processes}"),
+    );
+}
+
+#[test]
+fn every_algorithm_equals_packgraph_run_on_one_two_and_four_processes() {
+    let dir = temp_dir("mpirun");
+    let (graph, updates) = weighted_directed(&dir, 400, 2400, 11);
+    for kind in KINDS {
+        for processes in [1, 2, 4] {
+            let mut config = RunConfig::new(kind, &graph);
+            config.load.directed = Some(true);
+            config.load.weighted = true;
+            config.source = Some("10".into());
+            if processes > 1 {
+                check(processes, &config, &format!("{kind} (generated)"));
+            }
+            config.updates = Some(updates.clone());
+            check(processes, &config, &format!("{kind} (generated, updated)"));
+        }
+        for (name, directed, source) in [
+            ("example-directed", true, "1"),
+            ("example-undirected", false, "2"),
+        ] {
+            let mut config = RunConfig::new(kind, data(&format!("{name}.e")));
+            config.load.directed = Some(directed);
+            config.iterations = Some(2);
+            config.source = Some(source.into());
+            check(4, &config, &format!("{kind} ({name})"));
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+/// A run that must fail: its exit code and rank 0's one error line.
+fn failure(processes: usize, args: &[String]) -> (i32, String) {
+    let out = mpirun(processes, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line, from rank 0: {stderr}");
+    (out.status.code().unwrap_or(-1), errors[0].to_string())
+}
+
+#[test]
+fn a_bad_line_in_any_process_range_stops_every_process_with_one_error() {
+    let dir = temp_dir("mpirun-bad");
+    let path = dir.join("bad.el");
+    // 400 good lines, then a bad one: in the last process's range on 2 and 4 processes.
+    let mut text: String = (0..400).map(|i| format!("{i} {}\n", i + 1)).collect();
+    text.push_str("5 6 7 8\n");
+    std::fs::write(&path, &text).expect("writes");
+    let run = |p: &Path| {
+        vec![
+            "run".into(),
+            "wcc".into(),
+            "--input".into(),
+            p.display().to_string(),
+        ]
+    };
+    for processes in [2, 4] {
+        let (code, line) = failure(processes, &run(&path));
+        assert_eq!(code, 2);
+        assert_eq!(
+            line,
+            format!(
+                "error: {}:401: expected `source target` or `source target weight`: `5 6 7 8`",
+                path.display()
+            )
+        );
+    }
+    // A bad line in the first process's range, with good lines after it.
+    let text = format!(
+        "1 x\n{}",
+        (0..400)
+            .map(|i| format!("{i} {}\n", i + 1))
+            .collect::<String>()
+    );
+    std::fs::write(&path, &text).expect("writes");
+    let (code, line) = failure(4, &run(&path));
+    assert_eq!(code, 2);
+    assert!(line.contains(":1: vertex ids must be integers"), "{line}");
+    let (code, line) = failure(2, &run(&dir.join("missing.el")));
+    assert_eq!(code, 2);
+    assert!(line.contains("missing.el"), "{line}");
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
