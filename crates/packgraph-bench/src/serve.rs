@@ -16,11 +16,16 @@
 //!    127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first
 //!    alone for `--duration` seconds (`query_idle`), then for each batch size while
 //!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
-//!    as fast as they are acknowledged: acknowledged edges per second (`update_tput`),
+//!    as fast as they are acknowledged, each client keeping `--in-flight` requests in
+//!    flight over as many kept-alive connections ("8 clients × 8 in flight" by default):
+//!    acknowledged edges per second (`update_tput`),
 //!    acknowledgement latency (`ack_p50`, `ack_p99`) and BFS latency (`query_p50`,
 //!    `query_p99`) during the writes, and `query_ratio`, the median BFS latency while
 //!    writing over idle. `ingest_ratio` is the server's throughput over ingest's at the
-//!    same batch size.
+//!    same batch size. From the server's `/metrics`, where the time goes: the mean time to
+//!    apply one request's batches (`apply_us`: parse, build, commit and log, no sync), the
+//!    mean wait of the acknowledger for a group sync (`sync_wait_ms`) and the requests the
+//!    writer took from its queue at once (`requests_per_group`).
 //!
 //! Clients and server share the machine's cores: on a small machine the clients' own work
 //! (formatting, parsing answers) is part of every figure.
@@ -56,6 +61,9 @@ pub(crate) struct ServeArgs {
     /// Clients posting update batches.
     #[arg(long, default_value_t = 8)]
     writers: usize,
+    /// Requests each writer keeps in flight, one kept-alive connection each (1 to 64).
+    #[arg(long, default_value_t = 8)]
+    in_flight: usize,
     /// Clients issuing BFS queries.
     #[arg(long, default_value_t = 1)]
     readers: usize,
@@ -166,6 +174,57 @@ fn write_until(
     (latencies, edges)
 }
 
+/// Sums from the server's `/metrics`: where a write phase's time went.
+#[derive(Debug, Default, Clone, Copy)]
+struct ServerTimes {
+    apply_seconds: f64,
+    requests: f64,
+    sync_wait_seconds: f64,
+    syncs: f64,
+    groups: f64,
+}
+
+impl ServerTimes {
+    fn scrape(server: &Server) -> anyhow::Result<Self> {
+        let response = Client::new(server.addr()).get("/metrics")?;
+        let text = response.text();
+        let value = |name: &str| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+                .unwrap_or(0.0)
+        };
+        Ok(Self {
+            apply_seconds: value("packgraph_update_apply_seconds_sum"),
+            requests: value("packgraph_update_apply_seconds_count"),
+            sync_wait_seconds: value("packgraph_durable_wait_seconds_sum"),
+            syncs: value("packgraph_durable_wait_seconds_count"),
+            groups: value("packgraph_write_groups_total"),
+        })
+    }
+
+    fn since(self, before: &Self) -> Self {
+        Self {
+            apply_seconds: self.apply_seconds - before.apply_seconds,
+            requests: self.requests - before.requests,
+            sync_wait_seconds: self.sync_wait_seconds - before.sync_wait_seconds,
+            syncs: self.syncs - before.syncs,
+            groups: self.groups - before.groups,
+        }
+    }
+
+    fn apply_us(&self) -> f64 {
+        self.apply_seconds / self.requests.max(1.0) * 1e6
+    }
+
+    fn sync_wait_ms(&self) -> f64 {
+        self.sync_wait_seconds / self.syncs.max(1.0) * 1e3
+    }
+
+    fn requests_per_group(&self) -> f64 {
+        self.requests / self.groups.max(1.0)
+    }
+}
+
 /// What one phase measured.
 struct Phase {
     queries: Vec<Duration>,
@@ -174,12 +233,18 @@ struct Phase {
     seconds: f64,
 }
 
-/// Runs `readers` readers and `writers` writers (batches of `batch`) for `duration`.
+/// Runs `readers` readers and `writers` writers (batches of `batch`, `in_flight` requests
+/// each) for `duration`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one phase's settings, each a flag"
+)]
 fn phase(
     server: &Server,
     n: u64,
     readers: usize,
     writers: usize,
+    in_flight: usize,
     batch: usize,
     duration: Duration,
     seed: u64,
@@ -192,7 +257,7 @@ fn phase(
             std::thread::spawn(move || read_until(c, n, seed + r, stop))
         })
         .collect();
-    let writing: Vec<_> = (0..writers as u64)
+    let writing: Vec<_> = (0..(writers * in_flight) as u64)
         .map(|w| {
             let (c, stop) = (client(), Arc::clone(&stop));
             std::thread::spawn(move || write_until(c, n, batch, seed + 1000 + w, stop))
@@ -227,6 +292,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         args.scale = args.scale.min(12);
         args.duration = args.duration.min(1.0);
     }
+    if !(1..=64).contains(&args.in_flight) {
+        return Err(usage_error(format!(
+            "--in-flight {}: must be 1 to 64",
+            args.in_flight
+        )));
+    }
     if !(0.1..=600.0).contains(&args.duration) {
         return Err(usage_error(format!(
             "--duration {}: must be 0.1 to 600 seconds",
@@ -252,7 +323,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     };
     let n = store.graph().num_vertices() as u64;
     let duration = Duration::from_secs_f64(args.duration);
-    let reporter = Reporter::new(args.common.json, 2 + 2 * args.batch.len() as u64);
+    let reporter = Reporter::new(args.common.json, 1 + 2 * args.batch.len() as u64);
     let record = |structure, op, param: usize, value, unit| Record {
         bench: "serve",
         structure,
@@ -284,7 +355,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     let server = Server::start(Arc::new(Backend::durable(store)), config, 2)?;
     reporter.step("queries, idle".into());
     let seed = args.common.seed;
-    let mut idle = phase(&server, n, args.readers, 0, 1, duration, seed).queries;
+    let mut idle = phase(&server, n, args.readers, 0, 1, 1, duration, seed).queries;
     let idle_p50 = quantile_ms(&mut idle, 0.5);
     reporter.emit(record("http", "query_idle_p50", 0, idle_p50, "ms"))?;
     reporter.emit(record(
@@ -297,15 +368,18 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     reporter.advance();
     for (&batch, ingest_rate) in args.batch.iter().zip(ingest_rates) {
         reporter.step(format!("server, batches of {batch}"));
+        let before = ServerTimes::scrape(&server)?;
         let mut p = phase(
             &server,
             n,
             args.readers,
             args.writers,
+            args.in_flight,
             batch,
             duration,
             seed + 7,
         );
+        let times = ServerTimes::scrape(&server)?.since(&before);
         let tput = p.edges as f64 / p.seconds;
         reporter.emit(record("http", "update_tput", batch, tput, "edges/s"))?;
         reporter.emit(record(
@@ -344,6 +418,21 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
             0.0
         };
         reporter.emit(record("http", "query_ratio", batch, ratio, "x"))?;
+        reporter.emit(record("http", "apply_us", batch, times.apply_us(), "us"))?;
+        reporter.emit(record(
+            "http",
+            "sync_wait_ms",
+            batch,
+            times.sync_wait_ms(),
+            "ms",
+        ))?;
+        reporter.emit(record(
+            "http",
+            "requests_per_group",
+            batch,
+            times.requests_per_group(),
+            "x",
+        ))?;
         reporter.advance();
     }
     server.stop()?;

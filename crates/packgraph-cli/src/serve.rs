@@ -71,7 +71,7 @@ pub(crate) struct ServeArgs {
     /// Queries running at once; more are refused with 503 and Retry-After.
     #[arg(long, value_name = "N", default_value_t = 4)]
     max_queries: usize,
-    /// Seconds a query may run before its answer is 504.
+    /// Seconds a query may run before it is cancelled and answered 504.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_seconds)]
     query_timeout: f64,
     /// Seconds a connection may wait between requests before it is closed.

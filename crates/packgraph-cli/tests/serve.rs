@@ -553,20 +553,41 @@ fn slow_queries_time_out_crowds_are_refused_and_idle_connections_close() {
         "--max-queries",
         "1",
         "--query-timeout",
-        "0.2",
+        "1",
         "--idle-timeout",
         "0.3",
     ]);
     let mut c = server.client();
-    let slow = error(&c.get("/run/pagerank?iterations=100000000").unwrap(), 504);
+    // A slow query holds the only place while it runs...
+    let mut other = server.client();
+    let slow = std::thread::spawn(move || other.get("/run/pagerank?iterations=100000000").unwrap());
+    let running = |c: &mut Client, n: u32| {
+        let text = c.get("/metrics").unwrap().text();
+        text.contains(&format!("\npackgraph_queries_running {n}\n"))
+    };
+    let started = Instant::now();
+    while !running(&mut c, 1) {
+        assert!(started.elapsed() < Duration::from_secs(5), "no query ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let crowded = c.get("/run/bfs?source=0").unwrap();
+    error(&crowded, 503);
+    assert_eq!(crowded.header("retry-after"), Some("1"));
+    // ...until the time limit cancels it, which gives the place back at once.
+    let slow = error(&slow.join().unwrap(), 504);
     assert!(
         slow["error"].as_str().unwrap().contains("time limit"),
         "{slow}"
     );
-    // The timed-out query still holds the only place until it ends.
-    let crowded = c.get("/run/bfs?source=0").unwrap();
-    error(&crowded, 503);
-    assert_eq!(crowded.header("retry-after"), Some("1"));
+    let started = Instant::now();
+    while !running(&mut c, 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the cancelled query kept its place"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(c.get("/run/bfs?source=0").unwrap().status, 200);
     assert_eq!(c.get("/health").unwrap().status, 200);
     let mut idle = TcpStream::connect(server.addr).unwrap();
     idle.set_read_timeout(Some(Duration::from_secs(10)))

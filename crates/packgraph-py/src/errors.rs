@@ -231,9 +231,9 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 /// Runs `work` on a thread of its own while the calling thread, GIL released, looks for
 /// signals every [`SIGNAL_POLL`]: on Ctrl-C (any signal whose Python handler raises),
-/// sets the flag `work` was given and raises at once. Kernels that check the flag
-/// (PageRank, CDLP) end at their next iteration; the others finish in the background
-/// and their result is dropped. Errors and panics as [`detached`].
+/// sets the flag `work` was given and raises at once. Every kernel of the registry checks
+/// the flag between its rounds and ends soon after; its result is dropped. Errors and
+/// panics as [`detached`].
 pub(crate) fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl FnOnce(&AtomicBool) -> packgraph::Result<T> + Send + 'static,

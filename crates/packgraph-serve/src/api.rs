@@ -1,16 +1,16 @@
-//! The routes and their handlers. Work that can take long (batches, algorithms,
-//! checkpoints) runs on tokio's blocking threads inside a rayon pool, never on the threads
-//! that serve connections.
+//! The routes and their handlers. Work that can take long (taking a snapshot, which may
+//! build the version's index; algorithms; checkpoints) runs on tokio's blocking threads,
+//! algorithms inside the query pool, never on the threads that serve connections. Update
+//! bodies go to the writer's queue ([`Writer`]), which applies and acknowledges them on
+//! threads of its own.
 //!
-//! Batches run in a pool of their own, one at a time (`write_lock` is taken before entering
-//! it): a rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a
-//! second batch entering the pool could land on the thread that holds the graph's writer
-//! lock and wait for it forever, and a query could run inside a batch's critical section.
-//! The batch waits to be durable outside the pool and the lock, so that group commit
-//! covers many requests.
+//! A query runs with a stop flag: past the time limit the handler sets it and answers 504;
+//! when the client goes away, hyper drops the handler's future, whose guard sets it. The
+//! algorithm then ends at its next check ([`Algorithm::run_any_interruptible`]) and gives
+//! its place among the concurrent queries back.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
@@ -30,53 +30,44 @@ use crate::backend::{version_of, Backend};
 use crate::error::{json_body, ApiError};
 use crate::metrics::{Gauges, Metrics};
 use crate::query;
-use crate::updates::{self, BodyKind};
+use crate::updates;
+use crate::writer::Writer;
 use crate::ServeConfig;
 
 /// What every handler shares.
 pub(crate) struct App {
     pub(crate) backend: Arc<Backend>,
     pub(crate) config: ServeConfig,
-    pub(crate) metrics: Metrics,
+    pub(crate) metrics: Arc<Metrics>,
     /// One permit per query allowed to run at once.
     queries: Arc<Semaphore>,
-    /// The pool batches are applied in, one at a time.
-    write_pool: Option<rayon::ThreadPool>,
-    write_lock: Mutex<()>,
+    /// Applies update bodies and acknowledges them once durable.
+    writer: Writer,
 }
 
 impl App {
-    pub(crate) fn new(backend: Arc<Backend>, config: ServeConfig) -> Self {
+    /// # Errors
+    /// If the writer's threads cannot be started.
+    pub(crate) fn new(backend: Arc<Backend>, config: ServeConfig) -> std::io::Result<Self> {
         let queries = Arc::new(Semaphore::new(config.max_queries));
         let threads = config
             .pool
             .as_ref()
             .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
-        let write_pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("packgraph-write-{i}"))
-            .build()
-            .ok();
-        Self {
+        let metrics = Arc::new(Metrics::default());
+        let writer = Writer::start(
+            Arc::clone(&backend),
+            Arc::clone(&metrics),
+            threads,
+            config.max_batch_ops,
+        )?;
+        Ok(Self {
             backend,
             config,
-            metrics: Metrics::default(),
+            metrics,
             queries,
-            write_pool,
-            write_lock: Mutex::new(()),
-        }
-    }
-
-    /// Runs `write` as the only batch in the write pool (see the module documentation).
-    fn write<T: Send>(&self, write: impl FnOnce() -> T + Send) -> T {
-        let _only = self
-            .write_lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match &self.write_pool {
-            Some(pool) => pool.install(write),
-            None => write(),
-        }
+            writer,
+        })
     }
 
     /// Runs `job` on a blocking thread, inside the query pool.
@@ -170,17 +161,21 @@ async fn method_not_allowed(request: Request) -> ApiError {
     )
 }
 
-async fn health(State(app): State<Arc<App>>) -> Response {
-    let latest = app.backend.latest();
-    json_body(&json!({
-        "status": "ok",
-        "version": version_of(&latest),
-        "durable_seq": app.backend.durable_seq(),
-    }))
+async fn health(State(app): State<Arc<App>>) -> Answer {
+    app.blocking_plain(|app| {
+        let latest = app.backend.latest();
+        json_body(&json!({
+            "status": "ok",
+            "version": version_of(&latest),
+            "durable_seq": app.backend.durable_seq(),
+        }))
+    })
+    .await
 }
 
-async fn graph(State(app): State<Arc<App>>) -> Response {
-    json_body(&query::graph_json(&app.backend.latest()))
+async fn graph(State(app): State<Arc<App>>) -> Answer {
+    app.blocking_plain(|app| json_body(&query::graph_json(&app.backend.latest())))
+        .await
 }
 
 /// The body, at most `max` bytes.
@@ -236,20 +231,9 @@ async fn apply_updates(app: &Arc<App>, headers: &HeaderMap, body: Body) -> Answe
         .and_then(|v| v.to_str().ok());
     let kind = updates::body_kind(content_type)?;
     let bytes = read_body(body, headers, app.config.max_body_bytes).await?;
-    let (outcome, durable) = app
-        .blocking_plain(move |app| {
-            let max = app.config.max_batch_ops;
-            let outcome = app.write(|| match kind {
-                BodyKind::Text => updates::apply_text(&app.backend, &bytes, max),
-                BodyKind::Json => updates::apply_json(&app.backend, &bytes, max),
-            });
-            let durable = match outcome.acked.last() {
-                Some(last) => app.backend.wait_durable(last.seq),
-                None => Ok(()),
-            };
-            (outcome, durable)
-        })
-        .await?;
+    let stopped = || ApiError::internal("the server's writer has stopped");
+    let answer = app.writer.submit(kind, bytes).ok_or_else(stopped)?;
+    let (outcome, durable) = answer.await.map_err(|_| stopped())?;
     if let Err(e) = durable {
         return Err(ApiError::internal(format!(
             "the batches were applied but the log could not be synced, so none is acknowledged: {e}"
@@ -300,9 +284,12 @@ async fn vertex(
     params: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Answer {
     let version = vertex_version(&query_params(params)?)?;
-    let graph = query::graph_at(&app.backend, version)?;
-    let v = query::vertex(&graph, &parse_id(&id))?;
-    Ok(json_body(&query::vertex_json(&graph, v)))
+    app.blocking_plain(move |app| {
+        let graph = query::graph_at(&app.backend, version)?;
+        let v = query::vertex(&graph, &parse_id(&id))?;
+        Ok(json_body(&query::vertex_json(&graph, v)))
+    })
+    .await?
 }
 
 fn wants_json(headers: &HeaderMap) -> bool {
@@ -310,6 +297,16 @@ fn wants_json(headers: &HeaderMap) -> bool {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.contains("application/json"))
+}
+
+/// Sets a query's stop flag when dropped: when its handler's future is dropped before the
+/// end (hyper drops it when the client goes away), the algorithm stops at its next check.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 async fn run(
@@ -321,15 +318,6 @@ async fn run(
     let started = Instant::now();
     let kind = query::parse_algorithm(&name)?;
     let request = query::parse_run(kind, &query_params(params)?)?;
-    let graph = query::graph_at(&app.backend, request.version)?;
-    let mut algorithm = request.algorithm;
-    if let Some(source) = &request.source {
-        algorithm.source = query::vertex(&graph, source)?;
-    } else if kind.needs_source() && graph.num_vertices() == 0 {
-        return Err(ApiError::not_found(
-            "the graph has no vertices to start from",
-        ));
-    }
     let Ok(permit) = Arc::clone(&app.queries).try_acquire_owned() else {
         app.metrics.queries_rejected.fetch_add(1, Ordering::Relaxed);
         let mut error = ApiError::new(
@@ -343,29 +331,53 @@ async fn run(
         return Err(error);
     };
     let json = wants_json(&headers);
-    let version = version_of(&graph);
-    // The permit moves into the job: a query past its time limit keeps its place until its
-    // algorithm ends (it cannot be interrupted).
-    let job = app.blocking(move |_| {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _cancel_on_drop = CancelOnDrop(Arc::clone(&stop));
+    let flag = Arc::clone(&stop);
+    // The snapshot (which may build its version's index), the algorithm and the formatting
+    // run in the query pool; the permit is given back when the job ends, soon after `stop`.
+    let job = app.blocking(move |app| {
         let _permit = permit;
-        let output = algorithm
-            .run_any(&graph)
-            .map_err(|e| ApiError::from_core(&e))?;
-        match json {
-            true => Ok(query::output_json(&output, graph.ids(), kind, version).into_bytes()),
-            false => query::output_text(&output, graph.ids()),
+        let graph = query::graph_at(&app.backend, request.version)?;
+        let mut algorithm = request.algorithm;
+        if let Some(source) = &request.source {
+            algorithm.source = query::vertex(&graph, source)?;
+        } else if kind.needs_source() && graph.num_vertices() == 0 {
+            return Err(ApiError::not_found(
+                "the graph has no vertices to start from",
+            ));
         }
+        let version = version_of(&graph);
+        let output = match algorithm.run_any_interruptible(&graph, &flag) {
+            Ok(output) => output,
+            Err(packgraph::Error::Cancelled) => {
+                app.metrics
+                    .queries_cancelled
+                    .fetch_add(1, Ordering::Relaxed);
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the query was cancelled",
+                ));
+            }
+            Err(e) => return Err(ApiError::from_core(&e)),
+        };
+        let body = match json {
+            true => query::output_json(&output, graph.ids(), kind, version).into_bytes(),
+            false => query::output_text(&output, graph.ids())?,
+        };
+        Ok((version, body))
     });
-    let body = match tokio::time::timeout(app.config.query_timeout, job).await {
+    let (version, body) = match tokio::time::timeout(app.config.query_timeout, job).await {
         Ok(result) => result??,
         Err(_) => {
+            stop.store(true, Ordering::Relaxed);
             app.metrics
                 .queries_timed_out
                 .fetch_add(1, Ordering::Relaxed);
             return Err(ApiError::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 format!(
-                    "the query ran past the time limit of {:.3} s",
+                    "the query ran past the time limit of {:.3} s and was cancelled",
                     app.config.query_timeout.as_secs_f64()
                 ),
             ));
@@ -390,9 +402,9 @@ async fn run(
         .into_response())
 }
 
-async fn pin(State(app): State<Arc<App>>) -> Response {
-    let version = app.backend.pin();
-    json_body(&json!({ "version": version }))
+async fn pin(State(app): State<Arc<App>>) -> Answer {
+    app.blocking_plain(|app| json_body(&json!({ "version": app.backend.pin() })))
+        .await
 }
 
 async fn release(State(app): State<Arc<App>>, Path(version): Path<String>) -> Answer {
@@ -421,25 +433,28 @@ async fn checkpoint(State(app): State<Arc<App>>) -> Answer {
     }
 }
 
-async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let latest = app.backend.latest();
-    let gauges = Gauges {
-        version: version_of(&latest),
-        durable_seq: app.backend.durable_seq(),
-        pinned_versions: app.backend.pinned_versions(),
-        vertices: latest.num_vertices(),
-        edges: latest.num_edges(),
-        graph_bytes: latest.size_in_bytes(),
-        queries_running: app.config.max_queries - app.queries.available_permits(),
-    };
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
-        app.metrics.render(&gauges),
-    )
-        .into_response()
+async fn metrics(State(app): State<Arc<App>>) -> Answer {
+    app.blocking_plain(|app| {
+        let latest = app.backend.latest();
+        let gauges = Gauges {
+            version: version_of(&latest),
+            durable_seq: app.backend.durable_seq(),
+            pinned_versions: app.backend.pinned_versions(),
+            vertices: latest.num_vertices(),
+            edges: latest.num_edges(),
+            graph_bytes: latest.size_in_bytes(),
+            queries_running: app.config.max_queries - app.queries.available_permits(),
+        };
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            )],
+            app.metrics.render(&gauges),
+        )
+            .into_response()
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -23,8 +23,8 @@ use crate::{Backend, ServeConfig};
 /// waits for the requests in flight (at most `config.shutdown_timeout`).
 ///
 /// # Errors
-/// None today: a failed accept (too many open files, a connection reset before it was
-/// accepted) is retried after a short pause.
+/// If the writer's threads cannot be started. A failed accept (too many open files, a
+/// connection reset before it was accepted) is retried after a short pause.
 pub async fn serve(
     listener: TcpListener,
     backend: Arc<Backend>,
@@ -33,7 +33,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let idle_timeout = config.idle_timeout;
     let shutdown_timeout = config.shutdown_timeout;
-    let app = Arc::new(App::new(backend, config));
+    let app = Arc::new(App::new(backend, config)?);
     let router = router(app);
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);

@@ -15,13 +15,15 @@
 //!   `query.rs`: `/run` and `/vertices`; `error.rs`: every error as a JSON answer.
 //! * `http.rs`: the accept loop (idle timeout, graceful shutdown) and [`Server`], a server
 //!   on its own threads for tests and benchmarks.
+//! * `writer.rs`: the write path, a writer thread that applies queued update bodies in
+//!   groups and an acknowledger that answers them once a sync made them durable.
 //! * `metrics.rs`: counters and histograms in the Prometheus text format.
 //! * `client.rs`: a small blocking HTTP/1.1 client for loopback tests and benchmarks.
 //!
-//! What it leaves out: TLS (put a proxy in front), HTTP/2, and cancelling a running
-//! algorithm: the core's algorithms take no cancellation token, so a query past its time
-//! limit, or whose client went away, gets no answer but runs to its end, holding its place
-//! among the concurrent queries until then.
+//! A query past its time limit, or whose client went away, is cancelled: its algorithm
+//! stops at its next check and gives its place among the concurrent queries back.
+//!
+//! What it leaves out: TLS (put a proxy in front) and HTTP/2.
 
 mod api;
 mod backend;
@@ -31,6 +33,7 @@ mod http;
 mod metrics;
 mod query;
 mod updates;
+mod writer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -53,7 +56,7 @@ pub struct ServeConfig {
     pub max_batch_ops: usize,
     /// Queries (`/run`) running at once; one more is refused with 503 and `Retry-After`.
     pub max_queries: usize,
-    /// How long a query may run before its answer is 504.
+    /// How long a query may run before it is cancelled and answered 504.
     pub query_timeout: Duration,
     /// How long a connection may sit without sending a request before it is closed.
     pub idle_timeout: Duration,

@@ -93,8 +93,12 @@ pub(crate) struct Metrics {
     pub(crate) queries: PerAlgorithm,
     pub(crate) queries_rejected: AtomicU64,
     pub(crate) queries_timed_out: AtomicU64,
+    pub(crate) queries_cancelled: AtomicU64,
+    pub(crate) write_groups: AtomicU64,
     pub(crate) ack_latency: Histogram,
     pub(crate) query_latency: Histogram,
+    pub(crate) update_apply: Histogram,
+    pub(crate) durable_wait: Histogram,
 }
 
 /// Gauges read at scrape time.
@@ -167,12 +171,30 @@ impl Metrics {
             "Queries past the time limit (504).",
             &self.queries_timed_out,
         );
+        counter(
+            &mut out,
+            "packgraph_queries_cancelled_total",
+            "Queries whose algorithm was stopped before its end: past the time limit, or the client went away.",
+            &self.queries_cancelled,
+        );
+        counter(
+            &mut out,
+            "packgraph_write_groups_total",
+            "Groups of update requests the writer took from its queue at once (each batch still its own record).",
+            &self.write_groups,
+        );
         out.push_str("# HELP packgraph_ack_latency_seconds Time from receiving an update request to acknowledging it.\n# TYPE packgraph_ack_latency_seconds histogram\n");
         self.ack_latency
             .write(&mut out, "packgraph_ack_latency_seconds", "");
         out.push_str("# HELP packgraph_query_latency_seconds Time to answer a query.\n# TYPE packgraph_query_latency_seconds histogram\n");
         self.query_latency
             .write(&mut out, "packgraph_query_latency_seconds", "");
+        out.push_str("# HELP packgraph_update_apply_seconds Time to parse, build, apply and log the batches of one update request (the store commits, without the sync).\n# TYPE packgraph_update_apply_seconds histogram\n");
+        self.update_apply
+            .write(&mut out, "packgraph_update_apply_seconds", "");
+        out.push_str("# HELP packgraph_durable_wait_seconds Time the acknowledger waited for a group of batches to become durable.\n# TYPE packgraph_durable_wait_seconds histogram\n");
+        self.durable_wait
+            .write(&mut out, "packgraph_durable_wait_seconds", "");
         let gauge = |out: &mut String, name: &str, help: &str, value: u64| {
             write_metric(out, name, "gauge", help, value);
         };

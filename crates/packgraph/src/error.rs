@@ -8,6 +8,7 @@
 //!   names the file and byte offset when known.
 //! * [`Error::Io`]: the operating system refused a file operation.
 //! * [`Error::Unsupported`]: a well-formed request this build or format cannot serve.
+//! * [`Error::Cancelled`]: a computation stopped early because another thread asked it to.
 //!
 //! The lowest layers keep small errors of their own ([`CodecError`], [`PmaError`],
 //! [`PartError`]), which know no files; they convert into [`Error`] by kind. The CLI maps
@@ -82,6 +83,10 @@ pub enum Error {
         /// What is not supported, and what to do instead.
         reason: String,
     },
+    /// A computation that another thread stopped before it finished (a query past its
+    /// time limit, a client that went away, Ctrl-C); it has no result.
+    #[error("cancelled: the computation was stopped before it finished")]
+    Cancelled,
 }
 
 /// `Result` with the crate's [`Error`] as the default error type.
@@ -237,9 +242,9 @@ impl Error {
     }
 
     /// Whether the caller can fix it by changing its input or arguments (everything but
-    /// [`Error::Io`]); the CLI exits with code 2 for these.
+    /// [`Error::Io`] and [`Error::Cancelled`]); the CLI exits with code 2 for these.
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, Self::Io { .. })
+        !matches!(self, Self::Io { .. } | Self::Cancelled)
     }
 }
 

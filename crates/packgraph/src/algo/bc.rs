@@ -7,9 +7,12 @@
 //! level by level from in-neighbors one level up, and dependencies are accumulated level by
 //! level from out-neighbors one level down, each level in parallel (no atomics).
 
+use std::sync::atomic::AtomicBool;
+
 use rayon::prelude::*;
 
-use super::bfs::{bfs, UNREACHED};
+use super::bfs::{bfs_limited, UNREACHED};
+use super::stop::{check, NEVER};
 use crate::graph::{GraphRead, VertexId};
 use crate::Result;
 
@@ -86,11 +89,24 @@ fn levels(depths: &[u32]) -> Vec<Vec<VertexId>> {
 /// # Complexity
 /// O(n + m) work, O(diameter · log n) depth, three words per vertex.
 pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>> {
-    let depths = bfs(graph, source)?.depths;
+    betweenness_interruptible(graph, source, &NEVER)
+}
+
+/// [`betweenness`], looking at `stop` before each BFS round and each level.
+///
+/// # Errors
+/// As [`betweenness`]; [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn betweenness_interruptible<G: GraphRead>(
+    graph: &G,
+    source: VertexId,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>> {
+    let depths = bfs_limited(graph, source, u32::MAX, stop)?.depths;
     let levels = levels(&depths);
     let mut sigma = vec![0.0f64; depths.len()];
     sigma[source as usize] = 1.0;
     for (d, level) in levels.iter().enumerate().skip(1) {
+        check(stop)?;
         let counts: Vec<f64> = level
             .par_iter()
             .map_init(Vec::new, |scratch, &v| {
@@ -110,6 +126,7 @@ pub fn betweenness<G: GraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>
     }
     let mut delta = vec![0.0f64; depths.len()];
     for (d, level) in levels.iter().enumerate().rev() {
+        check(stop)?;
         let scores: Vec<f64> = level
             .par_iter()
             .map_init(Vec::new, |scratch, &v| {

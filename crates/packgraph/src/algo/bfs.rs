@@ -13,10 +13,11 @@
 //! directions, unreachable vertices marked (here `u32::MAX`; Graphalytics prints
 //! 9223372036854775807).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
+use super::stop::{check, NEVER};
 use crate::graph::{GraphRead, VertexId};
 use crate::Result;
 
@@ -57,7 +58,7 @@ pub struct BfsTree {
 /// O(n + m) work, O(diameter · log n) depth, two words per vertex and three bits per vertex
 /// of extra memory.
 pub fn bfs<G: GraphRead>(graph: &G, source: VertexId) -> Result<BfsTree> {
-    bfs_limited(graph, source, u32::MAX)
+    bfs_limited(graph, source, u32::MAX, &NEVER)
 }
 
 /// The search's state: both arrays are written by many threads, each vertex by the one
@@ -219,10 +220,15 @@ fn concat(parts: Vec<Vec<VertexId>>) -> Vec<VertexId> {
 }
 
 /// [`bfs`] stopped after `max_depth` rounds: vertices farther away stay unreached.
+/// Looks at `stop` before each round.
+///
+/// # Errors
+/// As [`bfs`]; [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
 pub(crate) fn bfs_limited<G: GraphRead>(
     graph: &G,
     source: VertexId,
     max_depth: u32,
+    stop: &AtomicBool,
 ) -> Result<BfsTree> {
     let n = super::check_vertex(graph, source)?;
     let search = Search {
@@ -237,6 +243,7 @@ pub(crate) fn bfs_limited<G: GraphRead>(
     let mut scouted = graph.out_degree(source);
     let mut depth = 0;
     while !queue.is_empty() && depth < max_depth {
+        check(stop)?;
         if scouted > unexamined / ALPHA {
             // Bottom-up rounds until the frontier shrinks below n / BETA.
             let mut frontier = vec![0u64; n.div_ceil(64)];
@@ -246,6 +253,7 @@ pub(crate) fn bfs_limited<G: GraphRead>(
             let mut size = queue.len();
             let mut skip = search.skip_bitmap();
             loop {
+                check(stop)?;
                 depth += 1;
                 #[cfg(test)]
                 tests::BOTTOM_UP_ROUNDS.with(|r| r.set(r.get() + 1));
@@ -315,7 +323,7 @@ mod tests {
     /// Depths, parents and the number of bottom-up rounds of a search from `source`.
     fn search<G: GraphRead>(graph: &G, source: VertexId, max_depth: u32) -> (BfsTree, usize) {
         BOTTOM_UP_ROUNDS.with(|r| r.set(0));
-        let tree = bfs_limited(graph, source, max_depth).unwrap();
+        let tree = bfs_limited(graph, source, max_depth, &NEVER).unwrap();
         (tree, BOTTOM_UP_ROUNDS.with(Cell::get))
     }
 

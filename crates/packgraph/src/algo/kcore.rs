@@ -11,15 +11,25 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::neighborhood::{all_undirected_neighbors, undirected_neighbors};
+use super::stop::{check, NEVER};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// The coreness of every vertex.
 ///
 /// # Complexity
 /// O(m + n · kmax) work for largest coreness kmax (a scan of the vertices per k).
 pub fn kcore<G: GraphRead>(graph: &G) -> Vec<u32> {
+    kcore_interruptible(graph, &NEVER).expect("nothing sets NEVER")
+}
+
+/// [`kcore`], looking at `stop` before each wave of removals.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn kcore_interruptible<G: GraphRead>(graph: &G, stop: &AtomicBool) -> Result<Vec<u32>> {
     let n = graph.num_vertices();
-    let neighbors = all_undirected_neighbors(graph);
+    let neighbors = all_undirected_neighbors(graph, stop)?;
     let degree: Vec<AtomicUsize> = neighbors
         .iter()
         .map(|l| AtomicUsize::new(l.len()))
@@ -29,6 +39,7 @@ pub fn kcore<G: GraphRead>(graph: &G) -> Vec<u32> {
     let mut remaining = n;
     let mut k = 0usize;
     while remaining > 0 {
+        check(stop)?;
         let mut wave: Vec<VertexId> = (0..n as VertexId)
             .into_par_iter()
             .filter(|&v| {
@@ -37,6 +48,7 @@ pub fn kcore<G: GraphRead>(graph: &G) -> Vec<u32> {
             })
             .collect();
         while !wave.is_empty() {
+            check(stop)?;
             wave.iter()
                 .for_each(|&v| removed[v as usize].store(true, Ordering::Relaxed));
             remaining -= wave.len();
@@ -57,7 +69,7 @@ pub fn kcore<G: GraphRead>(graph: &G) -> Vec<u32> {
         }
         k += 1;
     }
-    core
+    Ok(core)
 }
 
 /// Coreness by the sequential peeling algorithm (repeatedly remove a minimum-degree vertex).

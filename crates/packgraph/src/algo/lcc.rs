@@ -7,7 +7,11 @@
 use rayon::prelude::*;
 
 use super::neighborhood::{intersection_len, undirected_neighbors};
+use std::sync::atomic::AtomicBool;
+
+use super::stop::{check, stopped, NEVER};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 fn coefficient<G: GraphRead>(
     graph: &G,
@@ -37,13 +41,31 @@ fn coefficient<G: GraphRead>(
 /// # Complexity
 /// O(Σ_v Σ_{u ∈ N(v)} (d(u) + d(v))) work.
 pub fn lcc<G: GraphRead>(graph: &G) -> Vec<f64> {
-    (0..graph.num_vertices() as VertexId)
-        .into_par_iter()
-        .with_min_len(64)
-        .map_init(Default::default, |scratch, v| {
-            coefficient(graph, v, scratch)
-        })
-        .collect()
+    lcc_interruptible(graph, &NEVER).expect("nothing sets NEVER")
+}
+
+/// Vertices per parallel task.
+const BLOCK: usize = 64;
+
+/// [`lcc`], looking at `stop` between blocks of vertices.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn lcc_interruptible<G: GraphRead>(graph: &G, stop: &AtomicBool) -> Result<Vec<f64>> {
+    let mut values = vec![0.0; graph.num_vertices()];
+    values.par_chunks_mut(BLOCK).enumerate().for_each_init(
+        Default::default,
+        |scratch, (block, values)| {
+            if stopped(stop) {
+                return;
+            }
+            for (i, value) in values.iter_mut().enumerate() {
+                *value = coefficient(graph, (block * BLOCK + i) as VertexId, scratch);
+            }
+        },
+    );
+    check(stop)?;
+    Ok(values)
 }
 
 /// The same with hash sets (the reference).

@@ -6,8 +6,12 @@
 
 use rayon::prelude::*;
 
+use std::sync::atomic::AtomicBool;
+
 use super::neighborhood::all_undirected_neighbors;
+use super::stop::{check, NEVER};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 const UNDECIDED: u8 = 0;
 const IN_SET: u8 = 1;
@@ -25,10 +29,23 @@ fn priority(seed: u64, v: VertexId) -> (u64, VertexId) {
 /// # Complexity
 /// O(m log n) expected work, O(log n) expected rounds.
 pub fn mis<G: GraphRead>(graph: &G, seed: u64) -> Vec<bool> {
+    mis_interruptible(graph, seed, &NEVER).expect("nothing sets NEVER")
+}
+
+/// [`mis`], looking at `stop` before each round.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn mis_interruptible<G: GraphRead>(
+    graph: &G,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<Vec<bool>> {
     let n = graph.num_vertices();
-    let neighbors = all_undirected_neighbors(graph);
+    let neighbors = all_undirected_neighbors(graph, stop)?;
     let mut state = vec![UNDECIDED; n];
     while state.contains(&UNDECIDED) {
+        check(stop)?;
         let joins: Vec<bool> = (0..n)
             .into_par_iter()
             .map(|v| {
@@ -55,5 +72,5 @@ pub fn mis<G: GraphRead>(graph: &G, seed: u64) -> Vec<bool> {
             }
         });
     }
-    state.into_iter().map(|s| s == IN_SET).collect()
+    Ok(state.into_iter().map(|s| s == IN_SET).collect())
 }

@@ -21,6 +21,7 @@ mod neighborhood;
 mod pagerank;
 mod registry;
 mod sssp;
+mod stop;
 #[cfg(test)]
 mod tests;
 mod triangles;

@@ -1,7 +1,11 @@
 //! The undirected view of a vertex's neighborhood: out- and in-neighbors merged (equal for
 //! an undirected graph), sorted, without duplicates or the vertex itself.
 
+use std::sync::atomic::AtomicBool;
+
+use super::stop::{check, stopped};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Appends `v`'s neighbors in the undirected view to `out` (cleared first).
 pub(crate) fn undirected_neighbors<G: GraphRead>(graph: &G, v: VertexId, out: &mut Vec<VertexId>) {
@@ -24,17 +28,33 @@ pub(crate) fn undirected_neighbors<G: GraphRead>(graph: &G, v: VertexId, out: &m
     out.retain(|&u| u != v);
 }
 
-/// Every vertex's neighbors in the undirected view, built in parallel.
-pub(crate) fn all_undirected_neighbors<G: GraphRead>(graph: &G) -> Vec<Vec<VertexId>> {
+/// Vertices per parallel task of [`all_undirected_neighbors`].
+const LIST_BLOCK: usize = 256;
+
+/// Every vertex's neighbors in the undirected view, built in parallel; looks at `stop`
+/// between blocks of vertices.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn all_undirected_neighbors<G: GraphRead>(
+    graph: &G,
+    stop: &AtomicBool,
+) -> Result<Vec<Vec<VertexId>>> {
     use rayon::prelude::*;
-    (0..graph.num_vertices() as VertexId)
-        .into_par_iter()
-        .map(|v| {
-            let mut list = Vec::new();
-            undirected_neighbors(graph, v, &mut list);
-            list
-        })
-        .collect()
+    let mut lists = vec![Vec::new(); graph.num_vertices()];
+    lists
+        .par_chunks_mut(LIST_BLOCK)
+        .enumerate()
+        .for_each(|(block, lists)| {
+            if stopped(stop) {
+                return;
+            }
+            for (i, list) in lists.iter_mut().enumerate() {
+                undirected_neighbors(graph, (block * LIST_BLOCK + i) as VertexId, list);
+            }
+        });
+    check(stop)?;
+    Ok(lists)
 }
 
 /// Size of the intersection of two sorted lists.

@@ -19,10 +19,17 @@ use std::str::FromStr;
 
 use std::sync::atomic::AtomicBool;
 
-use super::{
-    betweenness, bfs, cdlp_interruptible, kcore, khop, lcc, mis, pagerank_interruptible, sssp,
-    triangles_per_vertex, wcc, UNREACHED,
-};
+use super::bc::betweenness_interruptible;
+use super::bfs::bfs_limited;
+use super::kcore::kcore_interruptible;
+use super::khop::khop_interruptible;
+use super::lcc::lcc_interruptible;
+use super::mis::mis_interruptible;
+use super::sssp::sssp_interruptible;
+use super::stop::check;
+use super::triangles::triangles_per_vertex_interruptible;
+use super::wcc::wcc_interruptible;
+use super::{cdlp_interruptible, pagerank_interruptible, UNREACHED};
 use crate::graph::{AnyGraph, VertexId, WeightedGraphRead};
 use crate::layout::{by_external_id, ids_increase, Permutation};
 use crate::{Error, Result};
@@ -265,12 +272,13 @@ impl Algorithm {
         self.run_interruptible(graph, &AtomicBool::new(false))
     }
 
-    /// [`run`](Self::run), where the iterative algorithms (pagerank, cdlp) end early once
-    /// another thread sets `stop` (checked before each iteration): the output is then that
-    /// of the iterations done, which the caller that set `stop` is expected to discard.
+    /// [`run`](Self::run), ending early once another thread sets `stop`: every algorithm
+    /// looks at it between its rounds (iterations, BFS frontiers, buckets, waves) and
+    /// between blocks of vertices in its long passes, so it returns soon after.
     ///
     /// # Errors
-    /// As [`run`](Self::run).
+    /// As [`run`](Self::run); [`Error::Cancelled`] when `stop` was set before the
+    /// algorithm finished.
     pub fn run_interruptible<G: WeightedGraphRead>(
         &self,
         graph: &G,
@@ -279,7 +287,7 @@ impl Algorithm {
         self.validate()?;
         let output = match self.kind {
             AlgorithmKind::Bfs => {
-                let depths = bfs(graph, self.source)?.depths;
+                let depths = bfs_limited(graph, self.source, u32::MAX, stop)?.depths;
                 let reached = reached(&depths);
                 let depth = depths.iter().filter(|&&d| d != UNREACHED).max();
                 AlgoOutput::new(Values::Hops(depths.clone()))
@@ -295,7 +303,7 @@ impl Algorithm {
                     .with("damping", Stat::Real(self.damping))
             }
             AlgorithmKind::Wcc => {
-                let labels = wcc(graph);
+                let labels = wcc_interruptible(graph, stop)?;
                 let components = distinct(&labels);
                 AlgoOutput::new(Values::Labels(labels)).with("components", Stat::Count(components))
             }
@@ -308,28 +316,35 @@ impl Algorithm {
                     .with("communities", Stat::Count(communities))
             }
             AlgorithmKind::Lcc => {
-                let values = lcc(graph);
+                let values = lcc_interruptible(graph, stop)?;
                 let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
                 AlgoOutput::new(Values::Reals(values)).with("mean", Stat::Real(mean))
             }
             AlgorithmKind::Sssp => {
-                let distances = sssp(graph, self.source)?;
+                let distances = sssp_interruptible(graph, self.source, stop)?;
                 let reached = distances.iter().filter(|d| d.is_finite()).count() as u64;
                 AlgoOutput::new(Values::Reals(distances))
                     .with("source", Stat::Vertex(self.source))
                     .with("reached", Stat::Count(reached))
             }
-            AlgorithmKind::Bc => AlgoOutput::new(Values::Reals(betweenness(graph, self.source)?))
-                .with("source", Stat::Vertex(self.source)),
+            AlgorithmKind::Bc => AlgoOutput::new(Values::Reals(betweenness_interruptible(
+                graph,
+                self.source,
+                stop,
+            )?))
+            .with("source", Stat::Vertex(self.source)),
             AlgorithmKind::Mis => {
-                let members: Vec<u64> = mis(graph, self.seed).into_iter().map(u64::from).collect();
+                let members: Vec<u64> = mis_interruptible(graph, self.seed, stop)?
+                    .into_iter()
+                    .map(u64::from)
+                    .collect();
                 let size = members.iter().sum();
                 AlgoOutput::new(Values::Counts(members))
                     .with("size", Stat::Count(size))
                     .with("seed", Stat::Count(self.seed))
             }
             AlgorithmKind::Khop => {
-                let hops = khop(graph, self.source, self.hops)?;
+                let hops = khop_interruptible(graph, self.source, self.hops, stop)?;
                 let reached = reached(&hops);
                 AlgoOutput::new(Values::Hops(hops))
                     .with("source", Stat::Vertex(self.source))
@@ -337,16 +352,21 @@ impl Algorithm {
                     .with("reached", Stat::Count(reached))
             }
             AlgorithmKind::Tc => {
-                let counts = triangles_per_vertex(graph);
+                let counts = triangles_per_vertex_interruptible(graph, stop)?;
                 let triangles = counts.iter().sum::<u64>() / 3;
                 AlgoOutput::new(Values::Counts(counts)).with("triangles", Stat::Count(triangles))
             }
             AlgorithmKind::Kcore => {
-                let cores: Vec<u64> = kcore(graph).into_iter().map(u64::from).collect();
+                let cores: Vec<u64> = kcore_interruptible(graph, stop)?
+                    .into_iter()
+                    .map(u64::from)
+                    .collect();
                 let max = cores.iter().max().copied().unwrap_or(0);
                 AlgoOutput::new(Values::Counts(cores)).with("max_core", Stat::Count(max))
             }
         };
+        // PageRank and CDLP end early with the iterations done: not a result either.
+        check(stop)?;
         Ok(output)
     }
 
@@ -358,22 +378,32 @@ impl Algorithm {
     /// # Errors
     /// As [`Algorithm::run`].
     pub fn run_any(&self, graph: &AnyGraph) -> Result<AlgoOutput> {
+        self.run_any_interruptible(graph, &AtomicBool::new(false))
+    }
+
+    /// [`Algorithm::run_any`], ending early once another thread sets `stop` (as
+    /// [`Algorithm::run_interruptible`]).
+    ///
+    /// # Errors
+    /// As [`Algorithm::run_interruptible`].
+    pub fn run_any_interruptible(&self, graph: &AnyGraph, stop: &AtomicBool) -> Result<AlgoOutput> {
         if self.kind.reads_vertex_order() && !ids_increase(graph.ids()) {
             let ranks = Permutation::from_order(by_external_id(graph.ids()))?;
-            let output = self.run_numbered(&graph.relabel(&ranks)?)?;
+            check(stop)?;
+            let output = self.run_numbered(&graph.relabel(&ranks)?, stop)?;
             return Ok(AlgoOutput {
                 values: output.values.renumbered(&ranks),
                 summary: output.summary,
             });
         }
-        self.run_numbered(graph)
+        self.run_numbered(graph, stop)
     }
 
-    /// [`Algorithm::run`] on either kind of graph, in its own numbering.
-    fn run_numbered(&self, graph: &AnyGraph) -> Result<AlgoOutput> {
+    /// [`Algorithm::run_interruptible`] on either kind of graph, in its own numbering.
+    fn run_numbered(&self, graph: &AnyGraph, stop: &AtomicBool) -> Result<AlgoOutput> {
         match graph {
-            AnyGraph::Unweighted(g) => self.run(g),
-            AnyGraph::Weighted(g) => self.run(g),
+            AnyGraph::Unweighted(g) => self.run_interruptible(g, stop),
+            AnyGraph::Weighted(g) => self.run_interruptible(g, stop),
         }
     }
 }

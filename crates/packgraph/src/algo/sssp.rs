@@ -16,12 +16,13 @@
 //! buckets, so that few vertices are settled more than once.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::check_vertex;
+use super::stop::{check, NEVER};
 use crate::graph::{VertexId, WeightedGraphRead};
 use crate::{Error, Result};
 
@@ -47,8 +48,20 @@ const WIDTH_FACTOR: f64 = 0.5;
 /// times (Bellman-Ford's bound, O(n · m), in the worst case); one 8-byte distance per
 /// vertex and the queued vertices.
 pub fn sssp<G: WeightedGraphRead>(graph: &G, source: VertexId) -> Result<Vec<f64>> {
+    sssp_interruptible(graph, source, &NEVER)
+}
+
+/// [`sssp`], looking at `stop` before each round of relaxations.
+///
+/// # Errors
+/// As [`sssp`]; [`Error::Cancelled`] once `stop` is set.
+pub(crate) fn sssp_interruptible<G: WeightedGraphRead>(
+    graph: &G,
+    source: VertexId,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>> {
     check_vertex(graph, source)?;
-    sssp_with_width(graph, source, bucket_width(graph))
+    sssp_with_width(graph, source, bucket_width(graph), stop)
 }
 
 /// Δ for `graph`: [`WIDTH_FACTOR`] times the mean weight of a sample of edges over the
@@ -124,11 +137,13 @@ impl Buckets {
     }
 }
 
-/// [`sssp`] with buckets of width `width` (> 0), for a source known to be a vertex.
+/// [`sssp`] with buckets of width `width` (> 0), for a source known to be a vertex;
+/// looks at `stop` before each round.
 pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
     graph: &G,
     source: VertexId,
     width: f64,
+    stop: &AtomicBool,
 ) -> Result<Vec<f64>> {
     let n = check_vertex(graph, source)?;
     // Monotone in the distance (the cast saturates), so buckets come up in distance order.
@@ -142,6 +157,7 @@ pub(crate) fn sssp_with_width<G: WeightedGraphRead>(
     let mut later = Buckets::default();
     let (mut current, mut frontier) = (0u64, vec![source]);
     loop {
+        check(stop)?;
         if frontier.is_empty() {
             let Some((next, mut queued)) = later.pop_after(current) else {
                 break;

@@ -236,7 +236,7 @@ proptest! {
             // and heavy ones past it, buckets of several quarter steps, and one bucket for
             // everything (Bellman-Ford).
             for width in [1e-9, 0.004, 0.6, 1e12] {
-                let got = pool.install(|| super::sssp::sssp_with_width(&dynamic, source, width));
+                let got = pool.install(|| super::sssp::sssp_with_width(&dynamic, source, width, &super::stop::NEVER));
                 prop_assert_eq!(got.unwrap(), expected.clone(), "width {}", width);
             }
         }

@@ -3,12 +3,14 @@
 //! higher-ordered neighbors of u and v (the standard ordering trick, as in Ligra's and GAP's
 //! triangle counting).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use super::neighborhood::{for_each_common, intersection_len, undirected_neighbors};
+use super::stop::{blocks, check, stopped, NEVER};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Calls `visit(v, above_u, above_v)` for each neighbor `v > u` of `u`, with the neighbors
 /// of `u` and of `v` above `v`: the triangles {u, v, w} with u < v < w are their common
@@ -58,6 +60,20 @@ pub fn triangle_count<G: GraphRead>(graph: &G) -> u64 {
 /// # Complexity
 /// As [`triangle_count`], plus one atomic counter per vertex.
 pub fn triangles_per_vertex<G: GraphRead>(graph: &G) -> Vec<u64> {
+    triangles_per_vertex_interruptible(graph, &NEVER).expect("nothing sets NEVER")
+}
+
+/// Vertices per parallel task of [`triangles_per_vertex`].
+const BLOCK: usize = 64;
+
+/// [`triangles_per_vertex`], looking at `stop` between blocks of vertices.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn triangles_per_vertex_interruptible<G: GraphRead>(
+    graph: &G,
+    stop: &AtomicBool,
+) -> Result<Vec<u64>> {
     let counts: Vec<AtomicU64> = (0..graph.num_vertices())
         .map(|_| AtomicU64::new(0))
         .collect();
@@ -66,12 +82,13 @@ pub fn triangles_per_vertex<G: GraphRead>(graph: &G) -> Vec<u64> {
             counts[v as usize].fetch_add(by, Ordering::Relaxed);
         }
     };
-    (0..graph.num_vertices() as VertexId)
-        .into_par_iter()
-        .with_min_len(64)
-        .for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(mine, theirs), u| {
+    blocks(graph.num_vertices(), BLOCK).for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(mine, theirs), block| {
+            if stopped(stop) {
+                return;
+            }
+            for u in block {
                 let mut at_u = 0;
                 for_each_higher_pair(graph, u, mine, theirs, |v, above_u, above_v| {
                     let mut at_v = 0;
@@ -83,9 +100,11 @@ pub fn triangles_per_vertex<G: GraphRead>(graph: &G) -> Vec<u64> {
                     at_u += at_v;
                 });
                 credit(u, at_u);
-            },
-        );
-    counts.into_iter().map(AtomicU64::into_inner).collect()
+            }
+        },
+    );
+    check(stop)?;
+    Ok(counts.into_iter().map(AtomicU64::into_inner).collect())
 }
 
 /// Calls `f(u, v, w)` on each triangle, u < v < w, found by checking every triple of

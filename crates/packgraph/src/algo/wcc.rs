@@ -12,11 +12,13 @@
 //! from inside the giant component is seen from its other end). Most arcs of a skewed graph
 //! are never touched.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
+use super::stop::{blocks, check, stopped, NEVER};
 use crate::graph::{GraphRead, VertexId};
+use crate::Result;
 
 /// Out-arcs per vertex linked in the sampling rounds (one round each).
 const NEIGHBOR_ROUNDS: usize = 2;
@@ -24,7 +26,10 @@ const NEIGHBOR_ROUNDS: usize = 2;
 /// Vertices sampled to find the most common root.
 const ROOT_SAMPLES: usize = 1024;
 
-/// Vertices per parallel task (at least) in the finishing pass.
+/// Vertices per parallel task in the sampling rounds.
+const SAMPLE_BLOCK: usize = 1024;
+
+/// Vertices per parallel task in the finishing pass.
 const FINISH_BLOCK: usize = 1024;
 
 fn find(parent: &[AtomicU32], mut v: VertexId) -> VertexId {
@@ -94,17 +99,30 @@ fn most_common_root(parent: &[AtomicU32]) -> VertexId {
 /// O(m · α(n)) work in the worst case; on a graph with one giant component, O(n + the arcs
 /// of the vertices outside it) after the sampling rounds. One word per vertex.
 pub fn wcc<G: GraphRead>(graph: &G) -> Vec<VertexId> {
+    wcc_interruptible(graph, &NEVER).expect("nothing sets NEVER")
+}
+
+/// [`wcc`], looking at `stop` between its passes and between blocks of vertices.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) once `stop` is set.
+pub(crate) fn wcc_interruptible<G: GraphRead>(
+    graph: &G,
+    stop: &AtomicBool,
+) -> Result<Vec<VertexId>> {
     let n = graph.num_vertices();
     if n == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let parent: Vec<AtomicU32> = (0..n as VertexId).map(AtomicU32::new).collect();
     let parent = &parent[..];
     for round in 0..NEIGHBOR_ROUNDS {
-        (0..n as VertexId)
-            .into_par_iter()
-            .with_min_len(1024)
-            .for_each(|u| {
+        check(stop)?;
+        blocks(n, SAMPLE_BLOCK).for_each(|block| {
+            if stopped(stop) {
+                return;
+            }
+            for u in block {
                 let mut seen = 0;
                 graph.for_each_out_neighbor(u, |v| {
                     if seen == round {
@@ -114,17 +132,20 @@ pub fn wcc<G: GraphRead>(graph: &G) -> Vec<VertexId> {
                     seen += 1;
                     true
                 });
-            });
+            }
+        });
+        check(stop)?;
         compress(parent);
     }
     let giant = most_common_root(parent);
     // Vertices in the giant component are skipped whole: their arcs are never decoded.
-    (0..n as VertexId)
-        .into_par_iter()
-        .with_min_len(FINISH_BLOCK)
-        .for_each(|u| {
+    blocks(n, FINISH_BLOCK).for_each(|block| {
+        if stopped(stop) {
+            return;
+        }
+        for u in block {
             if parent[u as usize].load(Ordering::Relaxed) == giant {
-                return;
+                continue;
             }
             let mut seen = 0;
             graph.for_each_out_neighbor(u, |v| {
@@ -140,11 +161,13 @@ pub fn wcc<G: GraphRead>(graph: &G) -> Vec<VertexId> {
                     true
                 });
             }
-        });
-    (0..n as VertexId)
+        }
+    });
+    check(stop)?;
+    Ok((0..n as VertexId)
         .into_par_iter()
         .map(|v| find(parent, v))
-        .collect()
+        .collect())
 }
 
 /// Labels by serial breadth-first search over out- and in-edges (the reference).
