@@ -5,15 +5,20 @@
 //! `1..=rows`). `symmetric` files give undirected graphs; `general` ones are directed unless
 //! asked otherwise. `integer` and `real` values are edge weights. The number of entries
 //! must be exactly what the size line says.
+//!
+//! [`write`] writes `symmetric` files for undirected graphs (each edge once, in the lower
+//! triangle), `general` ones for directed graphs, `real` values for weights and `pattern`
+//! otherwise; the size line keeps the vertex count, isolated vertices included.
 
+use std::io::Write;
 use std::path::Path;
 
 use super::edgelist::{concat, same_columns, EdgeChunk};
 use super::error::LineError;
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
-use super::Dataset;
+use super::{Dataset, LoadReport};
 use crate::graph::ids::{IdMap, MAX_VERTICES};
-use crate::graph::VertexId;
+use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
 use crate::Error;
 
 /// The banner's first word.
@@ -24,7 +29,7 @@ pub(crate) fn read(
     path: &Path,
     directed: Option<bool>,
     progress: Option<&Progress>,
-) -> Result<Dataset, Error> {
+) -> Result<(Dataset, LoadReport), Error> {
     let mut input = text::open(path)?;
     let Some(banner) = input.read_line(path)? else {
         return Err(Error::invalid_file(path, "file is empty"));
@@ -102,7 +107,74 @@ pub(crate) fn read(
         ));
     }
     let directed = !symmetric && directed.unwrap_or(true);
-    super::build(path, IdMap::range(1, n as usize), edges, weights, directed)
+    let (data, reciprocal) =
+        super::build(path, IdMap::range(1, n as usize), edges, weights, directed)?;
+    let report = LoadReport {
+        // A symmetric file's entries are edges already, whatever --directed says.
+        reciprocal_pairs: if symmetric { 0 } else { reciprocal },
+        direction_from_file: true,
+        ..LoadReport::default()
+    };
+    Ok((data, report))
+}
+
+/// Writes the graph as a Matrix Market coordinate file: vertex `v` (internal id) is row and
+/// column `v + 1`, so a graph read from Matrix Market (ids `1..=n`) keeps its numbering;
+/// other ids are written by their internal order, which a `%` comment says. Undirected
+/// graphs are `symmetric` with each edge once (row >= column), directed ones `general`;
+/// weights are `real` values, unweighted graphs `pattern`.
+///
+/// # Errors
+/// The writer's I/O errors.
+pub fn write(dataset: &Dataset, out: &mut dyn Write) -> std::io::Result<()> {
+    let graph = &dataset.graph;
+    let n = graph.num_vertices();
+    let entries = graph.num_edges();
+    writeln!(
+        out,
+        "%%MatrixMarket matrix coordinate {} {}",
+        if graph.is_weighted() {
+            "real"
+        } else {
+            "pattern"
+        },
+        if graph.is_directed() {
+            "general"
+        } else {
+            "symmetric"
+        }
+    )?;
+    if dataset.ids().as_range() != Some((1, n)) && n > 0 {
+        writeln!(
+            out,
+            "% written by packgraph: vertex i is the i-th vertex in the graph's order, not its id"
+        )?;
+    }
+    writeln!(out, "{n} {n} {entries}")?;
+    let lines = |v: VertexId| -> Vec<u8> {
+        let mut text = Vec::new();
+        let keep = |w: VertexId| graph.is_directed() || w <= v;
+        match graph {
+            AnyGraph::Unweighted(g) => {
+                g.for_each_out_neighbor(v, |w| {
+                    if keep(w) {
+                        let _ = writeln!(text, "{} {}", v + 1, w + 1);
+                    }
+                    true
+                });
+            }
+            AnyGraph::Weighted(g) => {
+                g.for_each_out_edge(v, |w, weight| {
+                    if keep(w) {
+                        let _ = writeln!(text, "{} {} {weight}", v + 1, w + 1);
+                    }
+                    true
+                });
+            }
+        }
+        text
+    };
+    super::edgelist::write_in_blocks(n, lines, out)
 }
 
 /// `(weighted, symmetric)` from the banner line.
