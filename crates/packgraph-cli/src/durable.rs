@@ -24,7 +24,7 @@ pub(crate) struct CreateArgs {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Start from this graph file (any file `run` reads) instead of an empty graph.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short = 'i', visible_alias = "input", value_name = "FILE")]
     from: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,

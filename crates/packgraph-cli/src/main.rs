@@ -40,7 +40,8 @@ enum Command {
     Run(run::RunArgs),
     /// Print a graph's size, degree statistics and memory use.
     Info(files::InfoArgs),
-    /// Convert a graph file to another format (edge list, Graphalytics, .pgb snapshot).
+    /// Convert a graph file to another format (edge list, Matrix Market, Graphalytics, .pgb
+    /// snapshot), chosen by the output's extension or --to.
     Convert(files::ConvertArgs),
     /// Generate a synthetic graph (Graph500 Kronecker, R-MAT, Erdős–Rényi, Watts–Strogatz,
     /// Barabási–Albert, 2-D mesh, k-ary tree) into a file.

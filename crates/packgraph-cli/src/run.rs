@@ -227,10 +227,10 @@ fn summary_json(output: &AlgoOutput, data: &Dataset) -> Value {
     Value::Object(figures.collect())
 }
 
-/// The registry's algorithms as the argument's possible values, each with its summary and
-/// its other names (accepted, and listed in the help).
+/// The registry's algorithms as the argument's possible values, each with its summary,
+/// then their other names (accepted alike, listed in the help and in suggestions).
 fn algorithm_parser() -> impl TypedValueParser<Value = AlgorithmKind> {
-    let values = AlgorithmKind::ALL.map(|kind| {
+    let names = AlgorithmKind::ALL.into_iter().map(|kind| {
         let params: Vec<String> = kind
             .parameters()
             .iter()
@@ -244,11 +244,14 @@ fn algorithm_parser() -> impl TypedValueParser<Value = AlgorithmKind> {
             true => format!("{}{aliases}", kind.summary()),
             false => format!("{}; {}{aliases}", kind.summary(), params.join(", ")),
         };
-        PossibleValue::new(kind.name())
-            .aliases(kind.aliases().iter().copied())
-            .help(help)
+        PossibleValue::new(kind.name()).help(help)
     });
-    PossibleValuesParser::new(values)
+    let aliases = AlgorithmKind::ALL.into_iter().flat_map(|kind| {
+        kind.aliases()
+            .iter()
+            .map(move |alias| PossibleValue::new(*alias).help(format!("the same as {kind}")))
+    });
+    PossibleValuesParser::new(names.chain(aliases).collect::<Vec<_>>())
         .map(|name| name.parse().expect("possible values are registry names"))
 }
 

@@ -66,11 +66,19 @@ fn columns<I>(path: &Path, chunks: &[(u64, EdgeChunk<I>)]) -> Result<usize, Erro
         if columns == 0 {
             columns = chunk.columns;
         } else if chunk.columns != columns {
+            // The words of `same_columns`, which finds the same within a chunk.
+            let mut probe = EdgeChunk::<I> {
+                edges: Vec::new(),
+                weights: Vec::new(),
+                columns,
+            };
+            let reason =
+                same_columns(&mut probe, chunk.columns).expect_err("the column counts differ");
             return Err(Error::InvalidInput {
                 path: Some(path.to_path_buf()),
                 line: Some(*line),
-                value: Some(format!("{} columns", chunk.columns)),
-                reason: format!("earlier lines have {columns} columns"),
+                value: None,
+                reason: reason.to_string(),
             });
         }
     }
@@ -471,4 +479,116 @@ pub(crate) fn write_in_blocks(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{load, load_with, save, Format, LoadOptions};
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.txt");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    fn read(text: &str, options: TextOptions) -> Result<(Dataset, LoadReport), Error> {
+        let (_dir, path) = file(text);
+        load_with(&path, &LoadOptions::default(), &options)
+    }
+
+    #[test]
+    fn isolated_vertices_and_direction_survive_a_round_trip() {
+        let edges = [(0, 3), (3, 0), (5, 6)];
+        let data = Dataset::from_edges(9, &edges, None, true).unwrap();
+        let (dir, path) = file("");
+        save(&data, &path, Format::EdgeList).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# packgraph edge list: 9 vertices, 3 edges, directed\n"));
+        assert!(text.contains("# isolated vertices: 1 2 4 7 8\n"), "{text}");
+        let back = load(&path, &LoadOptions::default()).unwrap();
+        assert_eq!(back.graph.num_vertices(), 9);
+        assert!(back.graph.is_directed());
+        assert_eq!(back.graph.num_edges(), 3);
+        // A caller's direction wins over the file's; the arcs 0 3 and 3 0 then merge.
+        let (undirected, report) = load_with(
+            &path,
+            &LoadOptions {
+                directed: Some(false),
+                ..LoadOptions::default()
+            },
+            &TextOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(undirected.graph.num_edges(), 2);
+        assert_eq!(report.reciprocal_pairs, 1);
+        drop(dir);
+    }
+
+    #[test]
+    fn a_header_count_the_file_contradicts_is_an_error() {
+        let text = "# packgraph edge list: 5 vertices, 1 edges, undirected\n1 2\n";
+        let error = read(text, TextOptions::default()).unwrap_err().to_string();
+        assert!(
+            error.contains("declares 5 vertices but the file names 2"),
+            "{error}"
+        );
+        let text = "# packgraph edge list: many vertices\n1 2\n";
+        let error = read(text, TextOptions::default()).unwrap_err().to_string();
+        assert!(error.contains("g.txt:1:"), "{error}");
+        let text = "# isolated vertices: 4 x\n1 2\n";
+        let error = read(text, TextOptions::default()).unwrap_err().to_string();
+        assert!(
+            error.contains("g.txt:1:") && error.contains("`x`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn headers_and_delimiters_are_detected_or_given() {
+        let (data, report) = read(
+            "# a comment\nsrc;dst;w\n1;2;0.5\n2;3;1\n",
+            TextOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(data.graph.num_edges(), 2);
+        assert!(data.graph.is_weighted());
+        assert_eq!(report.header.as_deref(), Some("src;dst;w"));
+        assert_eq!(report.delimiter, Some(b';'));
+        // A header is found by content only on the first data line.
+        let error = read("1 2\nfrom to\n", TextOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("g.txt:2:"), "{error}");
+        let forced = TextOptions {
+            header: Some(true),
+            ..TextOptions::default()
+        };
+        let (data, report) = read("1 2\n2 3\n3 4\n", forced).unwrap();
+        assert_eq!(
+            (data.graph.num_edges(), report.header.as_deref()),
+            (2, Some("1 2"))
+        );
+        let refused = TextOptions {
+            header: Some(false),
+            ..TextOptions::default()
+        };
+        let error = read("a,b\n1,2\n", refused).unwrap_err().to_string();
+        assert!(
+            error.contains("g.txt:1:") && error.contains("`a`"),
+            "{error}"
+        );
+        let pipe = TextOptions {
+            delimiter: Some(b'|'),
+            ..TextOptions::default()
+        };
+        let (data, _) = read("1|2\n2|3\n", pipe).unwrap();
+        assert_eq!(data.graph.num_edges(), 2);
+        // Line numbers stay exact after a head read line by line.
+        let error = read("# c\nsource target\n1 2\n2 y\n", TextOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("g.txt:4:"), "{error}");
+    }
 }

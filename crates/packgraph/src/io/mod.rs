@@ -452,7 +452,7 @@ pub(crate) fn build(
 /// external-id edges a reader frees before building.
 pub(crate) fn reciprocal_pairs(edges: &[(VertexId, VertexId)]) -> usize {
     use rayon::prelude::*;
-    let key = |u: VertexId, v: VertexId| u64::from(u) << 32 | u64::from(v);
+    let key = |u: VertexId, v: VertexId| (u64::from(u) << 32) | u64::from(v);
     let mut arcs: Vec<u64> = edges
         .par_iter()
         .filter(|(u, v)| u != v)

@@ -96,7 +96,11 @@ pub(crate) fn read(
         Ok(())
     });
     let chunks = text::parse_lines(path, &mut input, line_no + 1, progress, parse)?;
-    let (edges, weights) = concat(path, chunks)?;
+    let (edges, mut weights) = concat(path, chunks)?;
+    if weighted && weights.is_none() {
+        // No entries: still a weighted graph, as the banner says.
+        weights = Some(Vec::new());
+    }
     if edges.len() as u64 != entries {
         return Err(Error::invalid_file(
             path,
@@ -229,4 +233,78 @@ fn parse_size(line: &[u8]) -> Result<(u64, u64, u64), (String, &'static str)> {
 /// Whether bytes start like a Matrix Market file.
 pub(crate) fn sniff(head: &[u8]) -> bool {
     head.len() >= BANNER.len() && head[..BANNER.len()].eq_ignore_ascii_case(BANNER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{load, save, Format, LoadOptions};
+    use proptest::prelude::*;
+
+    /// Every stored arc with its weight (1 when unweighted), in order.
+    fn arcs(data: &Dataset) -> Vec<(u64, u64, String)> {
+        let mut out = Vec::new();
+        let ids = data.ids();
+        for v in 0..data.graph.num_vertices() as VertexId {
+            let mut push = |w: VertexId, weight: f64| {
+                out.push((ids.external(v), ids.external(w), weight.to_string()));
+                true
+            };
+            match &data.graph {
+                AnyGraph::Unweighted(g) => {
+                    g.for_each_out_neighbor(v, |w| push(w, 1.0));
+                }
+                AnyGraph::Weighted(g) => {
+                    g.for_each_out_edge(v, &mut push);
+                }
+            }
+        }
+        out.sort_unstable_by_key(|a| (a.0, a.1));
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn written_files_read_back_the_same_graph(
+            n in 1usize..30,
+            edges in proptest::collection::vec((0u32..30, 0u32..30, -4.0f64..4.0), 0..60),
+            directed: bool,
+            weighted: bool,
+        ) {
+            let n_max = n as u32;
+            let pairs: Vec<(VertexId, VertexId)> =
+                edges.iter().map(|&(u, v, _)| (u % n_max, v % n_max)).collect();
+            let weights: Vec<f64> = edges.iter().map(|e| e.2).collect();
+            let data = Dataset::from_edges(n, &pairs, weighted.then_some(&weights[..]), directed)
+                .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("g.mtx");
+            save(&data, &path, Format::MatrixMarket).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let banner = text.lines().next().unwrap();
+            prop_assert_eq!(banner.ends_with("general"), directed);
+            prop_assert_eq!(banner.contains(" real "), weighted);
+            let back = load(&path, &LoadOptions::default()).unwrap();
+            prop_assert_eq!(back.graph.num_vertices(), n);
+            prop_assert_eq!(back.graph.is_directed(), directed);
+            prop_assert_eq!(back.graph.is_weighted(), weighted);
+            // Ids 0..n come back as 1..=n.
+            let shifted: Vec<_> = arcs(&data).into_iter().map(|(u, v, w)| (u + 1, v + 1, w)).collect();
+            prop_assert_eq!(arcs(&back), shifted);
+        }
+    }
+
+    #[test]
+    fn a_file_read_from_matrix_market_is_written_byte_for_byte_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.mtx");
+        let text =
+            "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 0.5\n3 1 -2\n4 3 0.25\n";
+        std::fs::write(&path, text).unwrap();
+        let data = load(&path, &LoadOptions::default()).unwrap();
+        let again = dir.path().join("b.mtx");
+        save(&data, &again, Format::MatrixMarket).unwrap();
+        assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+    }
 }
