@@ -67,9 +67,11 @@ __all__ = [
     "Snapshot",
     "Store",
     "Result",
+    "UNREACHED",
     "VertexNotFoundError",
     "__version__",
     "algorithms",
+    "bc",
     "betweenness",
     "bfs",
     "cdlp",
@@ -79,6 +81,7 @@ __all__ = [
     "from_networkx",
     "from_pandas",
     "from_scipy",
+    "kcore",
     "khop",
     "lcc",
     "mis",
@@ -90,6 +93,7 @@ __all__ = [
     "to_networkx",
     "to_pandas",
     "to_scipy",
+    "tc",
     "triangles",
     "verify",
     "wcc",
@@ -101,12 +105,21 @@ __all__ = [
 GraphLike = Union[Graph, Snapshot, Store]
 VertexId = Union[int, str]
 
-#: Other names of registry algorithms, as the package's functions call them.
+#: Other names of registry algorithms, as the package's functions call them; the
+#: registry (``run``, ``algorithms()``, the command line) accepts both.
 ALIASES = {"triangles": "tc", "core_number": "kcore", "betweenness": "bc"}
+
+#: The hop count of a vertex that bfs or khop did not reach: 2**63 - 1, as in
+#: Graphalytics and in the command line's output.
+UNREACHED = np.iinfo(np.int64).max
+
+#: The seed ``mis`` uses by default, the command line's and the registry's.
+MIS_SEED = 1
 
 
 def algorithms() -> List[Tuple[str, str]]:
-    """``(name, summary)`` of every algorithm ``run`` knows (aliases: ``ALIASES``)."""
+    """``(name, summary)`` of every algorithm ``run`` knows, then of each alias
+    (``ALIASES``)."""
     return _packgraph.algorithms()
 
 
@@ -128,7 +141,7 @@ def run(
     interrupts it."""
     if isinstance(g, str) and not isinstance(name, str):  # run(g, "bfs"), the native order
         name, g = g, name
-    kind = ALIASES.get(name.lower(), name)
+    kind = name
     return _packgraph.run(
         g, kind, source=source, iterations=iterations, damping=damping, hops=hops, seed=seed
     )
@@ -153,7 +166,8 @@ def _require_source(name: str, source: Any) -> None:
 
 
 def bfs(g: GraphLike, source: VertexId) -> Result:
-    """Hops from ``source`` along edge directions; -1 where unreached (int64)."""
+    """Hops from ``source`` along edge directions; ``UNREACHED`` (2**63 - 1, as in
+    Graphalytics) where unreached (int64)."""
     _require_source("bfs", source)
     s = _frozen(g)
     return _result(s, _packgraph.run(s, "bfs", source=source))
@@ -255,15 +269,17 @@ def core_number(g: GraphLike) -> Result:
     return _result(s, _packgraph.run(s, "kcore"))
 
 
-def mis(g: GraphLike, seed: int = 0) -> Result:
-    """A maximal independent set, deterministic for ``seed``: True for its members."""
+def mis(g: GraphLike, seed: int = MIS_SEED) -> Result:
+    """A maximal independent set, deterministic for ``seed`` (default ``MIS_SEED``, 1, as
+    on the command line): True for its members."""
     s = _frozen(g)
     return _result(s, _packgraph.run(s, "mis", seed=seed).astype(bool))
 
 
 def khop(g: GraphLike, source: VertexId, k: int) -> Result:
-    """Hops from ``source`` for vertices within ``k`` hops along edge directions, -1
-    beyond (``networkx.single_source_shortest_path_length(G, source, cutoff=k)``)."""
+    """Hops from ``source`` for vertices within ``k`` hops along edge directions,
+    ``UNREACHED`` beyond (``networkx.single_source_shortest_path_length(G, source,
+    cutoff=k)``)."""
     _require_source("khop", source)
     if isinstance(k, int) and k < 0:
         raise InputError(f"k must be >= 0, not {k}")
@@ -308,6 +324,12 @@ def betweenness(
     return _result(s, np.where(is_source, raw * scale_source, raw * scale_other))
 
 
+#: The registry's names for the same functions, as ``packgraph run`` takes them.
+tc = triangles
+kcore = core_number
+bc = betweenness
+
+
 def shortest_path(
     g: GraphLike, source: VertexId, target: VertexId, weighted: Optional[bool] = None
 ) -> List[Any]:
@@ -326,8 +348,9 @@ def shortest_path(
         reached = np.isfinite(dist)
         step = w
     else:
-        dist = _packgraph.run(s, "bfs", source=source).astype(np.float64)
-        reached = dist >= 0
+        hops = _packgraph.run(s, "bfs", source=source)
+        reached = hops != UNREACHED
+        dist = np.where(reached, hops, -1).astype(np.float64)
         step = np.ones(len(src))
     if not reached[end]:
         raise Error(f"no path from {source!r} to {target!r}")

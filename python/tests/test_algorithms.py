@@ -24,7 +24,7 @@ def test_bfs_matches_shortest_path_lengths(G, data):
     source = data.draw(st.sampled_from(list(G.nodes)))
     expected = nx.single_source_shortest_path_length(G, source)
     got = by_id(g, pg.bfs(g, source))
-    assert got == {v: expected.get(v, -1) for v in G.nodes}
+    assert got == {v: expected.get(v, pg.UNREACHED) for v in G.nodes}
 
 
 @given(nx_graphs(), st.data(), st.integers(0, 3))
@@ -32,7 +32,7 @@ def test_khop_matches_cutoff_lengths(G, data, k):
     g = pg.from_networkx(G)
     source = data.draw(st.sampled_from(list(G.nodes)))
     expected = nx.single_source_shortest_path_length(G, source, cutoff=k)
-    assert by_id(g, pg.khop(g, source, k)) == {v: expected.get(v, -1) for v in G.nodes}
+    assert by_id(g, pg.khop(g, source, k)) == {v: expected.get(v, pg.UNREACHED) for v in G.nodes}
 
 
 @given(nx_graphs(weighted=True), st.data())

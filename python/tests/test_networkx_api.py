@@ -117,9 +117,9 @@ def test_results_are_mappings_that_agree_with_run_and_networkx(G, data):
     assert np.array_equal(result.array, pg.run("bfs", g, source=source))
     assert result.vertices.tolist() == list(G.nodes)
     expected = nx.single_source_shortest_path_length(G, source)
-    assert dict(result) == result.to_dict() == {v: expected.get(v, -1) for v in G.nodes}
+    assert dict(result) == result.to_dict() == {v: expected.get(v, pg.UNREACHED) for v in G.nodes}
     for v in G.nodes:
-        assert result[v] == expected.get(v, -1)
+        assert result[v] == expected.get(v, pg.UNREACHED)
     ranks = dict(pg.pagerank(g, tol=1e-10, max_iter=10_000))
     assert ranks.keys() == set(G.nodes)
     assert sum(ranks.values()) == pytest.approx(1.0)

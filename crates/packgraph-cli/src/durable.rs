@@ -24,7 +24,7 @@ pub(crate) struct CreateArgs {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Start from this graph file (any file `run` reads) instead of an empty graph.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short = 'i', visible_alias = "input", value_name = "FILE")]
     from: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
@@ -87,7 +87,17 @@ impl SyncArgs {
     }
 }
 
-/// Arguments of `packgraph checkpoint` and `packgraph verify`.
+/// Arguments of `packgraph checkpoint`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckpointArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Print what the checkpoint wrote as one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `packgraph verify`.
 #[derive(Args, Debug)]
 pub(crate) struct DirArgs {
     /// The data directory.
@@ -285,11 +295,24 @@ fn open_for_maintenance(dir: &Path) -> anyhow::Result<AnyStore> {
     open_store(dir, StoreOptions::default())
 }
 
-pub(crate) fn checkpoint(args: &DirArgs) -> anyhow::Result<()> {
+pub(crate) fn checkpoint(options: &CheckpointArgs) -> anyhow::Result<()> {
+    let args = &options.dir;
     let store = open_for_maintenance(&args.dir)?;
     let bar = input::spinner("writing a checkpoint");
     let stats = store.checkpoint()?;
     bar.finish_and_clear();
+    if options.json {
+        let summary = serde_json::json!({
+            "dir": args.dir.display().to_string(),
+            "seq": stats.seq,
+            "delta": stats.delta,
+            "bytes_written": stats.bytes_written,
+            "bytes_reused": stats.bytes_reused,
+            "units_written": stats.units_written,
+            "units_reused": stats.units_reused,
+        });
+        return crate::files::print_stdout(&format!("{summary}\n"));
+    }
     println!(
         "checkpoint of {} at record {}: {} bytes written, {} bytes reused ({} units new, {} reused; {})",
         args.dir.display(),

@@ -11,7 +11,7 @@ use packgraph::io::generate::{self, Initiator};
 use packgraph::io::{save, Dataset, Format};
 use serde::Serialize;
 
-use crate::input::{self, parse_format, InputArgs, ReadArgs};
+use crate::input::{self, parse_format, InOutArgs, InputArgs, ReadArgs};
 use crate::reorder::{self, OrderArgs};
 use crate::UsageError;
 
@@ -20,13 +20,16 @@ use crate::UsageError;
 pub(crate) struct GenerateArgs {
     #[command(subcommand)]
     model: Model,
-    /// Where to write the graph; the format follows the extension (.pgb snapshot, .v/.e
-    /// Graphalytics, anything else an edge list) unless --to says.
+    /// Where to write the graph; the format follows the extension (.txt/.el/.edges edge
+    /// list, .mtx Matrix Market, .v/.e Graphalytics, .pgb snapshot) unless --to says.
     #[arg(long, short, value_name = "FILE", global = true)]
     output: Option<PathBuf>,
-    /// The output format: edgelist, graphalytics or binary.
+    /// The output format: edgelist, mtx, graphalytics or binary.
     #[arg(long, value_name = "FORMAT", value_parser = parse_format, global = true)]
     to: Option<Format>,
+    /// Print the summary as one JSON object on stdout instead of text on stderr.
+    #[arg(long, global = true)]
+    json: bool,
     /// Random seed; the same seed gives the same graph on any number of threads.
     #[arg(long, default_value_t = 1, global = true)]
     seed: u64,
@@ -261,6 +264,10 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
     let output = args.output.as_ref().ok_or_else(|| {
         UsageError("say where to write the graph with -o FILE (e.g. -o graph.txt)".into())
     })?;
+    let format = input::output_format(output, args.to)?;
+    for path in input::written_files(output, format) {
+        input::check_writable(&path)?;
+    }
     check_fits(args, available_memory())?;
     let start = Instant::now();
     let bar = input::spinner("generating");
@@ -273,7 +280,7 @@ pub(crate) fn generate(args: &GenerateArgs) -> anyhow::Result<()> {
     } else {
         other_edges(&args.model, args.seed)?
     };
-    finish_generate(args, output, start, &bar, num_vertices, &edges)
+    finish_generate(args, (output, format), start, &bar, num_vertices, &edges)
 }
 
 /// The edges of the random models (Kronecker, R-MAT, Erdős–Rényi) with their vertex count.
@@ -324,7 +331,7 @@ fn other_edges(model: &Model, seed: u64) -> anyhow::Result<Generated> {
 /// Builds, writes and reports a generated graph.
 fn finish_generate(
     args: &GenerateArgs,
-    output: &std::path::Path,
+    (output, format): (&std::path::Path, Format),
     start: Instant,
     bar: &indicatif::ProgressBar,
     num_vertices: usize,
@@ -336,10 +343,22 @@ fn finish_generate(
         .weighted
         .then(|| generate::uniform_weights(edges.len(), args.seed));
     let data = Dataset::from_edges(num_vertices, edges, weights.as_deref(), args.directed)?;
-    let format = input::output_format(output, args.to);
     bar.set_message(format!("writing {}", output.display()));
     save(&data, output, format)?;
     bar.finish_and_clear();
+    if args.json {
+        let summary = serde_json::json!({
+            "edges_generated": edges.len(),
+            "generate_seconds": generated.as_secs_f64(),
+            "vertices": data.graph.num_vertices(),
+            "edges": data.graph.num_edges(),
+            "self_loops_dropped": data.self_loops,
+            "output": output.display().to_string(),
+            "format": format.name(),
+            "total_seconds": start.elapsed().as_secs_f64(),
+        });
+        return print_stdout(&format!("{summary}\n"));
+    }
     eprintln!(
         "generated {} edges in {:.3} s; wrote {} vertices, {} distinct edges ({} self-loops dropped) to {} as {} in {:.3} s total",
         edges.len(),
@@ -357,58 +376,98 @@ fn finish_generate(
 /// Arguments of `packgraph convert`.
 #[derive(Args, Debug)]
 pub(crate) struct ConvertArgs {
-    /// The file to read (any supported format).
-    input: PathBuf,
-    /// The file to write; the format follows the extension (.pgb snapshot, .v/.e
-    /// Graphalytics, anything else an edge list) unless --to says.
-    output: PathBuf,
-    /// The output format: edgelist, graphalytics or binary.
+    #[command(flatten)]
+    files: InOutArgs,
+    /// The output format: edgelist, mtx, graphalytics or binary (default: from the output's
+    /// extension: .txt/.el/.edges/.edgelist edge list, .mtx Matrix Market, .v/.e
+    /// Graphalytics, .pgb snapshot; another extension is refused).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     to: Option<Format>,
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
     order: OrderArgs,
+    /// With --order and a text output: where to write the `old new` id mapping (default:
+    /// the output's name with .map appended).
+    #[arg(long, value_name = "FILE", requires = "order")]
+    map: Option<PathBuf>,
+    /// Print the summary as one JSON object on stdout instead of text on stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    let (input_path, output) = args.files.paths()?;
     let order = args.order.order()?;
-    let (data, load_time) = input::read(&args.input, &args.read)?;
-    let format = input::output_format(&args.output, args.to);
-    if format == Format::MatrixMarket {
-        return Err(UsageError(
-            "writing Matrix Market is not supported; use edgelist, graphalytics or binary".into(),
-        )
-        .into());
+    let format = input::output_format(&output, args.to)?;
+    for path in input::written_files(&output, format) {
+        input::check_writable(&path)?;
     }
+    let map = reorder::map_path(order.is_some(), format, &output, args.map.as_deref())?;
+    let (data, load_time) = input::read(&input_path, &args.read)?;
+    check_ids_fit(&data, format, &output)?;
     let data = match order {
-        Some(order) => reorder::for_output(reorder::apply(data, &order)?.0, format)?,
+        Some(order) => {
+            reorder::for_output(reorder::apply(data, &order)?.0, format, map.as_deref())?
+        }
         None => data,
     };
     let start = Instant::now();
     let bar = input::spinner("writing");
-    save(&data, &args.output, format)?;
+    save(&data, &output, format)?;
     bar.finish_and_clear();
+    let summary = serde_json::json!({
+        "input": input_path.display().to_string(),
+        "output": output.display().to_string(),
+        "format": format.name(),
+        "vertices": data.graph.num_vertices(),
+        "edges": data.graph.num_edges(),
+        "directed": data.graph.is_directed(),
+        "weighted": data.graph.is_weighted(),
+        "map": map.as_ref().map(|m| m.display().to_string()),
+        "load_seconds": load_time.as_secs_f64(),
+        "write_seconds": start.elapsed().as_secs_f64(),
+    });
+    if args.json {
+        return print_stdout(&format!("{summary}\n"));
+    }
     eprintln!(
-        "{} vertices, {} edges: read {} in {:.3} s, wrote {} ({}) in {:.3} s",
+        "{} vertices, {} edges: read {} in {:.3} s, wrote {} ({}) in {:.3} s{}",
         data.graph.num_vertices(),
         data.graph.num_edges(),
-        args.input.display(),
+        input_path.display(),
         load_time.as_secs_f64(),
-        args.output.display(),
+        output.display(),
         format.name(),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        map.map(|m| format!("; old -> new ids in {}", m.display()))
+            .unwrap_or_default()
     );
+    Ok(())
+}
+
+/// Refuses, before any work on it, a graph whose vertex ids `format` cannot hold: named
+/// vertices in a Graphalytics dataset (integers only). A usage error (exit 2).
+pub(crate) fn check_ids_fit(
+    data: &Dataset,
+    format: Format,
+    output: &std::path::Path,
+) -> anyhow::Result<()> {
+    if format == Format::Graphalytics && data.ids().has_names() {
+        return Err(UsageError(format!(
+            "{}: a Graphalytics dataset names vertices by integers, and this graph's vertices are named; write an edge list (.txt) or a snapshot (.pgb)",
+            output.display()
+        ))
+        .into());
+    }
     Ok(())
 }
 
 /// Arguments of `packgraph info`.
 #[derive(Args, Debug)]
 pub(crate) struct InfoArgs {
-    /// The graph file (any supported format).
-    input: PathBuf,
     #[command(flatten)]
-    read: ReadArgs,
+    input: InputArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -446,17 +505,15 @@ struct Info {
 }
 
 pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
-    let (data, load_time) = input::read(&args.input, &args.read)?;
+    let path = args.input.path();
+    let (data, load_time) = input::read(path, &args.input.read)?;
     let graph = &data.graph;
     // Before the vertex index is built: the edge arrays alone.
     let edge_bytes = graph.size_in_bytes();
     graph.build_index();
     if args.check {
         graph.check_invariants().with_context(|| {
-            format!(
-                "{}: the loaded graph fails its self-check",
-                args.input.display()
-            )
+            format!("{}: the loaded graph fails its self-check", path.display())
         })?;
     }
     let mut degrees: Vec<u32> = graph.out_degrees().to_vec();
@@ -464,7 +521,7 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     let n = degrees.len();
     let info = Info {
         invariants_ok: args.check.then_some(true),
-        file: args.input.display().to_string(),
+        file: path.display().to_string(),
         vertices: n,
         edges: graph.num_edges(),
         directed: graph.is_directed(),
@@ -528,8 +585,9 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     )?;
     writeln!(
         text,
-        "memory      {} bytes ({:.2} bytes per edge, index included)",
-        info.bytes_in_memory, info.bytes_per_edge
+        "memory      {} ({:.2} bytes per edge, index included)",
+        human_bytes(info.bytes_in_memory as u64),
+        info.bytes_per_edge
     )?;
     writeln!(
         text,
@@ -540,9 +598,27 @@ pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     print_stdout(&text)
 }
 
+/// `bytes` in binary units with three significant digits (`512 B`, `1.50 KiB`, `23.4 MiB`);
+/// `--json` keeps the exact count.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{bytes} B"),
+        _ if value < 10.0 => format!("{value:.2} {}", UNITS[unit]),
+        _ if value < 100.0 => format!("{value:.1} {}", UNITS[unit]),
+        _ => format!("{value:.0} {}", UNITS[unit]),
+    }
+}
+
 /// Writes `text` to stdout; a reader that closed the pipe early (`packgraph info G | head -3`)
 /// ends the command quietly instead of panicking the way `println!` does.
-fn print_stdout(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -553,7 +629,7 @@ fn print_stdout(text: &str) -> anyhow::Result<()> {
 
 /// Reads the input of `run` (kept here beside the other file commands).
 pub(crate) fn read_input(args: &InputArgs) -> anyhow::Result<(Dataset, std::time::Duration)> {
-    input::read(&args.input, &args.read).with_context(|| "reading the input graph".to_string())
+    input::read(args.path(), &args.read).with_context(|| "reading the input graph".to_string())
 }
 
 /// The internal id of the vertex `id` names, or a usage error: in a graph with named

@@ -1,5 +1,6 @@
-//! Reading the graph a command works on: the shared `--input/--format/--directed` options,
-//! a progress bar on a terminal, and errors that exit with code 2.
+//! Reading the graph a command works on: the input named positionally or by `--input`, the
+//! shared `--format/--directed/--header/--delimiter` options, a progress bar on a terminal,
+//! errors that exit with code 2, and the checks of an output path made before any work.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -8,21 +9,77 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use packgraph::io::{load, Dataset, Format, LoadOptions};
+use packgraph::io::{load_with, Dataset, Format, LoadOptions, TextOptions};
+
+use crate::UsageError;
 
 /// Counts such as `1e6` in options (`value_parser = parse_count`).
 pub(crate) use packgraph::io::parse_count;
 
-/// How to read the input graph.
+/// The input graph: positional (`packgraph run bfs g.txt`) or `--input` (`-i`).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct InputArgs {
     /// The graph file: an edge list (`u v [weight]` lines, optionally gzip), a Matrix Market
     /// file, a Graphalytics dataset (its .v or .e file, or their common prefix), a
     /// packgraph snapshot (.pgb) or a data directory (`packgraph create`).
-    #[arg(long, short, value_name = "FILE")]
-    pub(crate) input: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "input")]
+    file: Option<PathBuf>,
+    /// The graph file, as an option: the same as FILE.
+    #[arg(long, short, value_name = "FILE", conflicts_with = "file")]
+    input: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+}
+
+impl InputArgs {
+    /// The input file, however it was given.
+    pub(crate) fn path(&self) -> &Path {
+        self.input
+            .as_deref()
+            .or(self.file.as_deref())
+            .expect("clap requires FILE or --input")
+    }
+}
+
+/// An input and an output file: `INPUT OUTPUT`, or either as `--input`/`--output`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct InOutArgs {
+    /// The file to read and the file to write (either may be given as an option instead).
+    #[arg(value_names = ["INPUT", "OUTPUT"], num_args = 0..=2)]
+    files: Vec<PathBuf>,
+    /// The file to read, as an option.
+    #[arg(long, short, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// The file to write, as an option.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+impl InOutArgs {
+    /// `(input, output)`, or a usage error saying what is missing or given twice.
+    pub(crate) fn paths(&self) -> anyhow::Result<(PathBuf, PathBuf)> {
+        let mut files = self.files.iter().cloned();
+        let input = match &self.input {
+            Some(path) => path.clone(),
+            None => files.next().ok_or_else(|| {
+                UsageError("name the file to read (INPUT or --input FILE)".into())
+            })?,
+        };
+        let output = match &self.output {
+            Some(path) => path.clone(),
+            None => files.next().ok_or_else(|| {
+                UsageError("name the file to write (OUTPUT or --output FILE)".into())
+            })?,
+        };
+        if let Some(extra) = files.next() {
+            return Err(UsageError(format!(
+                "{}: one file too many (INPUT and OUTPUT are given, positionally or by --input/--output)",
+                extra.display()
+            ))
+            .into());
+        }
+        Ok((input, output))
+    }
 }
 
 /// Format and direction options of a file to read.
@@ -31,14 +88,54 @@ pub(crate) struct ReadArgs {
     /// The input's format (detected from the file when left out).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     pub(crate) format: Option<Format>,
-    /// Edges are directed (edge lists and Graphalytics datasets are undirected otherwise;
-    /// Matrix Market files follow their symmetry).
+    /// Edges are directed (edge lists and Graphalytics datasets are undirected otherwise,
+    /// unless the file says; Matrix Market files follow their symmetry).
     #[arg(long, conflicts_with = "undirected")]
     pub(crate) directed: bool,
     /// Edges are undirected (each stored both ways), even for a general Matrix Market file
     /// or a Graphalytics dataset whose properties say directed.
     #[arg(long)]
     pub(crate) undirected: bool,
+    /// The edge list's first data line is a header (`source,target`) to skip (detected
+    /// when neither --header nor --no-header is given: a line without a number).
+    #[arg(long, conflicts_with = "no_header")]
+    pub(crate) header: bool,
+    /// The edge list has no header line: a first line without numbers is an error.
+    #[arg(long)]
+    pub(crate) no_header: bool,
+    /// A field separator of edge lists besides blanks and commas (which always separate):
+    /// one ASCII punctuation character such as `;` or `|` (detected from the first data
+    /// line when left out).
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub(crate) delimiter: Option<u8>,
+}
+
+impl ReadArgs {
+    fn text_options(&self) -> TextOptions {
+        TextOptions {
+            header: if self.header {
+                Some(true)
+            } else if self.no_header {
+                Some(false)
+            } else {
+                None
+            },
+            delimiter: self.delimiter,
+        }
+    }
+}
+
+fn parse_delimiter(text: &str) -> Result<u8, String> {
+    match text {
+        "tab" | "\\t" => Ok(b'\t'),
+        "space" => Ok(b' '),
+        _ if text.len() == 1 && text.as_bytes()[0].is_ascii_punctuation() && !matches!(text, "#" | "%" | "-" | "." | "+") => {
+            Ok(text.as_bytes()[0])
+        }
+        _ => Err(format!(
+            "{text:?}: one ASCII punctuation character (such as , ; | :), `tab` or `space`; not # or % (comments) nor - . + (parts of numbers)"
+        )),
+    }
 }
 
 pub(crate) fn parse_format(text: &str) -> Result<Format, String> {
@@ -87,7 +184,9 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
     bar
 }
 
-/// Reads `path` with a progress bar; returns the dataset and the time it took.
+/// Reads `path` with a progress bar; returns the dataset and the time it took. Says on
+/// stderr what the read decided on its own: reciprocal arcs merged by an undirected read,
+/// a header line skipped.
 pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Duration)> {
     if packgraph::store::is_store(path) {
         // A data directory: its latest durable state, read without the writer's lock.
@@ -125,13 +224,93 @@ pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Dur
         progress: Some(Arc::new(move |bytes| reporter.set_position(bytes))),
     };
     let start = Instant::now();
-    let result = load(path, &options);
+    let result = load_with(path, &options, &args.text_options());
     bar.finish_and_clear();
-    let data = result.map_err(BadInput)?;
+    let (data, report) = result.map_err(BadInput)?;
+    if report.reciprocal_pairs > 0 && !args.undirected {
+        eprintln!(
+            "{}: read as undirected: {} reciprocal arc pairs (u v and v u) merged into one edge each; pass --directed to keep them",
+            path.display(),
+            report.reciprocal_pairs
+        );
+    }
+    if let (Some(header), false) = (&report.header, args.header) {
+        eprintln!(
+            "{}: skipped the header line {header:?} (--no-header reads it as data)",
+            path.display()
+        );
+    }
     Ok((data, start.elapsed()))
 }
 
-/// The format to write `path` in: `--to` if given, else from its extension.
-pub(crate) fn output_format(path: &Path, to: Option<Format>) -> Format {
-    to.unwrap_or_else(|| Format::for_output(path))
+/// The format to write `path` in: `--to` if given, else from its extension; an unknown
+/// extension is a usage error naming the ones known.
+pub(crate) fn output_format(path: &Path, to: Option<Format>) -> anyhow::Result<Format> {
+    if let Some(format) = to {
+        return Ok(format);
+    }
+    Format::from_extension(path).ok_or_else(|| {
+        let known: Vec<String> = Format::OUTPUT_EXTENSIONS
+            .iter()
+            .map(|(e, f)| format!(".{e} ({})", f.name()))
+            .collect();
+        let what = match path.extension() {
+            Some(e) => format!("unknown output extension .{}", e.to_string_lossy()),
+            None => "no extension".to_string(),
+        };
+        UsageError(format!(
+            "{}: {what}; use one of {}, or name the format with --to FORMAT",
+            path.display(),
+            known.join(", ")
+        ))
+        .into()
+    })
+}
+
+/// The files [`packgraph::io::save`] writes for `path` in `format`: the three files of a
+/// Graphalytics dataset, else `path` itself.
+pub(crate) fn written_files(path: &Path, format: Format) -> Vec<PathBuf> {
+    if format != Format::Graphalytics {
+        return vec![path.to_path_buf()];
+    }
+    let text = path.to_string_lossy();
+    let prefix = ["v", "e", "properties"]
+        .iter()
+        .find_map(|e| text.strip_suffix(&format!(".{e}")))
+        .unwrap_or(&text);
+    ["v", "e", "properties"]
+        .iter()
+        .map(|e| PathBuf::from(format!("{prefix}.{e}")))
+        .collect()
+}
+
+/// Checks, before any work, that `path` can be written: its directory exists and lets us
+/// create it (or it exists and lets us write it). A file this check creates is removed.
+/// A failure is a usage error (exit 2) naming the path.
+pub(crate) fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let refuse = |reason: String| -> anyhow::Result<()> {
+        Err(UsageError(format!(
+            "{}: cannot write the output here: {reason}",
+            path.display()
+        ))
+        .into())
+    };
+    if path.is_dir() {
+        return refuse("it is a directory; name a file".into());
+    }
+    let existed = path.exists();
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => refuse(e.to_string()),
+    }
 }

@@ -40,7 +40,8 @@ enum Command {
     Run(run::RunArgs),
     /// Print a graph's size, degree statistics and memory use.
     Info(files::InfoArgs),
-    /// Convert a graph file to another format (edge list, Graphalytics, .pgb snapshot).
+    /// Convert a graph file to another format (edge list, Matrix Market, Graphalytics, .pgb
+    /// snapshot), chosen by the output's extension or --to.
     Convert(files::ConvertArgs),
     /// Generate a synthetic graph (Graph500 Kronecker, R-MAT, Erdős–Rényi, Watts–Strogatz,
     /// Barabási–Albert, 2-D mesh, k-ary tree) into a file.
@@ -65,7 +66,7 @@ enum Command {
     Ingest(durable::IngestArgs),
     /// Write a checkpoint of a data directory now (incremental: unchanged parts are
     /// reused), so that opening it replays less log.
-    Checkpoint(durable::DirArgs),
+    Checkpoint(durable::CheckpointArgs),
     /// Check every checksum and reference of a data directory: exit 0 if clean, 3 if
     /// damaged (naming file and byte offset).
     Verify(durable::DirArgs),
@@ -107,8 +108,9 @@ fn message(error: &anyhow::Error) -> String {
     text
 }
 
-/// 3 for a damaged data directory (`verify`), 2 for input the user can fix, 1 for
-/// everything else.
+/// 3 for a damaged data directory (`verify`), 2 for input the user can fix (bad values,
+/// unreadable or malformed input, an output path that cannot be written, a data directory
+/// another process holds), 1 for everything else.
 fn error_code(error: &anyhow::Error) -> u8 {
     if error.chain().any(|cause| cause.is::<durable::Damaged>()) {
         return 3;
@@ -119,6 +121,11 @@ fn error_code(error: &anyhow::Error) -> u8 {
             || cause
                 .downcast_ref::<packgraph::Error>()
                 .is_some_and(packgraph::Error::is_input_error)
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                use std::io::ErrorKind::*;
+                // A lock held by another writer, a file the user may not write.
+                matches!(e.kind(), WouldBlock | PermissionDenied | ReadOnlyFilesystem)
+            })
     };
     if error.chain().any(fixable) {
         2

@@ -4,16 +4,20 @@
 //!
 //! A snapshot (.pgb) keeps the external ids and the new internal order. The text formats
 //! name vertices by id and a reader numbers vertices by id order, so they are written with
-//! the new ids `0..n`: the order is the file's numbering.
+//! the new ids `0..n` (the order is the file's numbering), and the `old new` mapping is
+//! written beside them (`OUTPUT.map`, or `--map FILE`).
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use packgraph::io::{save, Dataset, Format, IdMap};
 use packgraph::layout::{mean_log2_gap, Levels, Order};
+use serde_json::json;
 
-use crate::input::{self, parse_format, ReadArgs};
+use crate::files::{check_ids_fit, print_stdout};
+use crate::input::{self, parse_format, InOutArgs, ReadArgs};
 use crate::UsageError;
 
 /// The order names as the command line takes them.
@@ -24,7 +28,7 @@ const ORDER_NAMES: [&str; 6] = Order::NAMES;
 pub(crate) struct OrderArgs {
     /// Renumber the vertices after loading: hba (hierarchical blocking for --levels), bfs,
     /// rcm (reverse Cuthill–McKee), degree (decreasing), random (--order-seed) or
-    /// identity. Results in the file's ids are unchanged.
+    /// identity.
     #[arg(long, value_name = "ORDER", value_parser = clap::builder::PossibleValuesParser::new(ORDER_NAMES))]
     pub(crate) order: Option<String>,
     /// Block sizes for --order hba, smallest first, in bytes with an optional K, M or G.
@@ -48,11 +52,8 @@ impl OrderArgs {
 /// Arguments of `packgraph reorder`.
 #[derive(Args, Debug)]
 pub(crate) struct ReorderArgs {
-    /// The graph to read (any supported format).
-    input: PathBuf,
-    /// The file to write; the format follows the extension (.pgb snapshot, .v/.e
-    /// Graphalytics, anything else an edge list) unless --to says.
-    output: PathBuf,
+    #[command(flatten)]
+    files: InOutArgs,
     /// The vertex order: hba (hierarchical blocking for --levels), bfs, rcm (reverse
     /// Cuthill–McKee), degree (decreasing), random (--seed) or identity.
     #[arg(long, value_name = "ORDER", value_parser = clap::builder::PossibleValuesParser::new(ORDER_NAMES))]
@@ -63,9 +64,18 @@ pub(crate) struct ReorderArgs {
     /// Seed of --order random.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// The output format: edgelist, graphalytics or binary.
+    /// The output format: edgelist, mtx, graphalytics or binary (default: from the output's
+    /// extension). A .pgb snapshot keeps the ids; the text formats number the vertices
+    /// 0..n in the new order and write the `old new` mapping beside them.
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
     to: Option<Format>,
+    /// Where a text output's `old new` id mapping goes (default: the output's name with
+    /// .map appended).
+    #[arg(long, value_name = "FILE")]
+    map: Option<PathBuf>,
+    /// Print the summary as one JSON object on stdout instead of text on stderr.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -102,10 +112,42 @@ pub(crate) fn apply_if(dataset: Dataset, order: &OrderArgs) -> anyhow::Result<Da
     }
 }
 
-/// What to write for `format`: a text format names the vertices by their new ids.
-pub(crate) fn for_output(dataset: Dataset, format: Format) -> anyhow::Result<Dataset> {
+/// Where the `old new` mapping of a reordered graph written as text goes: `map`, else the
+/// output's name with `.map` appended; `None` without an order or for a snapshot (which
+/// keeps the ids). Checked writable before any work.
+pub(crate) fn map_path(
+    ordered: bool,
+    format: Format,
+    output: &Path,
+    map: Option<&Path>,
+) -> anyhow::Result<Option<PathBuf>> {
+    if !ordered || format == Format::Binary {
+        return Ok(None);
+    }
+    let path = match map {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let mut name = output.as_os_str().to_owned();
+            name.push(".map");
+            PathBuf::from(name)
+        }
+    };
+    input::check_writable(&path)?;
+    Ok(Some(path))
+}
+
+/// What to write for `format`: a text format names the vertices by their new ids `0..n`,
+/// after the `old new` mapping is written to `map`.
+pub(crate) fn for_output(
+    dataset: Dataset,
+    format: Format,
+    map: Option<&Path>,
+) -> anyhow::Result<Dataset> {
     if format == Format::Binary {
         return Ok(dataset);
+    }
+    if let Some(map) = map {
+        write_map(&dataset, map)?;
     }
     let n = dataset.graph.num_vertices();
     Ok(Dataset {
@@ -114,16 +156,33 @@ pub(crate) fn for_output(dataset: Dataset, format: Format) -> anyhow::Result<Dat
     })
 }
 
-pub(crate) fn reorder(args: &ReorderArgs) -> anyhow::Result<()> {
-    let order = parse_order(&args.order, &args.levels, args.seed)?;
-    let format = input::output_format(&args.output, args.to);
-    if format == Format::MatrixMarket {
-        return Err(UsageError(
-            "writing Matrix Market is not supported; use edgelist, graphalytics or binary".into(),
-        )
-        .into());
+/// Writes `old new` lines, one per vertex in the new order: its id in the input, then its
+/// number in the written file.
+fn write_map(dataset: &Dataset, path: &Path) -> anyhow::Result<()> {
+    let os = |e: std::io::Error| anyhow::anyhow!("{}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(os)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    writeln!(
+        out,
+        "# old new: each vertex's id in the input, then in the reordered file"
+    )
+    .map_err(os)?;
+    for (new, old) in dataset.ids().iter().enumerate() {
+        writeln!(out, "{old} {new}").map_err(os)?;
     }
-    let (data, load_time) = input::read(&args.input, &args.read)?;
+    out.flush().map_err(os)
+}
+
+pub(crate) fn reorder(args: &ReorderArgs) -> anyhow::Result<()> {
+    let (input_path, output) = args.files.paths()?;
+    let order = parse_order(&args.order, &args.levels, args.seed)?;
+    let format = input::output_format(&output, args.to)?;
+    for path in input::written_files(&output, format) {
+        input::check_writable(&path)?;
+    }
+    let map = map_path(true, format, &output, args.map.as_deref())?;
+    let (data, load_time) = input::read(&input_path, &args.read)?;
+    check_ids_fit(&data, format, &output)?;
     let gap_before = gap(&data);
     let (data, reorder_time) = apply(data, &order)?;
     // Before any read builds the vertex index: the edge arrays alone.
@@ -131,20 +190,40 @@ pub(crate) fn reorder(args: &ReorderArgs) -> anyhow::Result<()> {
     let gap_after = gap(&data);
     let start = Instant::now();
     let bar = input::spinner("writing");
-    let data = for_output(data, format)?;
-    save(&data, &args.output, format)?;
+    let data = for_output(data, format, map.as_deref())?;
+    save(&data, &output, format)?;
     bar.finish_and_clear();
+    let bytes_per_edge = bytes as f64 / data.graph.num_edges().max(1) as f64;
+    if args.json {
+        let summary = json!({
+            "input": input_path.display().to_string(),
+            "output": output.display().to_string(),
+            "format": format.name(),
+            "order": order.to_string(),
+            "vertices": data.graph.num_vertices(),
+            "edges": data.graph.num_edges(),
+            "mean_log2_gap_before": gap_before,
+            "mean_log2_gap_after": gap_after,
+            "bytes_per_edge": bytes_per_edge,
+            "map": map.as_ref().map(|m| m.display().to_string()),
+            "load_seconds": load_time.as_secs_f64(),
+            "reorder_seconds": reorder_time.as_secs_f64(),
+            "write_seconds": start.elapsed().as_secs_f64(),
+        });
+        return print_stdout(&format!("{summary}\n"));
+    }
     eprintln!(
-        "{} vertices, {} edges: read {} in {:.3} s, ordered by {order} in {:.3} s (mean log2 neighbour gap {gap_before:.2} -> {gap_after:.2}, {:.2} bytes per edge), wrote {} ({}) in {:.3} s",
+        "{} vertices, {} edges: read {} in {:.3} s, ordered by {order} in {:.3} s (mean log2 neighbour gap {gap_before:.2} -> {gap_after:.2}, {bytes_per_edge:.2} bytes per edge), wrote {} ({}) in {:.3} s{}",
         data.graph.num_vertices(),
         data.graph.num_edges(),
-        args.input.display(),
+        input_path.display(),
         load_time.as_secs_f64(),
         reorder_time.as_secs_f64(),
-        bytes as f64 / data.graph.num_edges().max(1) as f64,
-        args.output.display(),
+        output.display(),
         format.name(),
         start.elapsed().as_secs_f64(),
+        map.map(|m| format!("; old -> new ids in {}", m.display()))
+            .unwrap_or_default()
     );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `packgraph run ALGO`: one algorithm on a graph file, results as Graphalytics `id value`
-//! lines in the file's own vertex ids, a timing summary on stderr.
+//! lines in the file's own vertex ids (stdout or `-o`), a timing summary on stderr (or as
+//! JSON on stdout with `--json`, which then needs `-o` for the results).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use crate::UsageError;
 /// Arguments of `packgraph run`.
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
-    /// The algorithm to run.
+    /// The algorithm to run (its other name, where it has one, works too).
     #[arg(value_parser = algorithm_parser(), value_name = "ALGORITHM")]
     algorithm: AlgorithmKind,
     #[command(flatten)]
@@ -44,12 +45,13 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 2, value_name = "K")]
     hops: u32,
     /// Seed of mis.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = packgraph::algo::Algorithm::new(AlgorithmKind::Mis).seed)]
     seed: u64,
     /// Write the results here instead of to stdout.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Print the summary on stderr as one JSON object instead of text.
+    /// Print the summary as one JSON object on stdout instead of text on stderr (the
+    /// results then need -o FILE).
     #[arg(long)]
     json: bool,
 }
@@ -83,6 +85,17 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     if algorithm.validate().is_err() {
         return Err(UsageError(format!("--damping {}: must be in [0, 1]", args.damping)).into());
     }
+    match &args.output {
+        Some(path) => input::check_writable(path)?,
+        None if args.json => {
+            return Err(UsageError(
+                "--json prints the summary on stdout; send the results to a file with -o FILE"
+                    .into(),
+            )
+            .into())
+        }
+        None => {}
+    }
     let order = args.order.order()?;
     let (data, load_time) = read_input(&args.input)?;
     let (data, load_time) = match order {
@@ -95,17 +108,17 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     if args.weighted && !data.graph.is_weighted() {
         return Err(UsageError(format!(
             "--weighted: {} has no edge weights",
-            args.input.input.display()
+            args.input.path().display()
         ))
         .into());
     }
     if data.graph.num_vertices() == 0 {
-        return Err(UsageError(format!("{} has no vertices", args.input.input.display())).into());
+        return Err(UsageError(format!("{} has no vertices", args.input.path().display())).into());
     }
     let algorithm = Algorithm {
         source: match &args.source {
             Some(id) => vertex(&data, id, "--source")?,
-            None => 0,
+            None => smallest_id(&data),
         },
         ..algorithm
     };
@@ -121,7 +134,7 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let summary = Summary {
         algorithm: args.algorithm.name().to_string(),
-        input: args.input.input.display().to_string(),
+        input: args.input.path().display().to_string(),
         vertices: data.graph.num_vertices(),
         edges: data.graph.num_edges(),
         directed: data.graph.is_directed(),
@@ -143,11 +156,10 @@ fn print_summary(
     algorithm: Duration,
     write: Duration,
 ) -> anyhow::Result<()> {
-    let mut err = std::io::stderr().lock();
     if json {
-        writeln!(err, "{}", serde_json::to_string(summary)?)?;
-        return Ok(());
+        return crate::files::print_stdout(&format!("{}\n", serde_json::to_string(summary)?));
     }
+    let mut err = std::io::stderr().lock();
     let details: Vec<String> = summary
         .result
         .as_object()
@@ -181,6 +193,23 @@ fn print_summary(
     Ok(())
 }
 
+/// The vertex with the smallest id (the default source): vertex 0 of a file's graph, which
+/// readers number by id, but not of a reordered one.
+fn smallest_id(data: &Dataset) -> packgraph::graph::VertexId {
+    let ids = data.ids();
+    if let Some(ints) = ids.ints() {
+        return ints
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, id)| id)
+            .map_or(0, |(v, _)| v as packgraph::graph::VertexId);
+    }
+    ids.iter()
+        .enumerate()
+        .min_by(|a, b| a.1.cmp(&b.1))
+        .map_or(0, |(v, _)| v as packgraph::graph::VertexId)
+}
+
 /// The output's summary figures as a JSON object, vertices by their external ids.
 fn summary_json(output: &AlgoOutput, data: &Dataset) -> Value {
     let figures = output.summary.iter().map(|&(name, stat)| {
@@ -198,21 +227,31 @@ fn summary_json(output: &AlgoOutput, data: &Dataset) -> Value {
     Value::Object(figures.collect())
 }
 
-/// The registry's algorithms as the argument's possible values, each with its summary.
+/// The registry's algorithms as the argument's possible values, each with its summary,
+/// then their other names (accepted alike, listed in the help and in suggestions).
 fn algorithm_parser() -> impl TypedValueParser<Value = AlgorithmKind> {
-    let values = AlgorithmKind::ALL.map(|kind| {
+    let names = AlgorithmKind::ALL.into_iter().map(|kind| {
         let params: Vec<String> = kind
             .parameters()
             .iter()
             .map(|p| format!("--{} (default {})", p.name, p.default))
             .collect();
+        let aliases = match kind.aliases() {
+            [] => String::new(),
+            names => format!(" [also: {}]", names.join(", ")),
+        };
         let help = match params.is_empty() {
-            true => kind.summary().to_string(),
-            false => format!("{}; {}", kind.summary(), params.join(", ")),
+            true => format!("{}{aliases}", kind.summary()),
+            false => format!("{}; {}{aliases}", kind.summary(), params.join(", ")),
         };
         PossibleValue::new(kind.name()).help(help)
     });
-    PossibleValuesParser::new(values)
+    let aliases = AlgorithmKind::ALL.into_iter().flat_map(|kind| {
+        kind.aliases()
+            .iter()
+            .map(move |alias| PossibleValue::new(*alias).help(format!("the same as {kind}")))
+    });
+    PossibleValuesParser::new(names.chain(aliases).collect::<Vec<_>>())
         .map(|name| name.parse().expect("possible values are registry names"))
 }
 

@@ -23,17 +23,22 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `(name, summary)` of every algorithm of the registry.
+/// `(name, summary)` of every algorithm of the registry, then `(alias, summary)` of each
+/// other name it answers to (`triangles` for `tc`, …).
 #[pyfunction]
 fn algorithms() -> Vec<(&'static str, &'static str)> {
-    AlgorithmKind::ALL
+    let names = AlgorithmKind::ALL
         .iter()
-        .map(|kind| (kind.name(), kind.summary()))
-        .collect()
+        .map(|kind| (kind.name(), kind.summary()));
+    let aliases = AlgorithmKind::ALL
+        .iter()
+        .flat_map(|kind| kind.aliases().iter().map(|alias| (*alias, kind.summary())));
+    names.chain(aliases).collect()
 }
 
-/// The per-vertex values as a NumPy array: hops as `int64` with -1 for unreached, reals as
-/// `float64`, labels as the label vertices' external ids, counts as `int64`.
+/// The per-vertex values as a NumPy array: hops as `int64` with 9223372036854775807
+/// (`i64::MAX`, the Graphalytics convention the command line writes too) for unreached,
+/// reals as `float64`, labels as the label vertices' external ids, counts as `int64`.
 fn values_array<'py>(
     py: Python<'py>,
     version: &Version,
@@ -43,7 +48,13 @@ fn values_array<'py>(
         Values::Hops(hops) => {
             let hops: Vec<i64> = hops
                 .into_iter()
-                .map(|h| if h == UNREACHED { -1 } else { i64::from(h) })
+                .map(|h| {
+                    if h == UNREACHED {
+                        i64::MAX
+                    } else {
+                        i64::from(h)
+                    }
+                })
                 .collect();
             PyArray1::from_vec(py, hops).into_any()
         }

@@ -224,9 +224,9 @@ fn round_trip(data: &Dataset, dir: &Path) {
             data.graph.is_weighted(),
             "{format:?}"
         );
-        if format != Format::EdgeList {
-            // Edge lists cannot hold isolated vertices; the other formats keep every one
-            // (Graphalytics renumbers them by rank).
+        {
+            // Every format keeps every vertex, isolated ones included (an edge list in its
+            // `# isolated vertices:` lines).
             let sorted = |data: &Dataset| {
                 let mut ids = vertices(data);
                 ids.sort_unstable();
@@ -246,12 +246,19 @@ fn real_graphs_round_trip_through_every_writable_format() {
 }
 
 #[test]
-fn matrix_market_cannot_be_written() {
+fn matrix_market_is_written_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "g.txt", b"1 2\n");
+    let path = write(dir.path(), "g.txt", b"1 2\n2 3\n");
     let data = load_default(&path).unwrap();
-    let error = save(&data, &dir.path().join("g.mtx"), Format::MatrixMarket).unwrap_err();
-    assert!(error.to_string().contains("not supported"));
+    let mtx = dir.path().join("g.mtx");
+    save(&data, &mtx, Format::MatrixMarket).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&mtx).unwrap(),
+        "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"
+    );
+    let back = load_default(&mtx).unwrap();
+    assert_eq!((back.graph.num_vertices(), back.graph.num_edges()), (3, 2));
+    assert!(!back.graph.is_directed());
 }
 
 proptest! {

@@ -75,7 +75,7 @@ const fn param(name: &'static str, default: &'static str) -> Param {
     Param { name, default }
 }
 
-const SOURCE: Param = param("source", "0");
+const SOURCE: Param = param("source", "the smallest vertex id");
 const DAMPING: Param = param("damping", "0.85");
 const HOPS: Param = param("hops", "2");
 const SEED: Param = param("seed", "1");
@@ -111,6 +111,30 @@ impl AlgorithmKind {
             Self::Tc => "tc",
             Self::Kcore => "kcore",
         }
+    }
+
+    /// Its other names, accepted wherever [`name`](Self::name) is (the Python package's
+    /// function names: `triangles`, `core_number`, `betweenness`).
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Self::Tc => &["triangles"],
+            Self::Kcore => &["core_number"],
+            Self::Bc => &["betweenness"],
+            _ => &[],
+        }
+    }
+
+    /// The algorithm whose name or alias is nearest to `name` by edit distance, if one is
+    /// near enough to be a likely typo (at most a third of the name's letters differ).
+    pub fn suggest(name: &str) -> Option<&'static str> {
+        let name = name.to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .flat_map(|k| std::iter::once(k.name()).chain(k.aliases().iter().copied()))
+            .map(|candidate| (edit_distance(&name, candidate), candidate))
+            .filter(|&(d, candidate)| d <= candidate.len().max(name.len()).div_ceil(3))
+            .min_by_key(|&(d, _)| d)
+            .map(|(_, candidate)| candidate)
     }
 
     /// One line on what it computes and how its output reads.
@@ -178,19 +202,50 @@ impl fmt::Display for AlgorithmKind {
 impl FromStr for AlgorithmKind {
     type Err = Error;
 
-    /// The algorithm named `name` (case-insensitive).
+    /// The algorithm named `name` or one of its [aliases](Self::aliases)
+    /// (case-insensitive); an unknown name's error suggests the nearest one.
     fn from_str(name: &str) -> Result<Self> {
         Self::ALL
             .into_iter()
-            .find(|kind| kind.name().eq_ignore_ascii_case(name))
+            .find(|kind| {
+                kind.name().eq_ignore_ascii_case(name)
+                    || kind.aliases().iter().any(|a| a.eq_ignore_ascii_case(name))
+            })
             .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                let names: Vec<String> = Self::ALL
+                    .iter()
+                    .map(|k| match k.aliases() {
+                        [] => k.name().to_string(),
+                        aliases => format!("{} ({})", k.name(), aliases.join(", ")),
+                    })
+                    .collect();
+                let hint = Self::suggest(name)
+                    .map(|s| format!("did you mean {s}? "))
+                    .unwrap_or_default();
                 Error::invalid(
                     name,
-                    format!("unknown algorithm; one of: {}", names.join(", ")),
+                    format!("unknown algorithm; {hint}one of: {}", names.join(", ")),
                 )
             })
     }
+}
+
+/// Levenshtein distance between two ASCII names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.as_bytes().iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &y) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(x != y))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// An algorithm with its parameters: what to run.
@@ -504,6 +559,30 @@ impl AlgoOutput {
 mod tests {
     use super::*;
     use crate::graph::{CsrGraph, Graph};
+
+    #[test]
+    fn aliases_parse_and_typos_get_a_suggestion() {
+        assert_eq!(
+            "triangles".parse::<AlgorithmKind>().unwrap(),
+            AlgorithmKind::Tc
+        );
+        assert_eq!(
+            "Core_Number".parse::<AlgorithmKind>().unwrap(),
+            AlgorithmKind::Kcore
+        );
+        assert_eq!(
+            "betweenness".parse::<AlgorithmKind>().unwrap(),
+            AlgorithmKind::Bc
+        );
+        assert_eq!(AlgorithmKind::suggest("pagernk"), Some("pagerank"));
+        assert_eq!(AlgorithmKind::suggest("triangle"), Some("triangles"));
+        assert_eq!(AlgorithmKind::suggest("dijkstra"), None);
+        let error = "pagernk".parse::<AlgorithmKind>().unwrap_err().to_string();
+        assert!(error.contains("did you mean pagerank?"), "{error}");
+        assert!(error.contains("tc (triangles)"), "{error}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "bfs"), 3);
+    }
 
     #[test]
     fn names_parse_back_and_unknown_names_list_the_choices() {

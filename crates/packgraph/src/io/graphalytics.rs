@@ -112,11 +112,9 @@ pub(crate) fn read(
     files: &Files,
     directed: Option<bool>,
     progress: Option<&Progress>,
-) -> Result<Dataset, Error> {
-    let directed = match directed {
-        Some(d) => d,
-        None => directed_property(files)?.unwrap_or(false),
-    };
+) -> Result<(Dataset, super::LoadReport), Error> {
+    let property = directed_property(files)?;
+    let directed = directed.or(property).unwrap_or(false);
     let ids = read_vertices(&files.vertices)?;
     let path = files.edges.as_path();
     let mut input = text::open(path)?;
@@ -142,7 +140,13 @@ pub(crate) fn read(
     if edges.is_empty() && weights.is_none() && weighted_property(files)? {
         weights = Some(Vec::new());
     }
-    super::build(path, ids, edges, weights, directed)
+    let (data, reciprocal_pairs) = super::build(path, ids, edges, weights, directed)?;
+    let report = super::LoadReport {
+        reciprocal_pairs,
+        direction_from_file: property.is_some(),
+        ..super::LoadReport::default()
+    };
+    Ok((data, report))
 }
 
 fn read_vertices(path: &Path) -> Result<IdMap, Error> {

@@ -108,14 +108,71 @@ impl Format {
     }
 
     /// The format to write for an output path: `.v`, `.e` or `.properties` → Graphalytics,
-    /// `.pgb` → snapshot, anything else → edge list.
+    /// `.pgb` → snapshot, `.mtx` → Matrix Market, anything else → edge list. Prefer
+    /// [`Format::from_extension`], which refuses what it does not know.
     pub fn for_output(path: &Path) -> Self {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("v" | "e" | "properties") => Self::Graphalytics,
-            Some("pgb") => Self::Binary,
-            _ => Self::EdgeList,
-        }
+        Self::from_extension(path).unwrap_or(Self::EdgeList)
     }
+
+    /// The format an output path's extension names ([`Format::OUTPUT_EXTENSIONS`]), `None`
+    /// for an extension that names none (or no extension).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::path::Path;
+    /// use packgraph::io::Format;
+    ///
+    /// assert_eq!(Format::from_extension(Path::new("g.mtx")), Some(Format::MatrixMarket));
+    /// assert_eq!(Format::from_extension(Path::new("g.txt")), Some(Format::EdgeList));
+    /// assert_eq!(Format::from_extension(Path::new("g.xlsx")), None);
+    /// ```
+    pub fn from_extension(path: &Path) -> Option<Self> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        Self::OUTPUT_EXTENSIONS
+            .iter()
+            .find(|(e, _)| *e == extension)
+            .map(|&(_, f)| f)
+    }
+
+    /// The output extensions [`Format::from_extension`] knows, with their formats.
+    pub const OUTPUT_EXTENSIONS: [(&'static str, Format); 9] = [
+        ("txt", Format::EdgeList),
+        ("el", Format::EdgeList),
+        ("edges", Format::EdgeList),
+        ("edgelist", Format::EdgeList),
+        ("mtx", Format::MatrixMarket),
+        ("v", Format::Graphalytics),
+        ("e", Format::Graphalytics),
+        ("properties", Format::Graphalytics),
+        ("pgb", Format::Binary),
+    ];
+}
+
+/// How to read text edge lists beyond what is detected: a header line and a delimiter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// Whether the first data line is a header (`source,target`) to skip: `None` detects it
+    /// (a first line none of whose fields is a number is a header).
+    pub header: Option<bool>,
+    /// A field separator besides blanks and commas (which always separate), such as `;` or
+    /// `|`: `None` detects `;` or `|` from the first data line.
+    pub delimiter: Option<u8>,
+}
+
+/// What a read found besides the graph.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Pairs of opposite arcs (`u v` and `v u`, `u != v`) in the file that an undirected
+    /// read merged into one edge each; 0 for a directed read.
+    pub reciprocal_pairs: usize,
+    /// The header line an edge list's reader skipped, if any.
+    pub header: Option<String>,
+    /// The separator besides blanks and commas that the reader used, if any.
+    pub delimiter: Option<u8>,
+    /// Whether the direction came from the file itself (a packgraph edge list's first
+    /// line, a Matrix Market banner, a Graphalytics properties file or a snapshot) rather
+    /// than the undirected default of edge lists.
+    pub direction_from_file: bool,
 }
 
 /// How to read a file.
@@ -259,13 +316,26 @@ impl Dataset {
 /// [`Error`] naming the file (and line and value for text) for anything unreadable or
 /// malformed; nothing is returned partially.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset> {
+    load_with(path, options, &TextOptions::default()).map(|(data, _)| data)
+}
+
+/// [`load`] with options for text edge lists, also saying what the read found
+/// ([`LoadReport`]: reciprocal arcs merged, a header skipped).
+///
+/// # Errors
+/// As [`load`]; also a header or delimiter that does not fit the file.
+pub fn load_with(
+    path: &Path,
+    options: &LoadOptions,
+    text: &TextOptions,
+) -> Result<(Dataset, LoadReport)> {
     let format = match options.format {
         Some(format) => format,
         None => Format::detect(path)?,
     };
     let progress = options.progress.as_ref();
     match format {
-        Format::EdgeList => edgelist::read(path, options.directed.unwrap_or(false), progress),
+        Format::EdgeList => edgelist::read(path, options.directed, text, progress),
         Format::MatrixMarket => mtx::read(path, options.directed, progress),
         Format::Graphalytics => {
             let files = graphalytics::Files::find(path).ok_or_else(|| {
@@ -294,7 +364,11 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset> {
                     ),
                 ));
             }
-            Ok(data)
+            let report = LoadReport {
+                direction_from_file: true,
+                ..LoadReport::default()
+            };
+            Ok((data, report))
         }
     }
 }
@@ -305,11 +379,15 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Dataset> {
 /// Named vertices: a snapshot keeps their names; an edge list writes each name as its word
 /// (a name that is no single word of text, see [`name_problem`], is an error; edge lists
 /// with names are for reading by other tools, [`load`] reads integer ids); Graphalytics
-/// datasets hold integers only.
+/// datasets hold integers only. Matrix Market numbers the vertices `1..=n` in the graph's
+/// internal order (see [`mtx::write`]).
+///
+/// An edge list states the vertex count and direction in its first line and lists the
+/// vertices without edges in `# isolated vertices:` lines, which [`load`] honours.
 ///
 /// # Errors
-/// [`Error`] if a file cannot be written, for Matrix Market, which is read-only, or for a
-/// graph with named vertices in a format that cannot hold them; nothing is written then.
+/// [`Error`] if a file cannot be written, or for a graph with named vertices in a format
+/// that cannot hold them; nothing is written then.
 pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<()> {
     if format == Format::EdgeList {
         // Checked before the file is created, so that a refusal leaves nothing behind.
@@ -332,10 +410,7 @@ pub fn save(dataset: &Dataset, path: &Path, format: Format) -> Result<()> {
             graphalytics::write(dataset, Path::new(prefix)).map(|_| ())
         }
         Format::Binary => binary::write(dataset, path),
-        Format::MatrixMarket => Err(Error::unsupported_file(
-            path,
-            "writing Matrix Market is not supported; write an edge list, Graphalytics or a snapshot (.pgb)",
-        )),
+        Format::MatrixMarket => write_file(path, |out| mtx::write(dataset, out)),
     }
 }
 
@@ -352,14 +427,59 @@ pub(crate) fn write_file(
 }
 
 /// Builds the graph of parsed edges (dense ids), weighted if a weight column was present;
-/// errors name the file.
+/// errors name the file. Also returns the pairs of opposite arcs an undirected graph merged
+/// ([`LoadReport::reciprocal_pairs`]).
 pub(crate) fn build(
     path: &Path,
     ids: IdMap,
     edges: Vec<(VertexId, VertexId)>,
     weights: Option<Vec<f64>>,
     directed: bool,
-) -> Result<Dataset> {
+) -> Result<(Dataset, usize)> {
     let n = ids.len();
-    Dataset::build(Some(ids), n, edges, weights, directed).map_err(|e| e.in_file(path))
+    let reciprocal = if directed {
+        0
+    } else {
+        reciprocal_pairs(&edges)
+    };
+    let data =
+        Dataset::build(Some(ids), n, edges, weights, directed).map_err(|e| e.in_file(path))?;
+    Ok((data, reciprocal))
+}
+
+/// The pairs `{u, v}` (`u != v`) of which both arcs `u v` and `v u` occur in `edges`
+/// (repeats counted once). Sorts a copy of the arcs: 8 bytes an edge, less than the
+/// external-id edges a reader frees before building.
+pub(crate) fn reciprocal_pairs(edges: &[(VertexId, VertexId)]) -> usize {
+    use rayon::prelude::*;
+    let key = |u: VertexId, v: VertexId| (u64::from(u) << 32) | u64::from(v);
+    let mut arcs: Vec<u64> = edges
+        .par_iter()
+        .filter(|(u, v)| u != v)
+        .map(|&(u, v)| key(u, v))
+        .collect();
+    arcs.par_sort_unstable();
+    arcs.dedup();
+    arcs.par_iter()
+        .filter(|&&arc| {
+            let (u, v) = ((arc >> 32) as VertexId, arc as VertexId);
+            u < v && arcs.binary_search(&key(v, u)).is_ok()
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    proptest! {
+        #[test]
+        fn reciprocal_pairs_match_a_set(edges in proptest::collection::vec((0u32..12, 0u32..12), 0..80)) {
+            let set: HashSet<(u32, u32)> = edges.iter().copied().collect();
+            let expected = set.iter().filter(|&&(u, v)| u < v && set.contains(&(v, u))).count();
+            prop_assert_eq!(reciprocal_pairs(&edges), expected);
+        }
+    }
 }

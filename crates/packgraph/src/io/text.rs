@@ -5,7 +5,7 @@
 //! Blank lines and lines whose first non-blank character is `#` or `%` are comments.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,7 +27,9 @@ pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 /// A file opened for reading: transparently decompressed when it starts with the gzip magic
 /// bytes, counting the file bytes consumed for progress reports.
 pub(crate) struct Input {
-    reader: Box<dyn Read + Send>,
+    /// Buffered, so that header lines read one at a time cost no system call each; block
+    /// reads larger than the buffer go straight to the source.
+    reader: BufReader<Box<dyn Read + Send>>,
     /// Whether the content is gzip-compressed.
     pub(crate) gzip: bool,
     consumed: Arc<AtomicU64>,
@@ -82,7 +84,7 @@ pub(crate) fn open(path: &Path) -> Result<Input, Error> {
         Box::new(raw)
     };
     Ok(Input {
-        reader,
+        reader: BufReader::with_capacity(1 << 16, reader),
         gzip,
         consumed,
     })
@@ -123,17 +125,17 @@ impl Input {
     /// Reads one line (without its terminator); `None` at the end of the input.
     pub(crate) fn read_line(&mut self, path: &Path) -> Result<Option<Vec<u8>>, Error> {
         let mut line = Vec::new();
-        let mut byte = [0u8; 1];
         loop {
-            match self.reader.read(&mut byte) {
+            match self.reader.read_until(b'\n', &mut line) {
                 Ok(0) => return Ok((!line.is_empty()).then_some(line)),
-                Ok(_) if byte[0] == b'\n' => {
+                Ok(_) if line.last() == Some(&b'\n') => {
+                    line.pop();
                     if line.last() == Some(&b'\r') {
                         line.pop();
                     }
                     return Ok(Some(line));
                 }
-                Ok(_) => line.push(byte[0]),
+                Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.read_error(path, e)),
             }
@@ -151,20 +153,31 @@ pub(crate) fn is_comment(line: &[u8]) -> bool {
 }
 
 #[inline]
-fn is_separator(b: u8) -> bool {
-    b == b' ' || b == b'\t' || b == b',' || b == b'\r' || b == b'\x0b' || b == b'\x0c'
+fn is_separator(b: u8, extra: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b',' || b == extra || b == b'\r' || b == b'\x0b' || b == b'\x0c'
 }
 
-/// Splits a line into fields separated by runs of blanks or commas.
+/// Splits a line into fields separated by runs of blanks or commas (and one more
+/// separator byte if asked, such as `;`).
 #[derive(Debug, Clone)]
 pub(crate) struct Fields<'a> {
     line: &'a [u8],
     pos: usize,
+    extra: u8,
 }
 
 impl<'a> Fields<'a> {
     pub(crate) fn new(line: &'a [u8]) -> Self {
-        Self { line, pos: 0 }
+        Self::with_separator(line, b',')
+    }
+
+    /// Fields separated by blanks, commas or `extra`.
+    pub(crate) fn with_separator(line: &'a [u8], extra: u8) -> Self {
+        Self {
+            line,
+            pos: 0,
+            extra,
+        }
     }
 }
 
@@ -175,7 +188,7 @@ impl<'a> Iterator for Fields<'a> {
     fn next(&mut self) -> Option<&'a [u8]> {
         let line = self.line;
         let mut i = self.pos;
-        while i < line.len() && is_separator(line[i]) {
+        while i < line.len() && is_separator(line[i], self.extra) {
             i += 1;
         }
         if i == line.len() {
@@ -183,7 +196,7 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         let start = i;
-        while i < line.len() && !is_separator(line[i]) {
+        while i < line.len() && !is_separator(line[i], self.extra) {
             i += 1;
         }
         self.pos = i;
