@@ -25,7 +25,11 @@
 //!    from Zipf(1.0) over vertex ids (rank 1 = vertex 0; `zipf`): deletes take a random
 //!    remaining edge of the drawn source (a source with none left is drawn again), inserts
 //!    a uniform random target.
-//! 4. **Recovery** (`recovery`): after the last full checkpoint, `--small-batch` batches
+//! 4. **Property checkpoints** (`properties`): the graph with an integer property `score`
+//!    on every vertex in a fresh store (`full_bytes`, as above), then `--change` of the
+//!    vertices (distinct, uniform) given a new value and `Store::checkpoint` (`ckpt_bytes`,
+//!    `ckpt_ratio` of the full size, `ckpt_time`): the changed values ride in the delta.
+//! 5. **Recovery** (`recovery`): after the last full checkpoint, `--small-batch` batches
 //!    logged past it, the store dropped and opened again: checkpoint read rate
 //!    (`ckpt_read`, checkpoint bytes over checkpoint load seconds, both as
 //!    `Store::recovery` reports them) and the open's wall time. Log replay (`replay`):
@@ -42,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use packgraph::graph::{Graph, GraphRead, SharedGraph, Update, VertexId};
+use packgraph::graph::{Graph, GraphRead, PropertyValue, SharedGraph, Update, VertexId};
 use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::store::{Store, StoreOptions, SyncPolicy};
 
@@ -178,6 +182,7 @@ fn measure(
 
     step("checkpoints and recovery");
     run.measure_checkpoints(&graph)?;
+    run.measure_properties(&graph)?;
     run.measure_replay(&graph)
 }
 
@@ -573,6 +578,57 @@ impl Run<'_> {
         Ok(())
     }
 
+    fn measure_properties(&mut self, graph: &Graph) -> anyhow::Result<()> {
+        let (args, dir) = (self.args, self.dir);
+        let param = u64::from(args.scale);
+        let store_dir = dir.join("properties");
+        let n = graph.num_vertices();
+        let mut rng = SplitMix64::new(args.common.seed, 17);
+        let mut with_values = copy_of(graph);
+        let mut all = Update::new();
+        for v in 0..n as VertexId {
+            all.set_property("score", v, PropertyValue::Int(rng.below(1 << 20) as i64));
+        }
+        with_values.apply(&all)?;
+        let store = Store::create(&store_dir, options(SyncPolicy::Batch), with_values)?;
+        let full = checkpoint_bytes(&store_dir)?;
+        // `--change` of the vertices, distinct, drawn uniformly, get a new value.
+        let count = ((n as f64 * args.change).round() as usize).clamp(1, n);
+        let mut vertices: Vec<VertexId> = (0..n as VertexId).collect();
+        for i in 0..count {
+            let j = i + rng.below((n - i) as u64) as usize;
+            vertices.swap(i, j);
+        }
+        let mut change = Update::new();
+        for &v in &vertices[..count] {
+            change.set_property(
+                "score",
+                v,
+                PropertyValue::Int(-1 - rng.below(1 << 20) as i64),
+            );
+        }
+        store.commit(&change)?;
+        let (stats, time) = timed(|| store.checkpoint());
+        let stats = stats?;
+        eprintln!(
+            "properties: {count} of {n} values changed, checkpoint {} ({} units written, {} reused)",
+            if stats.delta { "a delta" } else { "a new base" },
+            stats.units_written,
+            stats.units_reused
+        );
+        for (op, value, unit) in [
+            ("full_bytes", full as f64, "bytes"),
+            ("ckpt_bytes", stats.bytes_written as f64, "bytes"),
+            ("ckpt_ratio", stats.bytes_written as f64 / full as f64, "x"),
+            ("ckpt_time", time.as_secs_f64(), "s"),
+        ] {
+            self.row(("properties", op), param, (value, unit), Some(count as u64))?;
+        }
+        drop(store);
+        fs::remove_dir_all(&store_dir)?;
+        Ok(())
+    }
+
     fn measure_replay(&mut self, graph: &Graph) -> anyhow::Result<()> {
         let (args, dir) = (self.args, self.dir);
         let store_dir = dir.join("replay");
@@ -702,6 +758,10 @@ mod tests {
             ("zipf", "full_time", 8),
             ("recovery", "ckpt_read", 8),
             ("recovery", "open_time", 8),
+            ("properties", "full_bytes", 8),
+            ("properties", "ckpt_bytes", 8),
+            ("properties", "ckpt_ratio", 8),
+            ("properties", "ckpt_time", 8),
             ("replay", "append", 300),
             ("replay", "apply_memory", 300),
             ("replay", "replay", 300),

@@ -9,6 +9,7 @@ mod reorder;
 mod run;
 mod serve;
 mod stream;
+mod upgrade;
 
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
@@ -77,6 +78,8 @@ enum Command {
     /// durable), queries on consistent snapshots (`GET /run/ALGORITHM`), pinned versions,
     /// checkpoints and metrics; prints `listening on http://ADDR` once it accepts requests.
     Serve(serve::ServeArgs),
+    /// Rewrite a data directory of an earlier format version in this build's format.
+    Upgrade(upgrade::UpgradeArgs),
 }
 
 fn main() -> ExitCode {
@@ -166,6 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify(args) => pool.install(|| durable::verify(&args)),
         Command::Recover(args) => pool.install(|| durable::recover(&args)),
         Command::Serve(args) => serve::run(&args, Arc::new(pool)),
+        Command::Upgrade(args) => pool.install(|| upgrade::upgrade(&args)),
     }
 }
 

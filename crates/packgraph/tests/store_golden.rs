@@ -265,3 +265,86 @@ fn golden_v2_reads_back_and_keeps_an_unknown_id() {
     );
     assert_eq!(u128::from_le_bytes(manifest[72..88].try_into().unwrap()), 0);
 }
+
+/// The graph `store-v3` holds: the batches `tests/formats_written.rs` committed when it
+/// wrote format 3 (a full checkpoint, a delta checkpoint, one record after them).
+fn expected_v3() -> WeightedGraph {
+    let mut v3 = WeightedGraph::new_weighted(true);
+    let mut first = Update::new();
+    first
+        .add_vertices([ExternalId::from(1u64 << 40), ExternalId::from(7u64)])
+        .insert_weighted_edges(&[(0, 1, 0.5), (1, 0, 2.0)])
+        .set_property("age", 0, PropertyValue::Int(-42))
+        .set_property("ok", 1, PropertyValue::Bool(true));
+    let mut second = Update::new();
+    second
+        .min_vertices(40)
+        .delete_edges(&[(1, 0)])
+        .insert_weighted_edges(
+            &(0..39)
+                .map(|i| (i, i + 1, f64::from(i)))
+                .collect::<Vec<_>>(),
+        );
+    for batch in [&first, &second, &first] {
+        v3.apply(batch).unwrap();
+    }
+    v3
+}
+
+fn properties_of(g: &WeightedGraph) -> Vec<(String, u32, String)> {
+    let mut out = Vec::new();
+    for name in g.properties().names() {
+        for (v, value) in g.properties().column(name).into_iter().flatten() {
+            out.push((name.to_owned(), v, value.to_string()));
+        }
+    }
+    out
+}
+
+/// Format 3 (`tests/golden/store-v3`, `store-v3-unweighted`: what `tests/formats_written.rs`
+/// wrote before format 4 put property changes in the delta) reads back; written to, its
+/// first checkpoint is a full one in format 4 (a delta needs a base of format 4), and the
+/// next one a delta again; `packgraph upgrade` is tested in the CLI's tests.
+#[test]
+fn golden_v3_reads_back_and_its_next_checkpoint_is_full() {
+    let want = expected_v3();
+    let dir = golden_v2("store-v3");
+    assert_eq!(store::format_version(&dir).unwrap(), 3);
+    let got: WeightedGraph = store::load_graph(&dir).unwrap();
+    assert_same(&got, &want);
+    assert_eq!(properties_of(&got), properties_of(&want));
+    let report = store::verify(&dir).unwrap();
+    assert_eq!((report.records, report.torn_bytes), (1, 0));
+    let unweighted: Graph = store::load_graph(&golden_v2("store-v3-unweighted")).unwrap();
+    assert_eq!(unweighted.num_vertices(), 61);
+    store::verify(&golden_v2("store-v3-unweighted")).unwrap();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("g");
+    copy_dir(&dir, &copy);
+    let mut want = want;
+    let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    let mut more = Update::new();
+    more.insert_weighted_edges(&[(2, 3, 1.5)])
+        .set_property("age", 5, PropertyValue::Int(5))
+        .remove_property("ok", 1);
+    want.apply(&more).unwrap();
+    store.commit(&more).unwrap();
+    assert!(!store.checkpoint().unwrap().delta);
+    assert_eq!(
+        store::format_version(&copy).unwrap(),
+        store::STORE_FORMAT_VERSION
+    );
+    let mut again = Update::new();
+    again
+        .set_property("age", 0, PropertyValue::Int(1))
+        .set_property("age", 6, PropertyValue::Float(0.5));
+    want.apply(&again).unwrap();
+    store.commit(&again).unwrap();
+    assert!(store.checkpoint().unwrap().delta);
+    drop(store);
+    let got: WeightedGraph = store::load_graph(&copy).unwrap();
+    assert_same(&got, &want);
+    assert_eq!(properties_of(&got), properties_of(&want));
+    store::verify(&copy).unwrap();
+}

@@ -124,6 +124,14 @@ impl AnyStore {
         with_store!(self, s => s.checkpoint())
     }
 
+    /// See [`Store::checkpoint_full`].
+    ///
+    /// # Errors
+    /// As [`Store::checkpoint`].
+    pub fn checkpoint_full(&self) -> Result<CheckpointStats> {
+        with_store!(self, s => s.checkpoint_full())
+    }
+
     /// See [`Store::recovery`].
     pub fn recovery(&self) -> RecoveryStats {
         with_store!(self, s => s.recovery())

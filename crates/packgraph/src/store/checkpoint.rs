@@ -2,9 +2,9 @@
 //!
 //! A checkpoint is a snapshot of the latest version, taken without stopping the writer
 //! and written as content-addressed units into one new pack: a delta against the base when
-//! the edges changed little since it, else a new base (a page unit per page of each edge
-//! array, the base unit listing them, the ids unit); then the properties unit, and the
-//! manifest last (write, `fsync`, rename, `fsync` the directory). A unit whose hash the
+//! the edges and properties changed little since it (the net change of both), else a new
+//! base (a page unit per page of each edge array, the base unit listing them, the ids and
+//! the properties units); the manifest last (write, `fsync`, rename, `fsync` the directory). A unit whose hash the
 //! last manifest references, in a pack at least half live, is pointed to again rather than
 //! written. Once the manifest is durable, packs it does not reference and log segments it
 //! covers are deleted ([`collect_garbage`]). A checkpoint starts in the background after a
@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::format::DELTA_PROPERTIES;
 use super::format::{pack_name, parse_pack_name, unit_hash, Manifest, PackWriter, UnitKind};
 use super::format::{UnitRef, MANIFEST};
 use super::units::{self, ArrayShape, Base};
@@ -104,7 +105,11 @@ impl<C: StoreLeaf> CheckpointState<C> {
         self.base_units = base
             .pages()
             .copied()
-            .chain([self.manifest.base, self.manifest.ids])
+            .chain([
+                self.manifest.base,
+                self.manifest.ids,
+                self.manifest.properties,
+            ])
             .map(|u| (u.hash, u))
             .collect();
     }
@@ -256,7 +261,9 @@ fn delta_payload<C: StoreLeaf>(
     snapshot: &Snapshot<C>,
     full: bool,
 ) -> Option<Vec<u8>> {
-    if full || state.manifest.base == placeholder() {
+    // Before format 4 the properties unit held the checkpoint's values, not the base's:
+    // a delta (which now carries property changes) needs a base of this format first.
+    if full || state.manifest.base == placeholder() || state.manifest.version < DELTA_PROPERTIES {
         return None;
     }
     let bytes = units::delta(&state.base, snapshot).encode();
@@ -282,8 +289,8 @@ fn write_array<C: StoreLeaf>(writer: &mut UnitWriter, parts: &PmaPartsRef<'_>) -
     ArrayShape::of(parts, pages)
 }
 
-/// Adds a new base of `snapshot` (its pages, the base unit, the ids unit) to `manifest`;
-/// returns the base unit's contents.
+/// Adds a new base of `snapshot` (its pages, the base unit, the ids unit, the properties
+/// unit) to `manifest`; returns the base unit's contents.
 fn write_base<C: StoreLeaf>(
     writer: &mut UnitWriter,
     manifest: &mut Manifest,
@@ -303,6 +310,8 @@ fn write_base<C: StoreLeaf>(
     manifest.base = writer.add_hashed(UnitKind::Base, &base.encode());
     let ids = units::ids_payload(snapshot.ids());
     manifest.ids = writer.add_hashed(UnitKind::Ids, &ids);
+    let props = units::properties_payload(snapshot);
+    manifest.properties = writer.add_hashed(UnitKind::Properties, &props);
     manifest.delta = None;
     manifest.base_seq = seq;
     base
@@ -369,9 +378,8 @@ pub(super) fn write_checkpoint<C: StoreLeaf>(
         }
         None => new_base = Some(write_base(&mut writer, &mut manifest, snapshot, seq)),
     }
-    let props = units::properties_payload(snapshot);
-    manifest.properties = writer.add_hashed(UnitKind::Properties, &props);
     manifest.number += 1;
+    manifest.version = super::STORE_FORMAT_VERSION;
     manifest.log_seq = seq;
     manifest.graph_version = snapshot.version();
     manifest.num_vertices = snapshot.num_vertices() as u64;

@@ -13,11 +13,16 @@ use crate::{Error, Result};
 
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
 /// pages ([`UnitKind::GroupPage`]) for unweighted graphs; version 3 the directory id in
-/// every pack header and manifest.
-pub const STORE_FORMAT_VERSION: u32 = 3;
+/// every pack header and manifest; version 4 property changes in the delta unit, whose
+/// manifest's properties unit then holds the base's values.
+pub const STORE_FORMAT_VERSION: u32 = 4;
 /// The oldest format version this build reads: version 1 data directories are read (their
 /// unweighted pages re-encoded on load) and their next full checkpoint writes version 2.
 pub const STORE_OLDEST_READABLE: u32 = 1;
+
+/// The first format version whose delta unit carries the property changes since the base
+/// (the properties unit then holds the base's values, applied before the delta).
+pub(super) const DELTA_PROPERTIES: u32 = 4;
 
 /// The first format version whose packs and manifests carry the directory id.
 const FIRST_WITH_ID: u32 = 3;
@@ -30,6 +35,9 @@ const PACK_MAGIC: &[u8; 8] = b"PGRAPHPK";
 const PACK_END: &[u8; 8] = b"PGPKEND\0";
 const MANIFEST_MAGIC: &[u8; 8] = b"PGRAPHMF";
 /// A pack header's bytes: 24 before format 3, 40 (with the directory id) since.
+/// The longest pack header (of any version this build reads).
+pub(super) const PACK_HEADER_MAX: usize = 40;
+
 fn pack_header_len(version: u32) -> usize {
     if version >= FIRST_WITH_ID {
         40

@@ -52,7 +52,8 @@
 //!   [`RecoveryStats`].
 //! * `open.rs`: [`Store::create`], [`Store::open`] (lock, recover, resume the log) and
 //!   closing on drop.
-//! * `recover.rs`: reading a directory back, step by step in the order recovery does it.
+//! * `recover.rs`: reading a directory back, step by step in the order recovery does it;
+//!   `replay.rs`: the log's records applied in merged batches.
 //! * `commit.rs`: the write path: append to the log, sync, group commit.
 //! * `checkpoint.rs`: writing checkpoints (delta or new base, units reused by hash), the
 //!   background checkpoint, and deleting packs and log segments no manifest needs.
@@ -74,6 +75,7 @@ mod mark;
 mod open;
 mod options;
 mod recover;
+mod replay;
 mod units;
 mod verify;
 mod vfs;
@@ -100,7 +102,7 @@ use crate::Error;
 pub use self::any::{load_any, AnyStore};
 pub use self::format::{STORE_FORMAT_VERSION, STORE_OLDEST_READABLE};
 pub use self::options::{CheckpointStats, RecoveryStats, StoreOptions, SyncPolicy};
-pub use self::recover::{is_store, load_graph};
+pub use self::recover::{format_version, is_store, load_graph};
 pub use self::units::StoreLeaf;
 pub use self::verify::{verify, verify_with, VerifyReport};
 pub use self::vfs::{OsVfs, SimVfs, Vfs, VfsFile, VfsLock};

@@ -1,8 +1,9 @@
 //! Reading a data directory back, in the order recovery does it: the manifest, the base
-//! unit, the edge arrays of its pages, the vertex ids, the delta and properties units, the
-//! manifest's counts, then the log after the checkpoint.
+//! unit, the units it and the manifest name (each pack read once, only those units'
+//! bytes), the edge arrays of its pages (in parallel), the vertex ids, the properties and
+//! delta units, the manifest's counts, then the log after the checkpoint (`replay.rs`).
 //!
-//! Every unit's CRC-32C and hash are checked as its pack is read, and the arrays are
+//! Every unit's CRC-32C and hash are checked before it is used, and the arrays are
 //! validated as the graph is rebuilt; damage is an [`Error::Corrupt`] naming the file and,
 //! where known, the byte offset. [`load`] takes no lock: [`Store::open`](super::Store::open)
 //! takes the writer's lock first, [`load_graph`] reads beside a writer.
@@ -13,13 +14,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::checkpoint::CheckpointState;
+use super::format::DELTA_PROPERTIES;
 use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
+use super::replay::{Replayer, MERGE_OPS};
 use super::units::{self, ArrayShape, Base};
 use super::{mark, wal};
 use super::{OsVfs, RecoveryStats, Seq, StoreLeaf, Vfs};
-use crate::graph::{Graph, GraphRead, Update};
+use crate::graph::{Graph, GraphRead, Snapshot, Update};
 use crate::pma::PmaParts;
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 /// A graph loaded from a directory: the latest durable state.
 pub(super) struct Loaded<C: StoreLeaf> {
@@ -78,13 +82,15 @@ fn check_kind<C: StoreLeaf>(dir: &Path, manifest: &Manifest) -> Result<()> {
     Ok(())
 }
 
-/// Pack files read so far, by number.
+/// Pack files read so far, by number: each as long as the file, holding its header and
+/// the units asked for (a pack's dead units are not read).
 struct Packs<'a> {
     vfs: &'a dyn Vfs,
     dir: &'a Path,
     /// The directory's id, which every pack's header must carry.
     dir_id: u128,
     files: HashMap<u64, Vec<u8>>,
+    /// Bytes read from the packs.
     bytes: u64,
 }
 
@@ -99,15 +105,23 @@ impl<'a> Packs<'a> {
         }
     }
 
-    fn unit(&mut self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
-        self.unit_of(unit, &[kind]).map(|(_, payload)| payload)
-    }
-
-    /// The payload of `unit`, which must be of one of `kinds`, and its kind.
-    fn unit_of(&mut self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
-        let path = self.dir.join(pack_name(unit.pack));
-        if !self.files.contains_key(&unit.pack) {
-            let bytes = self.vfs.read(&path).map_err(|e| {
+    /// Reads the header and `units` of every pack they lie in (replacing what was read of
+    /// those packs before), each pack's units in one pass over the file.
+    fn read(&mut self, units: &[&UnitRef]) -> Result<()> {
+        let mut by_pack: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+        for unit in units {
+            let span = (
+                unit.offset,
+                unit.len.saturating_add(format::UNIT_HEADER as u64 + 4),
+            );
+            by_pack.entry(unit.pack).or_default().push(span);
+        }
+        let mut packs: Vec<_> = by_pack.into_iter().collect();
+        packs.sort_unstable_by_key(|(pack, _)| *pack);
+        for (pack, mut spans) in packs {
+            spans.push((0, format::PACK_HEADER_MAX as u64));
+            let path = self.dir.join(pack_name(pack));
+            let bytes = self.vfs.read_ranges(&path, &spans).map_err(|e| {
                 if e.kind() == io::ErrorKind::NotFound {
                     Error::Corrupt {
                         path: Some(path.clone()),
@@ -118,11 +132,27 @@ impl<'a> Packs<'a> {
                     Error::io(&path, e)
                 }
             })?;
-            check_pack_header(&path, unit.pack, self.dir_id, &bytes)?;
-            self.bytes += bytes.len() as u64;
-            self.files.insert(unit.pack, bytes);
+            check_pack_header(&path, pack, self.dir_id, &bytes)?;
+            self.bytes += read_bytes(&spans, bytes.len() as u64);
+            self.files.insert(pack, bytes);
         }
-        format::read_unit_of(&path, &self.files[&unit.pack], unit, kinds)
+        Ok(())
+    }
+
+    fn unit(&self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
+        self.unit_of(unit, &[kind]).map(|(_, payload)| payload)
+    }
+
+    /// The payload of `unit` (read by [`Packs::read`]), which must be of one of `kinds`,
+    /// and its kind.
+    fn unit_of(&self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
+        let path = self.path(unit);
+        let bytes = self.files.get(&unit.pack).ok_or_else(|| Error::Corrupt {
+            path: Some(path.clone()),
+            offset: Some(unit.offset),
+            reason: "a unit of a pack that was not read".into(),
+        })?;
+        format::read_unit_of(&path, bytes, unit, kinds)
     }
 
     fn path(&self, unit: &UnitRef) -> PathBuf {
@@ -137,9 +167,28 @@ impl<'a> Packs<'a> {
     }
 }
 
+/// Bytes in the union of `spans` (offset, length) within a file of `len` bytes.
+fn read_bytes(spans: &[(u64, u64)], len: u64) -> u64 {
+    let mut spans: Vec<(u64, u64)> = spans
+        .iter()
+        .map(|&(at, n)| (at.min(len), at.saturating_add(n).min(len)))
+        .collect();
+    spans.sort_unstable();
+    let (mut total, mut reached) = (0, 0);
+    for (start, end) in spans {
+        let start = start.max(reached);
+        if end > start {
+            total += end - start;
+            reached = end;
+        }
+    }
+    total
+}
+
 /// Reads the manifest's base unit, which must agree with the manifest on whether the graph
 /// is directed.
 fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
+    packs.read(&[&manifest.base])?;
     let base_path = packs.path(&manifest.base);
     let base = Base::decode(
         packs.unit(&manifest.base, UnitKind::Base)?,
@@ -160,52 +209,98 @@ fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
     Ok(base)
 }
 
-/// Loads the arrays of `shape` from their page units; returns them with the pages' kind
-/// ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for every page).
-fn load_array(packs: &mut Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKind)> {
-    let mut parts = shape.empty_parts()?;
+/// Loads the arrays of `shape` from their page units (read by [`Packs::read`]); returns
+/// them with the pages' kind ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for
+/// every page). Pages are checked (CRC-32C and hash) and copied into place in parallel;
+/// errors are reported for the first page in order that has one.
+fn load_array(packs: &Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKind)> {
+    const KINDS: [UnitKind; 2] = [UnitKind::Page, UnitKind::GroupPage];
+    let at = |page: &UnitRef| page.offset + format::UNIT_HEADER as u64;
+    let checked: Vec<Result<(UnitKind, &[u8], usize)>> = shape
+        .pages
+        .par_iter()
+        .map(|page| {
+            let (kind, payload) = packs.unit_of(page, &KINDS)?;
+            let count = units::page_leaf_count(payload, &packs.path(page), at(page))?;
+            Ok((kind, payload, count))
+        })
+        .collect();
+    let mut pages = Vec::with_capacity(checked.len());
     let mut kind = None;
-    for page in &shape.pages {
-        let path = packs.path(page);
-        let (found, payload) = packs.unit_of(page, &[UnitKind::Page, UnitKind::GroupPage])?;
+    let mut leaves = 0usize;
+    for (page, found) in shape.pages.iter().zip(checked) {
+        let (found, payload, count) = found?;
         if kind.is_some_and(|k| k != found) {
             return Err(Error::Corrupt {
-                path: Some(path),
+                path: Some(packs.path(page)),
                 offset: Some(page.offset),
                 reason: "an edge array mixes pages of two leaf encodings".into(),
             });
         }
         kind = Some(found);
-        units::read_page(
-            payload,
-            &path,
-            page.offset + format::UNIT_HEADER as u64,
-            &mut parts,
-        )?;
+        leaves = leaves.saturating_add(count);
+        pages.push((page, payload, count));
     }
-    if parts.used.len() != shape.num_leaves {
+    if leaves != shape.num_leaves {
         return Err(Error::corrupt(format!(
-            "the base unit promises {} leaves, its pages hold {}",
-            shape.num_leaves,
-            parts.used.len()
+            "the base unit promises {} leaves, its pages hold {leaves}",
+            shape.num_leaves
         )));
     }
+    let mut parts = shape.zeroed_parts()?;
+    let slots = page_slots(&mut parts, pages.iter().map(|p| p.2));
+    let filled: Vec<Result<()>> = pages
+        .par_iter()
+        .zip(slots)
+        .map(|(&(page, payload, _), slot)| {
+            units::fill_page(payload, &packs.path(page), at(page), slot)
+        })
+        .collect();
+    filled.into_iter().collect::<Result<()>>()?;
     Ok((parts, kind.unwrap_or(UnitKind::Page)))
+}
+
+/// `parts` cut into one slot per page of `counts` leaves each (which sum to its leaves).
+fn page_slots(
+    parts: &mut PmaParts,
+    counts: impl Iterator<Item = usize>,
+) -> Vec<units::PageSlot<'_>> {
+    let leaf_bytes = parts.leaf_bytes;
+    let (mut data, mut used, mut heads) = (
+        &mut parts.data[..],
+        &mut parts.used[..],
+        &mut parts.heads[..],
+    );
+    let mut slots = Vec::new();
+    for count in counts {
+        let (d, rest_d) = std::mem::take(&mut data).split_at_mut(count * leaf_bytes);
+        let (u, rest_u) = std::mem::take(&mut used).split_at_mut(count);
+        let (h, rest_h) = std::mem::take(&mut heads).split_at_mut(count);
+        (data, used, heads) = (rest_d, rest_u, rest_h);
+        slots.push(units::PageSlot {
+            leaf_bytes,
+            data: d,
+            used: u,
+            heads: h,
+        });
+    }
+    slots
 }
 
 /// The out- and (directed) in-arrays of `base`, and whether their pages are in the byte
 /// codes an unweighted graph was stored in before version 2 (to be re-encoded).
 fn load_arrays<C: StoreLeaf>(
-    packs: &mut Packs<'_>,
+    packs: &Packs<'_>,
     manifest: &Manifest,
     base: &Base,
 ) -> Result<(PmaParts, Option<PmaParts>, bool)> {
-    let (out, out_kind) = load_array(packs, &base.out)?;
-    let (incoming, in_kind) = match base.incoming.as_ref() {
-        Some(shape) => {
-            let (parts, kind) = load_array(packs, shape)?;
-            (Some(parts), Some(kind))
-        }
+    let (out, incoming) = rayon::join(
+        || load_array(packs, &base.out),
+        || base.incoming.as_ref().map(|shape| load_array(packs, shape)),
+    );
+    let (out, out_kind) = out?;
+    let (incoming, in_kind) = match incoming.transpose()? {
+        Some((parts, kind)) => (Some(parts), Some(kind)),
         None => (None, None),
     };
     // Pages of a weighted graph are byte-coded maps in every version; an unweighted graph's
@@ -228,7 +323,7 @@ fn load_arrays<C: StoreLeaf>(
 /// The checkpoint's base graph: the edge arrays `base` lists, validated, with the vertex
 /// ids of the manifest's ids unit.
 fn load_base_graph<C: StoreLeaf>(
-    packs: &mut Packs<'_>,
+    packs: &Packs<'_>,
     manifest: &Manifest,
     base: &Base,
 ) -> Result<Graph<C>> {
@@ -263,7 +358,7 @@ fn load_base_graph<C: StoreLeaf>(
 /// Applies a unit's update to `graph`, as a corruption of the unit if it does not apply.
 fn apply_unit<C: StoreLeaf>(
     graph: &mut Graph<C>,
-    packs: &mut Packs<'_>,
+    packs: &Packs<'_>,
     unit: &UnitRef,
     kind: UnitKind,
 ) -> Result<()> {
@@ -279,19 +374,29 @@ fn apply_unit<C: StoreLeaf>(
     Ok(())
 }
 
-/// Brings the base graph to the checkpoint's version: its delta unit (if any), then its
-/// properties unit.
+/// Brings the base graph to the checkpoint's version: its properties unit, then its delta
+/// unit (if any). Since format 4 the properties unit holds the base's values and the delta
+/// the changes since; before, the properties unit held the checkpoint's values (maybe of
+/// vertices the delta adds) and is applied last. Returns the base version (the base graph
+/// with the base's properties), which the next delta is taken against.
 fn apply_checkpoint_units<C: StoreLeaf>(
     graph: &mut Graph<C>,
-    packs: &mut Packs<'_>,
+    packs: &Packs<'_>,
     manifest: &Manifest,
-) -> Result<()> {
+) -> Result<Snapshot<C>> {
+    let properties_first = manifest.version >= DELTA_PROPERTIES;
+    if properties_first {
+        apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+    }
+    let base = graph.snapshot();
     if let Some(delta) = &manifest.delta {
         apply_unit(graph, packs, delta, UnitKind::Delta)?;
     }
-    apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+    if !properties_first {
+        apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+    }
     graph.set_version(manifest.graph_version);
-    Ok(())
+    Ok(base)
 }
 
 /// Checks the loaded checkpoint against the vertex and arc counts the manifest promises.
@@ -334,22 +439,20 @@ fn replay_log<C: StoreLeaf>(
     graph: &mut Graph<C>,
 ) -> Result<Replayed> {
     let from = manifest.log_seq;
-    let log = wal::scan(
+    let mut replayer = Replayer::new(graph, MERGE_OPS);
+    let scanned = wal::scan(
         vfs,
         dir,
         manifest.dir_id,
         from,
         mode.cut_damaged,
-        |seq, payload| {
-            let update = Update::decode(payload)?;
-            check_growth(&update, graph.num_vertices())
-                .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
-            graph.apply(&update).map_err(|e| {
-                Error::corrupt(format!("record {seq} does not apply to the graph: {e}"))
-            })?;
-            Ok(())
-        },
-    )?;
+        |seq, payload, path, at| replayer.record(seq, payload, path, at),
+    );
+    // The records before the one a scan error names were read whole: a record among them
+    // that does not apply is the error sequential replay would have stopped at first.
+    let flushed = replayer.flush();
+    flushed?;
+    let log = scanned?;
     let log_end = log.next_seq - 1;
     // A damaged last record cut off on request was written, maybe acknowledged: its
     // number is not given out again either.
@@ -507,9 +610,11 @@ fn load_from<C: StoreLeaf>(
     let started = Instant::now();
     let mut packs = Packs::new(vfs, dir, manifest.dir_id);
     let base = read_base(&mut packs, &manifest)?;
-    let mut graph = load_base_graph::<C>(&mut packs, &manifest, &base)?;
-    let base_version = graph.snapshot();
-    apply_checkpoint_units(&mut graph, &mut packs, &manifest)?;
+    let listed: Vec<UnitRef> = manifest.units().map(|(_, unit)| unit).collect();
+    let units: Vec<&UnitRef> = base.pages().chain(&listed).collect();
+    packs.read(&units)?;
+    let mut graph = load_base_graph::<C>(&packs, &manifest, &base)?;
+    let base_version = apply_checkpoint_units(&mut graph, &packs, &manifest)?;
     check_counts(dir, &manifest, &graph)?;
     let checkpoint_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -552,6 +657,17 @@ fn load_from<C: StoreLeaf>(
 /// As [`Store::open`](super::Store::open), except that a locked directory is not an error.
 pub fn load_graph<C: StoreLeaf>(dir: &Path) -> Result<Graph<C>> {
     Ok(load::<C>(&OsVfs, dir)?.graph)
+}
+
+/// The format version of the data directory `dir`: its manifest's (a directory of an
+/// earlier version than [`STORE_FORMAT_VERSION`](super::STORE_FORMAT_VERSION) is read as it
+/// is and written in this build's format from its next checkpoint on).
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `dir` has no manifest, [`Error::Corrupt`] if it is damaged,
+/// [`Error::Unsupported`] for a version this build does not read.
+pub fn format_version(dir: &Path) -> Result<u32> {
+    Ok(read_manifest(&OsVfs, dir)?.version)
 }
 
 /// Whether `dir` looks like a data directory (it has a manifest).

@@ -8,7 +8,9 @@ use rayon::prelude::*;
 
 use super::format::{in_file, reader, UnitRef, UNIT_REF_BYTES};
 use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
-use crate::graph::{EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Update, VertexId};
+use crate::graph::{
+    EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Properties, PropertyValue, Update, VertexId,
+};
 use crate::pma::{ArrayDims, DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
 use crate::{Error, Result};
 
@@ -86,46 +88,92 @@ pub(super) fn page_payloads(parts: &PmaPartsRef<'_>) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Appends the page unit `payload` to `parts` (leaves padded back to `leaf_bytes`).
-pub(super) fn read_page(
-    payload: &[u8],
-    path: &Path,
-    offset: u64,
-    parts: &mut PmaParts,
-) -> Result<()> {
-    read_page_into(&mut reader(payload, offset), parts).map_err(in_file(path))
+/// The leaf count of the page unit `payload` (read at `offset` of file `path`): where
+/// its leaves go in the array, before [`fill_page`] copies them there.
+pub(super) fn page_leaf_count(payload: &[u8], path: &Path, offset: u64) -> Result<usize> {
+    leaf_count(&mut reader(payload, offset)).map_err(in_file(path))
 }
 
-fn read_page_into(r: &mut ByteReader<&[u8]>, parts: &mut PmaParts) -> Result<(), BytesError> {
-    let leaf_bytes = parts.leaf_bytes;
+fn leaf_count(r: &mut ByteReader<&[u8]>) -> Result<usize, BytesError> {
     let at = r.offset();
     // Each leaf takes at least its size and its head.
     let count = r.count_u32(12, "the page's leaf count")?;
     if count == 0 {
         return Err(r.invalid(at, "the page's leaf count", "a page of 0 leaves"));
     }
-    let first = parts.used.len();
+    Ok(count)
+}
+
+/// Where one page's leaves go: `used.len()` leaves of `leaf_bytes` bytes.
+pub(super) struct PageSlot<'a> {
+    pub(super) leaf_bytes: usize,
+    pub(super) data: &'a mut [u8],
+    pub(super) used: &'a mut [u32],
+    pub(super) heads: &'a mut [u64],
+}
+
+/// Copies the page unit `payload` into `slot`, which holds as many leaves as the page
+/// ([`page_leaf_count`]) and is zeroed (the leaves' free tails stay zero).
+pub(super) fn fill_page(
+    payload: &[u8],
+    path: &Path,
+    offset: u64,
+    slot: PageSlot<'_>,
+) -> Result<()> {
+    fill_page_from(&mut reader(payload, offset), slot).map_err(in_file(path))
+}
+
+fn fill_page_from(r: &mut ByteReader<&[u8]>, slot: PageSlot<'_>) -> Result<(), BytesError> {
+    let count = leaf_count(r)?;
+    let leaf_bytes = slot.leaf_bytes;
+    if count != slot.used.len() || slot.data.len() != count * leaf_bytes || leaf_bytes == 0 {
+        return Err(r.invalid(0, "the page's leaf count", "no room for the page's leaves"));
+    }
     let sizes_at = r.offset();
-    r.words_into(count, &mut parts.used, "the leaf sizes")?;
-    if let Some(j) = parts.used[first..]
-        .iter()
-        .position(|&u| u as usize > leaf_bytes)
-    {
-        let used = parts.used[first + j];
+    let sizes = r.take(count * 4, "the leaf sizes")?;
+    for (used, bytes) in slot.used.iter_mut().zip(sizes.chunks_exact(4)) {
+        *used = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    if let Some(j) = slot.used.iter().position(|&u| u as usize > leaf_bytes) {
+        let used = slot.used[j];
         return Err(r.invalid(
             sizes_at + 4 * j as u64,
             "a leaf size",
             format!("a leaf uses {used} of {leaf_bytes} bytes"),
         ));
     }
-    r.words_into(count, &mut parts.heads, "the leaf heads")?;
-    for j in 0..count {
-        let used = parts.used[first + j] as usize;
-        let bytes = r.take(used, "the leaf bytes")?;
-        parts.data.extend_from_slice(bytes);
-        parts.data.resize(parts.data.len() + leaf_bytes - used, 0);
+    let heads = r.take(count * 8, "the leaf heads")?;
+    for (head, bytes) in slot.heads.iter_mut().zip(heads.chunks_exact(8)) {
+        *head = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+    }
+    for (leaf, &used) in slot.data.chunks_exact_mut(leaf_bytes).zip(slot.used.iter()) {
+        let bytes = r.take(used as usize, "the leaf bytes")?;
+        leaf[..bytes.len()].copy_from_slice(bytes);
     }
     r.finish("the page's last leaf")
+}
+
+/// Appends the page unit `payload` to `parts` (leaves padded back to `leaf_bytes`).
+#[cfg(test)]
+pub(super) fn read_page(
+    payload: &[u8],
+    path: &Path,
+    offset: u64,
+    parts: &mut PmaParts,
+) -> Result<()> {
+    let count = page_leaf_count(payload, path, offset)?;
+    let first = parts.used.len();
+    parts.used.resize(first + count, 0);
+    parts.heads.resize(first + count, 0);
+    let data = parts.data.len();
+    parts.data.resize(data + count * parts.leaf_bytes, 0);
+    let slot = PageSlot {
+        leaf_bytes: parts.leaf_bytes,
+        data: &mut parts.data[data..],
+        used: &mut parts.used[first..],
+        heads: &mut parts.heads[first..],
+    };
+    fill_page(payload, path, offset, slot)
 }
 
 /// One edge array's shape in the base unit.
@@ -186,20 +234,26 @@ impl ArrayShape {
         }
     }
 
-    /// Empty arrays of this shape to read the pages into.
-    pub(super) fn empty_parts(&self) -> Result<PmaParts> {
+    /// Zeroed arrays of this shape to copy the pages into.
+    pub(super) fn zeroed_parts(&self) -> Result<PmaParts> {
         let bytes = self
             .num_leaves
             .checked_mul(self.leaf_bytes)
             .filter(|&b| b < 1 << 46)
             .ok_or_else(|| Error::corrupt("an edge array too large to be real"))?;
+        if self.leaf_bytes == 0 || self.leaf_bytes > 1 << 20 {
+            return Err(Error::corrupt(format!(
+                "the base unit's leaf size {} is not valid",
+                self.leaf_bytes
+            )));
+        }
         Ok(PmaParts {
             config: self.config.clone(),
             leaf_bytes: self.leaf_bytes,
             len: self.len,
-            data: Vec::with_capacity(bytes),
-            used: Vec::with_capacity(self.num_leaves),
-            heads: Vec::with_capacity(self.num_leaves),
+            data: vec![0; bytes],
+            used: vec![0; self.num_leaves],
+            heads: vec![0; self.num_leaves],
         })
     }
 }
@@ -317,8 +371,8 @@ pub(super) fn locate(error: Error, path: &Path, base: u64) -> Error {
 }
 
 /// The net change from `base` to `current` as one update: vertices added since (with their
-/// ids), edges deleted, and edges inserted or re-weighted. Undirected graphs list each
-/// edge once (`u < v`).
+/// ids), edges deleted, edges inserted or re-weighted, and property values set or removed
+/// (format 4). Undirected graphs list each edge once (`u < v`).
 pub(super) fn delta<C: EdgeLeaf>(base: &Graph<C>, current: &Graph<C>) -> Update {
     let mut update = Update::new();
     let n0 = base.num_vertices();
@@ -376,7 +430,54 @@ pub(super) fn delta<C: EdgeLeaf>(base: &Graph<C>, current: &Graph<C>) -> Update 
     } else {
         update.insert_edges(&inserts);
     }
+    property_delta(base.properties(), current.properties(), &mut update);
     update
+}
+
+/// Adds to `update` the property changes from `base` to `current`: each value that is new
+/// or differs is set, each value `current` lacks is removed (columns in name order, values
+/// in vertex order).
+fn property_delta(base: &Properties, current: &Properties, update: &mut Update) {
+    let mut names: Vec<&str> = base.names().chain(current.names()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let mut old = base.column(name).into_iter().flatten().peekable();
+        let mut new = current.column(name).into_iter().flatten().peekable();
+        loop {
+            match (old.peek(), new.peek()) {
+                (None, None) => break,
+                (Some(&(u, a)), Some(&(v, b))) if u == v => {
+                    if !same_value(a, b) {
+                        update.set_property(name, v, b.clone());
+                    }
+                    old.next();
+                    new.next();
+                }
+                (Some(&(u, _)), Some(&(v, _))) if u < v => {
+                    update.remove_property(name, u);
+                    old.next();
+                }
+                (Some(&(u, _)), None) => {
+                    update.remove_property(name, u);
+                    old.next();
+                }
+                (_, Some(&(v, b))) => {
+                    update.set_property(name, v, b.clone());
+                    new.next();
+                }
+            }
+        }
+    }
+}
+
+/// Whether two values are the same stored value (floats by their bits, so that a NaN
+/// equals itself and -0 differs from 0).
+fn same_value(a: &PropertyValue, b: &PropertyValue) -> bool {
+    match (a, b) {
+        (PropertyValue::Float(x), PropertyValue::Float(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -35,6 +35,13 @@ pub trait Vfs: Send + Sync {
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
     /// The whole contents of `path`.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// A buffer as long as `path` that holds the file's bytes at least in `ranges` (each
+    /// an offset and a length, cut at the file's end); what it holds elsewhere is zero or
+    /// the file's. The store reads the live units of a pack so, not its dead ones.
+    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
+        let _ = ranges;
+        self.read(path)
+    }
     /// Whether `path` exists.
     fn exists(&self, path: &Path) -> bool;
     /// Creates `path` empty (replacing a file of that name) and opens it for appending.
@@ -54,6 +61,24 @@ pub trait Vfs: Send + Sync {
     /// # Errors
     /// [`io::ErrorKind::WouldBlock`] if another handle holds either.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn VfsLock>>;
+}
+
+/// `ranges` (offset, length) as sorted, merged `start..end` spans within `len` bytes.
+fn clamped(ranges: &[(u64, u64)], len: u64) -> Vec<(u64, u64)> {
+    let mut spans: Vec<(u64, u64)> = ranges
+        .iter()
+        .map(|&(at, n)| (at.min(len), at.saturating_add(n).min(len)))
+        .filter(|(start, end)| start < end)
+        .collect();
+    spans.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// The operating system's files.
@@ -100,6 +125,17 @@ impl Vfs for OsVfs {
         let mut file = File::open(path)?;
         let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
         file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut bytes = vec![0; usize::try_from(len).map_err(io::Error::other)?];
+        for (start, end) in clamped(ranges, len) {
+            file.seek(SeekFrom::Start(start))?;
+            file.read_exact(&mut bytes[start as usize..end as usize])?;
+        }
         Ok(bytes)
     }
 
@@ -407,6 +443,17 @@ impl Vfs for SimVfs {
         let state = self.lock_state();
         let inode = state.inode(path)?;
         Ok(state.inodes[inode].data.clone())
+    }
+
+    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
+        let state = self.lock_state();
+        let data = &state.inodes[state.inode(path)?].data;
+        let mut bytes = vec![0; data.len()];
+        for (start, end) in clamped(ranges, data.len() as u64) {
+            let (start, end) = (start as usize, end as usize);
+            bytes[start..end].copy_from_slice(&data[start..end]);
+        }
+        Ok(bytes)
     }
 
     fn exists(&self, path: &Path) -> bool {

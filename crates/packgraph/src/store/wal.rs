@@ -211,7 +211,9 @@ fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
 }
 
 /// Reads every segment of `dir` in order, checking each record, and calls `replay` with
-/// each record whose sequence number is above `after` (the position a checkpoint covers).
+/// each record whose sequence number is above `after` (the position a checkpoint covers),
+/// its segment's path and its byte offset there; an error `replay` returns without a path
+/// is located at the record.
 /// A torn tail of the newest segment is reported in the state, not removed. A damaged last
 /// record (all its bytes there, its checksum wrong) is an error unless `cut_damaged`, when
 /// it is reported in the state's `damaged_tail` like a torn one.
@@ -225,7 +227,7 @@ pub(super) fn scan(
     dir_id: u128,
     after: u64,
     cut_damaged: bool,
-    mut replay: impl FnMut(u64, &[u8]) -> Result<()>,
+    mut replay: impl FnMut(u64, &[u8], &Path, usize) -> Result<()>,
 ) -> Result<LogState> {
     let names = vfs.list(dir).map_err(|e| Error::io(dir, e))?;
     let mut segments: Vec<(u64, String)> = names
@@ -308,8 +310,10 @@ pub(super) fn scan(
             match record_at(&bytes, at) {
                 Found::Record(seq, payload, end) if seq == state.next_seq => {
                     if seq > after {
-                        replay(seq, payload).map_err(|e| match e {
-                            Error::Corrupt { reason, .. } => corrupt(
+                        replay(seq, payload, &path, at).map_err(|e| match e {
+                            Error::Corrupt {
+                                reason, path: None, ..
+                            } => corrupt(
                                 &path,
                                 at,
                                 format!("record {seq} does not decode: {reason}"),
@@ -534,7 +538,7 @@ mod tests {
 
     fn write(vfs: &SimVfs, records: &[&[u8]], segment_bytes: u64) -> LogWriter {
         vfs.create_dir_all(dir()).unwrap();
-        let state = scan(vfs, dir(), ID, 0, false, |_, _| Ok(())).unwrap();
+        let state = scan(vfs, dir(), ID, 0, false, |_, _, _, _| Ok(())).unwrap();
         let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes, mark()).unwrap();
         for r in records {
             log.append(vfs, r).unwrap();
@@ -547,7 +551,7 @@ mod tests {
 
     fn read_all(vfs: &SimVfs, after: u64) -> Result<(Records, LogState)> {
         let mut out = Vec::new();
-        let state = scan(vfs, dir(), ID, after, false, |seq, p| {
+        let state = scan(vfs, dir(), ID, after, false, |seq, p, _, _| {
             out.push((seq, p.to_vec()));
             Ok(())
         })?;

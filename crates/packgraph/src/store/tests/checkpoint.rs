@@ -69,3 +69,33 @@ fn background_checkpoints_trim_the_log() {
         "segments {firsts:?} left after a checkpoint at {covered}"
     );
 }
+
+#[test]
+fn loading_reads_only_the_live_units_of_a_partly_live_pack() {
+    let vfs = SimVfs::new();
+    let edges: Vec<(VertexId, VertexId)> = (0..200_000u32)
+        .map(|i| (i % 30_000, (i * 7 + 1) % 30_000))
+        .collect();
+    let g = Graph::from_edges(30_000, &edges, false).unwrap();
+    let store = Store::create(&dir(), sim_options(&vfs), g).unwrap();
+    store
+        .commit(Update::new().insert_edges(&[(1, 2999), (5, 77)]))
+        .unwrap();
+    // A new base after a small change points again at most pages of the first pack.
+    let rebased = store.checkpoint_full().unwrap();
+    assert!(rebased.units_reused > 5 * rebased.units_written);
+    let expected = fingerprint(&store.snapshot());
+    drop(store);
+    let packs: u64 = vfs
+        .list(&dir())
+        .unwrap()
+        .iter()
+        .filter(|n| format::parse_pack_name(n).is_some())
+        .map(|n| vfs.read(&dir().join(n)).unwrap().len() as u64)
+        .sum();
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    assert_eq!(fingerprint(&store.snapshot()), expected);
+    let read = store.recovery().checkpoint_bytes;
+    assert!(read < packs, "read {read} of {packs} pack bytes");
+    assert!(read >= rebased.bytes_written + rebased.bytes_reused - 4096);
+}

@@ -11,6 +11,7 @@ mod crafted;
 mod crash;
 mod damage;
 mod mark;
+mod replay;
 mod scripts;
 mod sharing;
 

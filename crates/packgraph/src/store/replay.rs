@@ -1,0 +1,236 @@
+//! Log replay in merged batches.
+//!
+//! Replaying log records one by one pays a whole [`Graph::apply`] (its plan, its sorted
+//! batches, a new version) per record; a log of one-edge batches then replays at a few
+//! hundred thousand records a second. [`Replayer`] instead gathers consecutive records
+//! into one [`Update`] and applies that once. The result is the one sequential replay
+//! gives, because an update's edge operations already take effect in the order they were
+//! added (of the operations on one edge the last wins, weights included; see
+//! [`Update`]): appending each record's deletes and inserts in its own order keeps the
+//! order across records. What does not commute is kept apart:
+//!
+//! * a record that adds vertices by external id is applied alone (the ids it interns and
+//!   the integer ids of vertices grown before it depend on the order);
+//! * a record whose property changes name a vertex that only exists after the records
+//!   before it and itself (sequential replay refuses it) is applied alone, after the
+//!   pending ones, so that it fails as it would have;
+//! * the vertex count after the pending records is tracked exactly (the most of the graph's
+//!   count, each record's `min_vertices` and its inserts' endpoints), so each record's
+//!   growth check ([`check_growth`]) sees what sequential replay saw.
+//!
+//! Every record still raises the graph's version by one. When a merged batch does not
+//! apply, its records are applied one by one instead (a failed apply changes nothing), so
+//! the error names the record sequential replay would have stopped at, at its file and
+//! offset.
+
+use std::path::{Path, PathBuf};
+
+use super::recover::check_growth;
+use super::StoreLeaf;
+use crate::graph::{Graph, GraphRead, Update, VertexId};
+use crate::{Error, Result};
+
+/// Edge operations gathered before a merged batch is applied: large enough that the
+/// per-apply costs vanish, small enough to bound the memory replay holds.
+pub(super) const MERGE_OPS: usize = 1 << 17;
+
+/// A record waiting in the merged batch, and where it was read.
+struct Pending {
+    seq: u64,
+    /// Index into [`Replayer::paths`].
+    path: usize,
+    offset: usize,
+    update: Update,
+}
+
+/// Applies log records to a graph in merged batches (see the module documentation).
+pub(super) struct Replayer<'g, C: StoreLeaf> {
+    graph: &'g mut Graph<C>,
+    /// The merged update of `pending`.
+    batch: Update,
+    pending: Vec<Pending>,
+    /// Edge operations in `batch`.
+    ops: usize,
+    /// The graph's vertex count once `pending` is applied.
+    vertices: usize,
+    /// The segments records were read from.
+    paths: Vec<PathBuf>,
+    /// Gather at most this many edge operations or records (1: sequential replay).
+    limit: usize,
+}
+
+impl<'g, C: StoreLeaf> Replayer<'g, C> {
+    /// A replayer applying to `graph`, merging up to `limit` edge operations (and
+    /// records) a batch.
+    pub(super) fn new(graph: &'g mut Graph<C>, limit: usize) -> Self {
+        let vertices = graph.num_vertices();
+        Self {
+            graph,
+            batch: Update::new(),
+            pending: Vec::new(),
+            ops: 0,
+            vertices,
+            paths: Vec::new(),
+            limit: limit.max(1),
+        }
+    }
+
+    /// Takes the record `seq` (read from `path` at `offset`): checks it and adds it to the
+    /// batch, applying the batch when it is full or the record must go alone.
+    ///
+    /// # Errors
+    /// A record that does not decode or fails the growth check is an unlocated
+    /// [`Error::Corrupt`] (the log scan names the record's place); one that does not apply
+    /// is located here, since it may be the batch of an earlier record that failed.
+    pub(super) fn record(
+        &mut self,
+        seq: u64,
+        payload: &[u8],
+        path: &Path,
+        offset: usize,
+    ) -> Result<()> {
+        let update = Update::decode(payload)?;
+        let alone = !update.vertices().is_empty();
+        if alone {
+            self.flush()?;
+        }
+        check_growth(&update, self.vertices)
+            .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
+        let vertices = vertices_after(self.vertices, &update);
+        let late_property = update
+            .property_changes()
+            .iter()
+            .any(|c| c.vertex as usize >= vertices);
+        if alone || late_property {
+            self.flush()?;
+            return self.apply_alone(seq, path, offset, &update);
+        }
+        if self.paths.last().is_none_or(|last| last != path) {
+            self.paths.push(path.to_path_buf());
+        }
+        append(&mut self.batch, &update);
+        self.ops += update.inserts().len() + update.deletes().len();
+        self.vertices = vertices;
+        self.pending.push(Pending {
+            seq,
+            path: self.paths.len() - 1,
+            offset,
+            update,
+        });
+        if self.ops >= self.limit || self.pending.len() >= self.limit {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Applies the pending records (as one batch, or one by one if the batch fails).
+    pub(super) fn flush(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let batch = std::mem::take(&mut self.batch);
+        self.ops = 0;
+        let result = match pending.len() {
+            0 => Ok(()),
+            1 => {
+                let p = &pending[0];
+                self.apply_alone(p.seq, &self.paths[p.path].clone(), p.offset, &p.update)
+            }
+            n => {
+                let version = self.graph.version();
+                if self.graph.apply(&batch).is_ok() {
+                    self.graph.set_version(version + n as u64);
+                    Ok(())
+                } else {
+                    self.apply_each(&pending)
+                }
+            }
+        };
+        self.paths.clear();
+        self.vertices = self.graph.num_vertices();
+        result
+    }
+
+    /// Applies records one by one, stopping at the first that fails.
+    fn apply_each(&mut self, pending: &[Pending]) -> Result<()> {
+        for p in pending {
+            let path = self.paths[p.path].clone();
+            self.apply_alone(p.seq, &path, p.offset, &p.update)?;
+        }
+        Ok(())
+    }
+
+    fn apply_alone(&mut self, seq: u64, path: &Path, offset: usize, update: &Update) -> Result<()> {
+        self.graph.apply(update).map_err(|e| Error::Corrupt {
+            path: Some(path.to_path_buf()),
+            offset: Some(offset as u64),
+            reason: format!(
+                "record {seq} does not decode: record {seq} does not apply to the graph: {e}"
+            ),
+        })?;
+        self.vertices = self.graph.num_vertices();
+        Ok(())
+    }
+}
+
+/// The vertex count after applying `update` (which adds no vertex by external id) to a
+/// graph of `vertices` vertices: edges' endpoints past the count add vertices, deletes'
+/// do not.
+fn vertices_after(vertices: usize, update: &Update) -> usize {
+    let endpoints = update
+        .inserts()
+        .iter()
+        .map(|&(u, v)| u.max(v) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    vertices.max(update.required_vertices()).max(endpoints)
+}
+
+/// Appends `record`'s vertex count, edge operations (in their order) and property changes
+/// to `batch`.
+fn append(batch: &mut Update, record: &Update) {
+    batch.min_vertices(record.required_vertices());
+    let inserts = record.inserts();
+    let weights = record.weights();
+    let deletes = record.deletes();
+    let after: Vec<usize> = record.deletes_after().collect();
+    let mut done = 0;
+    let mut d = 0;
+    while d < deletes.len() {
+        let at = after[d].min(inserts.len());
+        let run = after[d..].iter().take_while(|&&a| a == after[d]).count();
+        insert_range(batch, inserts, weights, done..at.max(done));
+        done = done.max(at);
+        batch.delete_edges(&deletes[d..d + run]);
+        d += run;
+    }
+    insert_range(batch, inserts, weights, done..inserts.len());
+    for change in record.property_changes() {
+        match &change.value {
+            Some(value) => batch.set_property(&change.name, change.vertex, value.clone()),
+            None => batch.remove_property(&change.name, change.vertex),
+        };
+    }
+}
+
+fn insert_range(
+    batch: &mut Update,
+    inserts: &[(VertexId, VertexId)],
+    weights: Option<&[f64]>,
+    range: std::ops::Range<usize>,
+) {
+    if range.is_empty() {
+        return;
+    }
+    match weights {
+        Some(w) => {
+            let edges: Vec<_> = inserts[range.clone()]
+                .iter()
+                .zip(&w[range])
+                .map(|(&(u, v), &w)| (u, v, w))
+                .collect();
+            batch.insert_weighted_edges(&edges);
+        }
+        None => {
+            batch.insert_edges(&inserts[range]);
+        }
+    }
+}
