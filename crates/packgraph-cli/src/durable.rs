@@ -37,6 +37,9 @@ pub(crate) struct CreateArgs {
     /// of the other kind are refused (exit 2, naming the line).
     #[arg(long, value_name = "KIND", value_parser = parse_id_kind)]
     ids: Option<IdKind>,
+    /// Print the outcome as one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 fn parse_id_kind(text: &str) -> Result<IdKind, String> {
@@ -97,7 +100,7 @@ pub(crate) struct CheckpointArgs {
     json: bool,
 }
 
-/// Arguments of `packgraph verify`.
+/// A data directory, the one argument of `checkpoint` and `verify`.
 #[derive(Args, Debug)]
 pub(crate) struct DirArgs {
     /// The data directory.
@@ -138,6 +141,21 @@ pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
         .map_err(BadInput)?;
     bar.finish_and_clear();
     let g = store.graph();
+    if args.json {
+        let summary = serde_json::json!({
+            "dir": args.dir.display().to_string(),
+            "vertices": g.num_vertices(),
+            "edges": g.num_edges(),
+            "directed": g.is_directed(),
+            "weighted": g.is_weighted(),
+            "ids": match store.id_kind() {
+                Some(IdKind::Int) => Some("int"),
+                Some(IdKind::Name) => Some("name"),
+                None => None,
+            },
+        });
+        return crate::files::print_stdout(&format!("{summary}\n"));
+    }
     println!(
         "created {}: {} vertices, {} edges ({}, {}); vertex ids: {}",
         args.dir.display(),
@@ -342,8 +360,34 @@ impl std::fmt::Display for Damaged {
 
 impl std::error::Error for Damaged {}
 
-pub(crate) fn verify(args: &DirArgs) -> anyhow::Result<()> {
+/// Arguments of `packgraph verify`.
+#[derive(Args, Debug)]
+pub(crate) struct VerifyArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Print the outcome as one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn verify(options: &VerifyArgs) -> anyhow::Result<()> {
+    let args = &options.dir;
     match packgraph::store::verify(&args.dir) {
+        Ok(report) if options.json => {
+            let summary = serde_json::json!({
+                "dir": args.dir.display().to_string(),
+                "ok": true,
+                "packs": report.packs,
+                "units": report.units,
+                "records": report.records,
+                "vertices": report.num_vertices,
+                "arcs": report.num_arcs,
+                "stray_packs": report.stray_packs,
+                "torn_bytes": report.torn_bytes,
+                "high_water": report.high_water,
+            });
+            crate::files::print_stdout(&format!("{summary}\n"))
+        }
         Ok(report) => {
             println!(
                 "{}: ok: {} packs ({} units), {} log records after the checkpoint; {} vertices, {} arcs",
@@ -399,6 +443,9 @@ pub(crate) struct RecoverArgs {
     /// directory: the lost batches are named, and new batches are numbered after them.
     #[arg(long)]
     accept_lost_log: bool,
+    /// Print the outcome as one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
@@ -415,6 +462,20 @@ pub(crate) fn recover(args: &RecoverArgs) -> anyhow::Result<()> {
         e => BadInput(e).into(),
     })?;
     let stats = store.recovery();
+    if args.json {
+        let summary = serde_json::json!({
+            "dir": args.dir.display().to_string(),
+            "checkpoint_seq": stats.checkpoint_seq,
+            "records_replayed": stats.records_replayed,
+            "last_seq": store.durable_seq(),
+            "damaged_seq": stats.damaged_seq,
+            "damaged_bytes": stats.damaged_bytes,
+            "lost_first": stats.lost_seqs.map(|(first, _)| first),
+            "lost_last": stats.lost_seqs.map(|(_, last)| last),
+            "torn_bytes": stats.torn_bytes,
+        });
+        return crate::files::print_stdout(&format!("{summary}\n"));
+    }
     match stats.damaged_seq {
         Some(seq) => println!(
             "{}: cut off the damaged last log record {seq} ({} bytes): the batch acknowledged as {seq} is lost",

@@ -70,7 +70,7 @@ enum Command {
     Checkpoint(durable::CheckpointArgs),
     /// Check every checksum and reference of a data directory: exit 0 if clean, 3 if
     /// damaged (naming file and byte offset).
-    Verify(durable::DirArgs),
+    Verify(durable::VerifyArgs),
     /// Open a data directory that `verify` calls damaged at the end of its log, cutting
     /// off the damaged last record with `--truncate-damaged-tail`; prints what is lost.
     Recover(durable::RecoverArgs),

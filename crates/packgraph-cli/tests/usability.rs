@@ -527,3 +527,29 @@ fn checkpoint_prints_its_figures_as_json() {
     assert!(summary["delta"].is_boolean(), "{summary}");
     assert!(!stderr.contains('{'), "{stderr}");
 }
+
+/// `create`, `verify` and `recover` print their figures as one JSON object on stdout too.
+#[test]
+fn directory_commands_print_their_figures_as_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = write(tmp.path(), "g.txt", "1 2\n2 3\n3 4\n");
+    let dir = path(tmp.path(), "d");
+    let (stdout, stderr) = ok_both(&["create", &dir, "--from", &g, "--json"]);
+    let created = json(&stdout);
+    assert_eq!(created["vertices"], 4, "{created}");
+    assert_eq!(created["edges"], 3, "{created}");
+    assert_eq!(created["ids"], "int", "{created}");
+    assert!(!stderr.contains('{'), "{stderr}");
+    let updates = write(tmp.path(), "u.txt", "+ 4 5\ncommit\n+ 5 6\n");
+    ok(&["ingest", &dir, "--updates", &updates]);
+    let (stdout, _) = ok_both(&["verify", &dir, "--json"]);
+    let report = json(&stdout);
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["vertices"], 6, "{report}");
+    assert_eq!(report["arcs"], 10, "{report}");
+    assert!(report["records"].as_u64().unwrap() >= 2, "{report}");
+    let (stdout, _) = ok_both(&["recover", &dir, "--json"]);
+    let recovered = json(&stdout);
+    assert!(recovered["damaged_seq"].is_null(), "{recovered}");
+    assert!(recovered["last_seq"].as_u64().unwrap() >= 2, "{recovered}");
+}
