@@ -318,6 +318,13 @@ async fn run(
     let started = Instant::now();
     let kind = query::parse_algorithm(&name)?;
     let request = query::parse_run(kind, &query_params(params)?)?;
+    // A version that is not pinned is answered before the query takes a place (off tokio's
+    // threads: the check may take a snapshot of the latest version), so a client asking for
+    // a released version hears 404 even while every place is taken.
+    if let Some(version) = request.version {
+        app.blocking_plain(move |app| query::graph_at(&app.backend, Some(version)).map(drop))
+            .await??;
+    }
     let Ok(permit) = Arc::clone(&app.queries).try_acquire_owned() else {
         app.metrics.queries_rejected.fetch_add(1, Ordering::Relaxed);
         let mut error = ApiError::new(

@@ -78,6 +78,9 @@ fn a_client_that_goes_away_cancels_its_query() {
     wait_for(&mut client, "packgraph_queries_running", 1.0);
     let answer = client.get("/run/bfs?source=0").unwrap();
     assert_eq!(answer.status, 503, "one query at a time: {}", answer.text());
+    // A version never pinned is a 404 at once, not a wait for a place.
+    let answer = client.get("/run/bfs?source=0&version=999").unwrap();
+    assert_eq!(answer.status, 404, "{}", answer.text());
     drop(gone);
     wait_for(&mut client, "packgraph_queries_running", 0.0);
     assert_eq!(
