@@ -229,9 +229,14 @@ pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Dur
     let (data, report) = result.map_err(BadInput)?;
     if report.reciprocal_pairs > 0 && !args.undirected {
         eprintln!(
-            "{}: read as undirected: {} reciprocal arc pairs (u v and v u) merged into one edge each; pass --directed to keep them",
+            "{}: read as undirected: {} reciprocal arc {} (u v and v u) merged into one edge each; pass --directed to keep them",
             path.display(),
-            report.reciprocal_pairs
+            report.reciprocal_pairs,
+            if report.reciprocal_pairs == 1 {
+                "pair"
+            } else {
+                "pairs"
+            }
         );
     }
     if let (Some(header), false) = (&report.header, args.header) {
