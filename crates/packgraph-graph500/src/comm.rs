@@ -358,6 +358,15 @@ impl Comm for Counting<'_> {
     }
 }
 
+/// How many processes the launcher (Open MPI, or a PMI/PMIx launcher) started this one
+/// among; 1 when none did. A build without MPI uses it to refuse running as one of many.
+pub fn launched_processes() -> usize {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.parse::<usize>().ok())
+        .unwrap_or(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

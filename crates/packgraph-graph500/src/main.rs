@@ -205,10 +205,7 @@ fn main() -> ExitCode {
 fn main() -> ExitCode {
     use packgraph_graph500::comm::SelfComm;
 
-    let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok()?.parse::<usize>().ok())
-        .unwrap_or(1);
+    let launched = packgraph_graph500::comm::launched_processes();
     let args = match parse(true) {
         Ok(args) => args,
         Err(code) => return code,

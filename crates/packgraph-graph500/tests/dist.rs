@@ -111,7 +111,7 @@ fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}:201: vertex ids must be integers from 0 to 18446744073709551615: `x8`",
+                "{}:201: vertex id is not a non-negative integer: `x8`",
                 path.display()
             )
         );

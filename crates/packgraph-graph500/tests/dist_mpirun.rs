@@ -163,7 +163,10 @@ fn a_bad_line_in_any_process_range_stops_every_process_with_one_error() {
     std::fs::write(&path, &text).expect("writes");
     let (code, line) = failure(4, &run(&path));
     assert_eq!(code, 2);
-    assert!(line.contains(":1: vertex ids must be integers"), "{line}");
+    assert!(
+        line.contains(":1: vertex id is not a non-negative integer"),
+        "{line}"
+    );
     let (code, line) = failure(2, &run(&dir.join("missing.el")));
     assert_eq!(code, 2);
     assert!(line.contains("missing.el"), "{line}");

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use packgraph::graph::{Graph, MAX_VERTICES};
 use packgraph::io::graphalytics::Files;
+use packgraph::io::{parse_id, parse_weight};
 
 use super::{agree, alltoall_u64, owner_of_id, DistError, IntMap, Part, Store};
 use crate::comm::{Comm, Group};
@@ -114,25 +115,6 @@ pub fn line_error(path: &Path, line: u64, reason: &str, value: &[u8]) -> DistErr
         value.push('…');
     }
     DistError::Usage(format!("{}:{line}: {reason}: `{value}`", path.display()))
-}
-
-fn parse_id(field: &[u8]) -> Result<u64, &'static str> {
-    let text = std::str::from_utf8(field).map_err(|_| "vertex id is not text")?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("vertex ids must be integers from 0 to 18446744073709551615");
-    }
-    text.parse()
-        .map_err(|_| "vertex id is past 18446744073709551615")
-}
-
-fn parse_weight(field: &[u8]) -> Result<f64, &'static str> {
-    let text = std::str::from_utf8(field).map_err(|_| "weight is not a number")?;
-    let weight: f64 = text.parse().map_err(|_| "weight is not a number")?;
-    if weight.is_finite() {
-        Ok(weight)
-    } else {
-        Err("weight is not finite (NaN or infinity)")
-    }
 }
 
 /// Edges parsed from one process's lines, in file order.
@@ -562,7 +544,7 @@ mod tests {
         let e = parse_edges(Path::new("g.el"), b"# c\n1 2\n3 x\n", 1).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "g.el:3: vertex ids must be integers from 0 to 18446744073709551615: `x`"
+            "g.el:3: vertex id is not a non-negative integer: `x`"
         );
         let e = parse_edges(Path::new("g.el"), b"1 2 0.5\n3 4\n", 10).unwrap_err();
         assert!(e

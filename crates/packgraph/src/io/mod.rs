@@ -49,7 +49,7 @@ use crate::{Error, Result};
 
 pub use self::count::{parse_count, thread_count, CountError};
 pub use self::error::LineError;
-pub use self::text::Progress;
+pub use self::text::{parse_id, parse_weight, Progress};
 pub use crate::graph::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICES};
 
 /// A graph file format.

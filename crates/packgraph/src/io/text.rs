@@ -205,8 +205,11 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 /// Parses a vertex id: a decimal integer in `0..=u64::MAX`.
+///
+/// # Errors
+/// Why `field` is not one (the caller adds file, line and the field).
 #[inline]
-pub(crate) fn parse_id(field: &[u8]) -> Result<u64, &'static str> {
+pub fn parse_id(field: &[u8]) -> Result<u64, &'static str> {
     if field.len() <= 19 && !field.is_empty() {
         let mut value = 0u64;
         for &b in field {
@@ -246,7 +249,10 @@ fn id_reason(field: &[u8]) -> &'static str {
 }
 
 /// Parses a finite edge weight.
-pub(crate) fn parse_weight(field: &[u8]) -> Result<f64, &'static str> {
+///
+/// # Errors
+/// Why `field` is not one (the caller adds file, line and the field).
+pub fn parse_weight(field: &[u8]) -> Result<f64, &'static str> {
     let text = std::str::from_utf8(field).map_err(|_| "weight is not a number")?;
     let weight: f64 = text.parse().map_err(|_| "weight is not a number")?;
     if weight.is_finite() {
