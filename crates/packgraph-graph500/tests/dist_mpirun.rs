@@ -9,9 +9,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 use packgraph_graph500::dist::run::RunConfig;
 
@@ -20,32 +19,9 @@ use common::{assert_same, data, reference, temp_dir, weighted_directed, KINDS};
 /// How long one `mpirun` may take before the test calls it a hang.
 const HANG: Duration = Duration::from_secs(60);
 
-/// One `mpirun` at a time: two starting together race on Open MPI's session directory.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `packgraph-dist` on `processes` processes; kills it after [`HANG`].
 fn mpirun(processes: usize, args: &[String]) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = Command::new("mpirun")
-        .args(["-n", &processes.to_string(), "--oversubscribe"])
-        .arg(env!("CARGO_BIN_EXE_packgraph-dist"))
-        .args(args)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mpirun on the PATH (apt-get install openmpi-bin libopenmpi-dev)");
-    let start = Instant::now();
-    while child.try_wait().expect("waiting for mpirun").is_none() {
-        if start.elapsed() > HANG {
-            child.kill().expect("killing a hung mpirun");
-            panic!("mpirun -n {processes} {args:?} hung for {HANG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("mpirun's output")
+    common::mpirun(env!("CARGO_BIN_EXE_packgraph-dist"), processes, args, HANG)
 }
 
 /// The command line of `config`.

@@ -4,8 +4,10 @@
 
 #![cfg(feature = "mpi")]
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::process::Output;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,27 +16,12 @@ const HANG: Duration = Duration::from_secs(120);
 
 /// Runs the benchmark on `processes` processes; kills it after [`HANG`].
 fn mpirun(processes: usize, args: &[&str]) -> Output {
-    let mut child = Command::new("mpirun")
-        .args(["-n", &processes.to_string(), "--oversubscribe"])
-        .arg(env!("CARGO_BIN_EXE_packgraph-graph500"))
-        .args(args)
-        // Containers often run tests as root, which Open MPI refuses without these.
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mpirun on the PATH (apt-get install openmpi-bin libopenmpi-dev)");
-    let start = Instant::now();
-    while child.try_wait().expect("waiting for mpirun").is_none() {
-        if start.elapsed() > HANG {
-            child.kill().expect("killing a hung mpirun");
-            panic!("mpirun -n {processes} {args:?} hung for {HANG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("mpirun's output")
+    common::mpirun(
+        env!("CARGO_BIN_EXE_packgraph-graph500"),
+        processes,
+        args,
+        HANG,
+    )
 }
 
 /// The JSON report of a run that must succeed.

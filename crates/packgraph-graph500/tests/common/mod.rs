@@ -1,11 +1,15 @@
 //! What the tests of `packgraph-dist` share: the single-process reference (`packgraph run`
 //! through the core's API), the comparison, and a generated weighted directed graph with an
-//! update file.
+//! update file; and `mpirun` with a hang limit, for the MPI binaries.
 
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use packgraph::algo::{Algorithm, AlgorithmKind};
 use packgraph::graph::{AnyGraph, IdKind};
@@ -134,4 +138,38 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pg-dist-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     dir
+}
+
+/// One `mpirun` at a time: two starting together race on Open MPI's session directory.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `binary` under `mpirun -n processes --oversubscribe`; kills it after `hang`.
+pub(crate) fn mpirun<A: AsRef<OsStr> + std::fmt::Debug>(
+    binary: &str,
+    processes: usize,
+    args: &[A],
+    hang: Duration,
+) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new("mpirun")
+        .args(["-n", &processes.to_string(), "--oversubscribe"])
+        .arg(binary)
+        .args(args)
+        // Containers often run tests as root, which Open MPI refuses without these.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun on the PATH (apt-get install openmpi-bin libopenmpi-dev)");
+    let start = Instant::now();
+    while child.try_wait().expect("waiting for mpirun").is_none() {
+        if start.elapsed() > hang {
+            child.kill().expect("killing a hung mpirun");
+            panic!("mpirun -n {processes} {args:?} hung for {hang:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("mpirun's output")
 }
