@@ -14,6 +14,11 @@
 //! * [`sssp`]: Bellman–Ford rounds from the active vertices (those whose distance fell),
 //!   exact: the fixpoint of `d(v) = min d(u) + w(u, v)` is what delta-stepping finds;
 //!   12 bytes per (vertex, distance) message.
+//! * [`cdlp`]: Graphalytics label propagation, labels external ids; each round fetches
+//!   the labels of the ghosts (out- and in-neighbours owned elsewhere): 8 bytes per
+//!   (ghost, process reading it).
+//! * [`lcc`]: Graphalytics local clustering coefficient; the out-lists of the ghosts are
+//!   fetched once (4 bytes per arc, 8 per list), then every process counts alone.
 
 use packgraph::algo::UNREACHED;
 use packgraph::codec::frontier::{self, Packing};
@@ -187,42 +192,70 @@ fn bfs_on<G: WeightedGraphRead>(
     Ok(depth)
 }
 
-/// Which values a process reads in PageRank's pull step: its own contributions first, then
-/// those of other owners' in-neighbours, grouped by owner.
+/// The neighbours a step reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Around {
+    /// In-neighbours (PageRank's pull).
+    In,
+    /// Out-neighbours, and in-neighbours too on a directed graph (a reciprocal neighbour
+    /// comes twice), as CDLP and LCC read them.
+    All,
+}
+
+/// Which values a process reads in a pull step (PageRank, CDLP, LCC): its own vertices'
+/// first, then those of other owners' neighbours (*ghosts*), grouped by owner.
 struct Ghosts {
-    /// `wanted[o]`: local indices (at `o`) of the in-neighbours this process reads.
+    /// `wanted[o]`: local indices (at `o`) of the neighbours this process reads.
     wanted: Vec<Vec<u32>>,
     /// Index in the value array of `wanted[o][0]`.
     offset: Vec<usize>,
-    /// The value index of each in-arc of each owned vertex, vertex after vertex.
+    /// The value index of each neighbour of each owned vertex, vertex after vertex.
     arcs: Vec<u32>,
-    /// In-arcs per owned vertex.
-    in_degree: Vec<u32>,
+    /// `arcs[starts[i]..starts[i + 1]]` are owned vertex `i`'s.
+    starts: Vec<usize>,
+    /// The value index of each store vertex ([`Ghosts::UNSET`] for one no owned vertex
+    /// reads).
+    slot: Vec<u32>,
 }
 
 impl Ghosts {
-    fn of<G: WeightedGraphRead>(m: Meta, g: &G) -> Self {
+    const UNSET: u32 = u32::MAX;
+
+    fn of<G: WeightedGraphRead>(m: Meta, g: &G, around: Around) -> Self {
+        let visit = |i: usize, f: &mut dyn FnMut(VertexId)| {
+            let v = m.row(i);
+            let mut call = |u| {
+                f(u);
+                true
+            };
+            if around == Around::All {
+                g.for_each_out_neighbor(v, &mut call);
+            }
+            if around == Around::In || m.directed {
+                g.for_each_in_neighbor(v, &mut call);
+            }
+        };
         let mut wanted = vec![Vec::new(); m.size];
-        let mut in_degree = Vec::with_capacity(m.owned);
+        let mut starts = Vec::with_capacity(m.owned + 1);
+        starts.push(0);
         // The value index of each store vertex read: owned ones their local index, ghosts
         // numbered after them (filled in below).
-        const UNSET: u32 = u32::MAX;
-        let mut slot = vec![UNSET; m.dense_of.len()];
+        const WANTED: u32 = Ghosts::UNSET - 1;
+        let mut slot = vec![Self::UNSET; m.dense_of.len()];
         for i in 0..m.owned {
             slot[m.row(i) as usize] = i as u32;
         }
+        let mut total = 0;
         for i in 0..m.owned {
-            let mut d = 0;
-            g.for_each_in_neighbor(m.row(i), |u| {
-                if slot[u as usize] == UNSET {
+            visit(i, &mut |u| {
+                if slot[u as usize] == Self::UNSET {
                     let (o, j) = m.locate(u);
                     wanted[o].push(j as u32);
-                    slot[u as usize] = UNSET - 1;
+                    slot[u as usize] = WANTED;
                 }
-                d += 1;
-                true
+                total += 1;
             });
-            in_degree.push(d);
+            starts.push(total);
         }
         let mut offset = Vec::with_capacity(m.size);
         let mut next = m.owned;
@@ -232,29 +265,84 @@ impl Ghosts {
             next += w.len();
         }
         for (x, s) in slot.iter_mut().enumerate() {
-            if *s == UNSET - 1 {
+            if *s == WANTED {
                 let (o, j) = m.locate(x as VertexId);
                 let at = wanted[o].binary_search(&(j as u32));
                 *s = (offset[o] + at.expect("every ghost is wanted")) as u32;
             }
         }
-        let mut arcs = Vec::with_capacity(in_degree.iter().map(|&d| d as usize).sum());
+        let mut arcs = Vec::with_capacity(total);
         for i in 0..m.owned {
-            g.for_each_in_neighbor(m.row(i), |u| {
-                arcs.push(slot[u as usize]);
-                true
-            });
+            visit(i, &mut |u| arcs.push(slot[u as usize]));
         }
         Self {
             wanted,
             offset,
             arcs,
-            in_degree,
+            starts,
+            slot,
         }
     }
 
     fn values(&self) -> usize {
         self.offset.last().copied().unwrap_or(0) + self.wanted.last().map_or(0, Vec::len)
+    }
+
+    /// The value indices of owned vertex `i`'s neighbours.
+    #[inline]
+    fn of_vertex(&self, i: usize) -> &[u32] {
+        &self.arcs[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// `requests[o]`: the local indices whose values process `o` reads, in its order. A
+    /// collective.
+    fn requests(&self, comm: &dyn Comm, m: Meta) -> Result<Vec<Vec<u64>>, DistError> {
+        let wanted: Vec<Vec<u64>> = self
+            .wanted
+            .iter()
+            .map(|w| w.iter().map(|&j| u64::from(j)).collect())
+            .collect();
+        let requests = alltoall_u64(comm, wanted);
+        let bad = requests.iter().flatten().find(|&&j| j as usize >= m.owned);
+        agree(
+            comm,
+            match bad {
+                Some(j) => Err(DistError::Failed(format!(
+                    "asked for vertex {j}, not owned"
+                ))),
+                None => Ok(()),
+            },
+        )?;
+        Ok(requests)
+    }
+
+    /// Fills the ghost values of `values` (8-byte values) from their owners, which send the
+    /// `requests` of this process's own values. A collective.
+    fn fetch_u64(
+        &self,
+        comm: &dyn Comm,
+        requests: &[Vec<u64>],
+        values: &mut [u64],
+        owned: usize,
+    ) -> Result<(), DistError> {
+        let counts: Vec<usize> = requests.iter().map(Vec::len).collect();
+        let send: Vec<u64> = requests
+            .iter()
+            .flatten()
+            .map(|&j| values[j as usize])
+            .collect();
+        let got = comm.alltoallv_u64(Group::World, &send, &counts);
+        let outcome = if got.len() == values.len() - owned {
+            values[owned..].copy_from_slice(&got);
+            Ok(())
+        } else {
+            Err(DistError::Failed(format!(
+                "{} ghost values arrived for {} ghosts",
+                got.len(),
+                values.len() - owned
+            )))
+        };
+        agree(comm, outcome)
     }
 }
 
@@ -281,35 +369,14 @@ fn pagerank_on<G: WeightedGraphRead>(
     iterations: usize,
     n: usize,
 ) -> Result<Vec<f64>, DistError> {
-    let ghosts = Ghosts::of(m, g);
-    let wanted: Vec<Vec<u64>> = ghosts
-        .wanted
-        .iter()
-        .map(|w| w.iter().map(|&j| u64::from(j)).collect())
-        .collect();
-    // requests[o]: the local indices whose contributions process `o` reads, in its order.
-    let requests = alltoall_u64(comm, wanted);
-    let bad = requests.iter().flatten().find(|&&j| j as usize >= m.owned);
-    agree(
-        comm,
-        match bad {
-            Some(j) => Err(DistError::Failed(format!(
-                "asked for vertex {j}, not owned"
-            ))),
-            None => Ok(()),
-        },
-    )?;
+    let ghosts = Ghosts::of(m, g, Around::In);
+    let requests = ghosts.requests(comm, m)?;
     let inverse_degree: Vec<f64> = (0..m.owned)
         .map(|i| match g.out_degree(m.row(i)) {
             0 => 0.0,
             d => 1.0 / d as f64,
         })
         .collect();
-    let mut starts = Vec::with_capacity(m.owned + 1);
-    starts.push(0usize);
-    for &d in &ghosts.in_degree {
-        starts.push(starts.last().copied().unwrap_or(0) + d as usize);
-    }
     let mut rank = vec![1.0 / n as f64; m.owned];
     let mut values = vec![0f32; ghosts.values()];
     for _ in 0..iterations {
@@ -342,7 +409,8 @@ fn pagerank_on<G: WeightedGraphRead>(
         let base = (1.0 - damping) / n as f64 + damping * dangling / n as f64;
         let values = &values;
         rank.par_iter_mut().enumerate().for_each(|(i, r)| {
-            let sum: f64 = ghosts.arcs[starts[i]..starts[i + 1]]
+            let sum: f64 = ghosts
+                .of_vertex(i)
                 .iter()
                 .map(|&k| f64::from(values[k as usize]))
                 .sum();
@@ -504,4 +572,178 @@ fn sssp_on<G: WeightedGraphRead>(
         active = next;
     }
     Ok(dist)
+}
+
+/// The most frequent label in `labels` (sorted in place), the smallest on ties.
+fn most_frequent(labels: &mut [u64]) -> Option<u64> {
+    labels.sort_unstable();
+    let (mut best, mut best_count) = (None, 0);
+    for run in labels.chunk_by(|a, b| a == b) {
+        if run.len() > best_count {
+            (best, best_count) = (Some(run[0]), run.len());
+        }
+    }
+    best
+}
+
+/// Community labels (external ids) of each owned vertex after `iterations` rounds of label
+/// propagation, as Graphalytics defines CDLP and the core computes it: each vertex takes
+/// the most frequent label among its neighbours (out- and in-neighbours of a directed
+/// graph, a reciprocal one twice), the smallest on ties, and keeps its own without
+/// neighbours.
+///
+/// # Errors
+/// [`DistError::Failed`] if the processes disagree on what they exchange.
+pub fn cdlp(comm: &dyn Comm, part: &Part, iterations: usize) -> Result<Vec<u64>, DistError> {
+    on_store!(part, g => cdlp_on(comm, Meta::of(part), g, &part.ids, iterations))
+}
+
+fn cdlp_on<G: WeightedGraphRead>(
+    comm: &dyn Comm,
+    m: Meta,
+    g: &G,
+    ids: &[u64],
+    iterations: usize,
+) -> Result<Vec<u64>, DistError> {
+    let ghosts = Ghosts::of(m, g, Around::All);
+    let requests = ghosts.requests(comm, m)?;
+    let mut labels = ids.to_vec();
+    labels.resize(ghosts.values(), 0);
+    for _ in 0..iterations {
+        ghosts.fetch_u64(comm, &requests, &mut labels, m.owned)?;
+        let next: Vec<u64> = (0..m.owned)
+            .into_par_iter()
+            .with_min_len(256)
+            .map_init(Vec::new, |scratch, i| {
+                scratch.clear();
+                scratch.extend(ghosts.of_vertex(i).iter().map(|&k| labels[k as usize]));
+                most_frequent(scratch).unwrap_or(labels[i])
+            })
+            .collect();
+        labels[..m.owned].copy_from_slice(&next);
+    }
+    labels.truncate(m.owned);
+    Ok(labels)
+}
+
+/// Elements common to two increasing lists.
+fn intersection_len(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut count) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                count += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The local clustering coefficient of each owned vertex, as Graphalytics defines it and
+/// the core computes it: with `N(v)` the out- and in-neighbours of `v` (without `v`) and
+/// `d = |N(v)|`, the arcs `(u, w)` with `u, w ∈ N(v)` over `d(d − 1)`; 0 when `d < 2`.
+///
+/// Each process fetches once the out-lists of its ghosts from their owners (4 bytes per
+/// arc of a ghost, plus 8 per ghost), then counts locally.
+///
+/// # Errors
+/// [`DistError::Failed`] if the processes disagree on what they exchange.
+pub fn lcc(comm: &dyn Comm, part: &Part) -> Result<Vec<f64>, DistError> {
+    on_store!(part, g => lcc_on(comm, Meta::of(part), g))
+}
+
+fn lcc_on<G: WeightedGraphRead>(comm: &dyn Comm, m: Meta, g: &G) -> Result<Vec<f64>, DistError> {
+    let ghosts = Ghosts::of(m, g, Around::All);
+    let requests = ghosts.requests(comm, m)?;
+    // The out-lists of the owned vertices, as dense ids, for the processes that ask.
+    let out_dense = |i: usize| {
+        let mut list = Vec::new();
+        g.for_each_out_neighbor(m.row(i), |u| {
+            list.push(u64::from(m.dense_of[u as usize]));
+            true
+        });
+        list
+    };
+    let answers: Vec<Vec<u64>> = requests
+        .iter()
+        .map(|js| {
+            let mut out = Vec::new();
+            for &j in js {
+                let list = out_dense(j as usize);
+                out.push(list.len() as u64);
+                out.extend(list);
+            }
+            out
+        })
+        .collect();
+    let got = alltoall_u64(comm, answers);
+    // Every list in value indices, increasing; arcs to vertices this process does not read
+    // are left out (they are in no neighbourhood here).
+    let value_of_dense = |w: u64| -> Option<u32> {
+        let (o, j) = m.locate_dense(w as VertexId);
+        if o == m.rank {
+            Some(j as u32)
+        } else {
+            let k = ghosts.wanted[o].binary_search(&(j as u32)).ok()?;
+            Some((ghosts.offset[o] + k) as u32)
+        }
+    };
+    let mut lists: Vec<Vec<u32>> = (0..m.owned)
+        .into_par_iter()
+        .map(|i| {
+            let mut list = Vec::new();
+            g.for_each_out_neighbor(m.row(i), |u| {
+                let k = ghosts.slot[u as usize];
+                if k != Ghosts::UNSET {
+                    list.push(k);
+                }
+                true
+            });
+            list.sort_unstable();
+            list
+        })
+        .collect();
+    let mut outcome = Ok(());
+    for (o, wanted) in ghosts.wanted.iter().enumerate() {
+        let mut rest = got.get(o).map_or(&[][..], Vec::as_slice);
+        for _ in wanted {
+            let Some((&len, tail)) = rest.split_first() else {
+                outcome = Err(DistError::Failed(format!("rank {o} sent too few lists")));
+                break;
+            };
+            let len = (len as usize).min(tail.len());
+            let mut list: Vec<u32> = tail[..len]
+                .iter()
+                .filter_map(|&w| value_of_dense(w))
+                .collect();
+            list.sort_unstable();
+            lists.push(list);
+            rest = &tail[len..];
+        }
+    }
+    agree(comm, outcome)?;
+    Ok((0..m.owned)
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(Vec::new, |around, i| {
+            around.clear();
+            around.extend_from_slice(ghosts.of_vertex(i));
+            around.sort_unstable();
+            around.dedup();
+            around.retain(|&k| k as usize != i);
+            let d = around.len();
+            if d < 2 {
+                return 0.0;
+            }
+            let arcs: usize = around
+                .iter()
+                .map(|&u| intersection_len(&lists[u as usize], around))
+                .sum();
+            arcs as f64 / (d * (d - 1)) as f64
+        })
+        .collect())
 }
