@@ -221,7 +221,7 @@ struct Ghosts {
 impl Ghosts {
     const UNSET: u32 = u32::MAX;
 
-    fn of<G: WeightedGraphRead>(m: Meta, g: &G, around: Around) -> Self {
+    fn of<G: WeightedGraphRead + Sync>(m: Meta, g: &G, around: Around) -> Self {
         let visit = |i: usize, f: &mut dyn FnMut(VertexId)| {
             let v = m.row(i);
             let mut call = |u| {
@@ -235,27 +235,42 @@ impl Ghosts {
                 g.for_each_in_neighbor(v, &mut call);
             }
         };
-        let mut wanted = vec![Vec::new(); m.size];
+        // The neighbours (store vertices) of the owned vertices, in blocks on all threads:
+        // the store is decoded once.
+        const BLOCK: usize = 1024;
+        let blocks: Vec<(Vec<u32>, Vec<usize>)> = (0..m.owned.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let (mut arcs, mut ends) = (Vec::new(), Vec::with_capacity(BLOCK));
+                for i in b * BLOCK..((b + 1) * BLOCK).min(m.owned) {
+                    visit(i, &mut |u| arcs.push(u));
+                    ends.push(arcs.len());
+                }
+                (arcs, ends)
+            })
+            .collect();
+        let mut arcs = Vec::with_capacity(blocks.iter().map(|b| b.0.len()).sum());
         let mut starts = Vec::with_capacity(m.owned + 1);
         starts.push(0);
+        for (block, ends) in blocks {
+            let base = arcs.len();
+            starts.extend(ends.iter().map(|&e| base + e));
+            arcs.extend(block);
+        }
         // The value index of each store vertex read: owned ones their local index, ghosts
-        // numbered after them (filled in below).
+        // numbered after them, grouped by owner.
         const WANTED: u32 = Ghosts::UNSET - 1;
         let mut slot = vec![Self::UNSET; m.dense_of.len()];
         for i in 0..m.owned {
             slot[m.row(i) as usize] = i as u32;
         }
-        let mut total = 0;
-        for i in 0..m.owned {
-            visit(i, &mut |u| {
-                if slot[u as usize] == Self::UNSET {
-                    let (o, j) = m.locate(u);
-                    wanted[o].push(j as u32);
-                    slot[u as usize] = WANTED;
-                }
-                total += 1;
-            });
-            starts.push(total);
+        let mut wanted = vec![Vec::new(); m.size];
+        for &u in &arcs {
+            if slot[u as usize] == Self::UNSET {
+                let (o, j) = m.locate(u);
+                wanted[o].push(j as u32);
+                slot[u as usize] = WANTED;
+            }
         }
         let mut offset = Vec::with_capacity(m.size);
         let mut next = m.owned;
@@ -271,10 +286,9 @@ impl Ghosts {
                 *s = (offset[o] + at.expect("every ghost is wanted")) as u32;
             }
         }
-        let mut arcs = Vec::with_capacity(total);
-        for i in 0..m.owned {
-            visit(i, &mut |u| arcs.push(slot[u as usize]));
-        }
+        arcs.par_iter_mut()
+            .with_min_len(1 << 14)
+            .for_each(|u| *u = slot[*u as usize]);
         Self {
             wanted,
             offset,
@@ -346,6 +360,9 @@ impl Ghosts {
     }
 }
 
+/// Ranks per block of PageRank's dangling sum.
+const SUM_BLOCK: usize = 4096;
+
 /// PageRank of each owned vertex after `iterations` iterations with damping `damping`,
 /// over `num_vertices` vertices.
 ///
@@ -361,7 +378,7 @@ pub fn pagerank(
     on_store!(part, g => pagerank_on(comm, Meta::of(part), g, damping, iterations, n))
 }
 
-fn pagerank_on<G: WeightedGraphRead>(
+fn pagerank_on<G: WeightedGraphRead + Sync>(
     comm: &dyn Comm,
     m: Meta,
     g: &G,
@@ -380,18 +397,29 @@ fn pagerank_on<G: WeightedGraphRead>(
     let mut rank = vec![1.0 / n as f64; m.owned];
     let mut values = vec![0f32; ghosts.values()];
     for _ in 0..iterations {
+        // Sums of fixed blocks, added in order: the same on any number of threads.
         let dangling_here: f64 = rank
+            .par_chunks(SUM_BLOCK)
+            .zip(inverse_degree.par_chunks(SUM_BLOCK))
+            .map(|(r, inv)| {
+                r.iter()
+                    .zip(inv)
+                    .filter(|(_, &inv)| inv == 0.0)
+                    .map(|(r, _)| r)
+                    .sum::<f64>()
+            })
+            .collect::<Vec<f64>>()
             .iter()
-            .zip(&inverse_degree)
-            .filter(|(_, &inv)| inv == 0.0)
-            .map(|(r, _)| r)
             .sum();
         let dangling = sum_f64(comm, dangling_here);
-        for ((c, r), inv) in values.iter_mut().zip(&rank).zip(&inverse_degree) {
-            *c = (r * inv) as f32;
-        }
+        values[..m.owned]
+            .par_iter_mut()
+            .with_min_len(1 << 12)
+            .zip(&rank)
+            .zip(&inverse_degree)
+            .for_each(|((c, r), inv)| *c = (r * inv) as f32);
         let parts: Vec<Vec<u8>> = requests
-            .iter()
+            .par_iter()
             .map(|js| {
                 js.iter()
                     .flat_map(|&j| values[j as usize].to_le_bytes())
@@ -408,14 +436,17 @@ fn pagerank_on<G: WeightedGraphRead>(
         }
         let base = (1.0 - damping) / n as f64 + damping * dangling / n as f64;
         let values = &values;
-        rank.par_iter_mut().enumerate().for_each(|(i, r)| {
-            let sum: f64 = ghosts
-                .of_vertex(i)
-                .iter()
-                .map(|&k| f64::from(values[k as usize]))
-                .sum();
-            *r = base + damping * sum;
-        });
+        rank.par_iter_mut()
+            .with_min_len(256)
+            .enumerate()
+            .for_each(|(i, r)| {
+                let sum: f64 = ghosts
+                    .of_vertex(i)
+                    .iter()
+                    .map(|&k| f64::from(values[k as usize]))
+                    .sum();
+                *r = base + damping * sum;
+            });
     }
     Ok(rank)
 }
@@ -598,7 +629,7 @@ pub fn cdlp(comm: &dyn Comm, part: &Part, iterations: usize) -> Result<Vec<u64>,
     on_store!(part, g => cdlp_on(comm, Meta::of(part), g, &part.ids, iterations))
 }
 
-fn cdlp_on<G: WeightedGraphRead>(
+fn cdlp_on<G: WeightedGraphRead + Sync>(
     comm: &dyn Comm,
     m: Meta,
     g: &G,
@@ -656,7 +687,11 @@ pub fn lcc(comm: &dyn Comm, part: &Part) -> Result<Vec<f64>, DistError> {
     on_store!(part, g => lcc_on(comm, Meta::of(part), g))
 }
 
-fn lcc_on<G: WeightedGraphRead>(comm: &dyn Comm, m: Meta, g: &G) -> Result<Vec<f64>, DistError> {
+fn lcc_on<G: WeightedGraphRead + Sync>(
+    comm: &dyn Comm,
+    m: Meta,
+    g: &G,
+) -> Result<Vec<f64>, DistError> {
     let ghosts = Ghosts::of(m, g, Around::All);
     let requests = ghosts.requests(comm, m)?;
     // The out-lists of the owned vertices, as dense ids, for the processes that ask.

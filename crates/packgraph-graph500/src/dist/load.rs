@@ -864,6 +864,10 @@ fn record(u: u64, v: u64) -> u64 {
     u << 32 | v
 }
 
+/// A piece's records for each owner, or its first edge (index, endpoint) with an endpoint
+/// no process holds.
+type Routed = Result<Vec<Vec<u64>>, (usize, u64)>;
+
 /// Appends a routed edge and its weight's bits, if any.
 #[inline]
 fn put(out: &mut Vec<u64>, record: u64, weight: Option<u64>) {
@@ -888,7 +892,7 @@ fn route(
     let size = part.size;
     let weighted = part.weighted();
     let dense_of = |x: u64| ends.position(x).map_or(MISSING, |k| dense[k]);
-    let routed: Vec<Result<Vec<Vec<u64>>, (usize, u64)>> = parsed
+    let routed: Vec<Routed> = parsed
         .pieces
         .par_iter()
         .map(|piece| {
