@@ -729,9 +729,10 @@ enum IdSet {
 }
 
 impl IdSet {
-    /// Whether a bitmap over `min..=max` costs at most 8 bytes per one of `count` values.
+    /// Whether a bitmap over `min..=max` costs at most a byte per one of `count` values
+    /// (each thread fills one).
     fn bits_pay(min: u64, max: u64, count: usize) -> bool {
-        (max - min) / 64 < count as u64
+        (max - min) / 64 < count as u64 / 8
     }
 
     /// Bits over `min..=max` set by `visit` on each of `items`, on all threads.
