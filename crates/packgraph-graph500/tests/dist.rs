@@ -99,6 +99,24 @@ fn a_weighted_directed_graph_before_and_after_updates() {
 }
 
 #[test]
+fn ids_spread_over_64_bits_equal_the_core() {
+    // Ids far apart: the loader sorts them instead of setting bits over their range.
+    let dir = temp_dir("sparse");
+    let path = dir.join("sparse.el");
+    let id = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1;
+    let text: String = (0..120u64)
+        .map(|i| format!("{} {}\n", id(i % 37), id((i * 7 + 3) % 41)))
+        .collect();
+    std::fs::write(&path, text).expect("writes");
+    for kind in KINDS {
+        let mut config = RunConfig::new(kind, &path);
+        config.load.directed = Some(kind == AlgorithmKind::Pagerank);
+        check_all_ranks(&config, &format!("{kind} on sparse ids"));
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
 fn a_packgraph_header_and_isolated_vertices_count_as_in_packgraph_run() {
     let dir = temp_dir("head");
     let path = dir.join("head.el");
