@@ -32,13 +32,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one algorithm (bfs, pagerank, wcc, sssp) as `packgraph run` does.
+    /// Run one algorithm (bfs, pagerank, wcc, sssp, cdlp, lcc) as `packgraph run` does.
     Run(RunArgs),
 }
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// The algorithm: bfs, pagerank, wcc or sssp.
+    /// The algorithm: bfs, pagerank, wcc, sssp, cdlp or lcc.
     #[arg(value_name = "ALGORITHM")]
     algorithm: String,
     /// The graph: a text edge list (`u v [weight]` lines) or a Graphalytics dataset (its .v
@@ -57,7 +57,7 @@ struct RunArgs {
     /// Update batches (`+ u v [w]`, `- u v`, `commit`) to apply before the algorithm.
     #[arg(long, value_name = "FILE")]
     updates: Option<PathBuf>,
-    /// Iterations of pagerank (default 20).
+    /// Iterations of pagerank (default 20) and cdlp (default 10).
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
     /// PageRank damping factor, in [0, 1].

@@ -12,7 +12,8 @@
 //! * [`roots`]: the search keys; [`report`]: statistics and the output block;
 //! * [`benchmark`]: the whole run, from generation to report;
 //! * [`dist`]: the engine over processes (`packgraph-dist`): a user's graph file loaded in
-//!   parallel into the core's compressed graph, update batches, BFS, PageRank, WCC, SSSP.
+//!   parallel into the core's compressed graph, update batches, BFS, PageRank, WCC, SSSP, CDLP,
+//!   LCC.
 //!
 //! ```
 //! use packgraph_graph500::benchmark::{run, Config};

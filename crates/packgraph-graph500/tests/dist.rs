@@ -99,6 +99,51 @@ fn a_weighted_directed_graph_before_and_after_updates() {
 }
 
 #[test]
+fn ids_spread_over_64_bits_equal_the_core() {
+    // Ids far apart: the loader sorts them instead of setting bits over their range.
+    let dir = temp_dir("sparse");
+    let path = dir.join("sparse.el");
+    let id = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1;
+    let text: String = (0..120u64)
+        .map(|i| format!("{} {}\n", id(i % 37), id((i * 7 + 3) % 41)))
+        .collect();
+    std::fs::write(&path, text).expect("writes");
+    for kind in KINDS {
+        let mut config = RunConfig::new(kind, &path);
+        config.load.directed = Some(kind == AlgorithmKind::Pagerank);
+        check_all_ranks(&config, &format!("{kind} on sparse ids"));
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn a_packgraph_header_and_isolated_vertices_count_as_in_packgraph_run() {
+    let dir = temp_dir("head");
+    let path = dir.join("head.el");
+    let head = "# isolated vertices: 40 41\n# isolated vertices: 42\n";
+    let edges = "1 2\n2 3\n3 1\n5 6\n6 5\n# isolated vertices: 77\n";
+    let text = format!("# packgraph edge list: 8 vertices, 5 edges, directed\n{head}{edges}");
+    std::fs::write(&path, text).expect("writes");
+    for kind in KINDS {
+        // The header's direction applies: no --directed.
+        check_all_ranks(&RunConfig::new(kind, &path), &format!("{kind} with a head"));
+    }
+    let text = format!("# packgraph edge list: 9 vertices, 5 edges, directed\n{head}{edges}");
+    std::fs::write(&path, text).expect("writes");
+    for ranks in 1..=3 {
+        let e = distributed(ranks, &RunConfig::new(AlgorithmKind::Wcc, &path))
+            .expect_err("a wrong vertex count");
+        assert!(
+            e.to_string()
+                .contains("declares 9 vertices but the file names 8"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 2);
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
 fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
     let dir = temp_dir("bad");
     let path = dir.join("bad.el");
@@ -167,7 +212,7 @@ fn bad_input_on_any_rank_is_one_error_naming_file_and_line_on_every_rank() {
     assert!(e.to_string().contains("need non-negative weights"), "{e}");
     assert_eq!(e.exit_code(), 2);
     let mut bad = config;
-    bad.algorithm = AlgorithmKind::Lcc;
+    bad.algorithm = AlgorithmKind::Tc;
     assert!(distributed(2, &bad)
         .expect_err("not distributed")
         .to_string()

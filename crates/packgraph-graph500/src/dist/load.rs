@@ -12,9 +12,10 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use packgraph::graph::{Graph, MAX_VERTICES};
+use packgraph::graph::{Graph, VertexId, MAX_VERTICES};
 use packgraph::io::graphalytics::Files;
 use packgraph::io::{parse_id, parse_weight};
+use rayon::prelude::*;
 
 use super::{agree, alltoall_u64, owner_of_id, DistError, IntMap, Part, Store};
 use crate::comm::{Comm, Group};
@@ -48,7 +49,7 @@ pub fn read_range(path: &Path, rank: usize, size: usize) -> std::io::Result<(Vec
     let first = if start == 0 {
         0
     } else {
-        match memchr(b'\n', &text) {
+        match memchr::memchr(b'\n', &text) {
             Some(k) => k + 1,
             None => return Ok((Vec::new(), end)),
         }
@@ -64,7 +65,7 @@ pub fn read_range(path: &Path, rank: usize, size: usize) -> std::io::Result<(Vec
             if got == 0 {
                 break;
             }
-            if let Some(k) = memchr(b'\n', &chunk[..got]) {
+            if let Some(k) = memchr::memchr(b'\n', &chunk[..got]) {
                 text.extend_from_slice(&chunk[..=k]);
                 break;
             }
@@ -75,25 +76,54 @@ pub fn read_range(path: &Path, rank: usize, size: usize) -> std::io::Result<(Vec
     Ok((text, from + first as u64))
 }
 
-fn memchr(byte: u8, text: &[u8]) -> Option<usize> {
-    text.iter().position(|&b| b == byte)
+/// The number of the first line of this process's text (1-based), from the `newlines` of
+/// the processes before it. A collective.
+///
+/// Also whether a process before this one has a data line (`data`: whether this one has).
+fn first_line(comm: &dyn Comm, newlines: u64, data: bool) -> (u64, bool) {
+    let message = crate::comm::u64s_to_bytes(&[newlines, u64::from(data)]);
+    let all = comm.allgather(Group::World, &message);
+    let before: Vec<Vec<u64>> = (0..comm.rank())
+        .map(|k| crate::comm::bytes_to_u64s(all.part(k)))
+        .collect();
+    let lines: u64 = before.iter().map(|w| w.first().copied().unwrap_or(0)).sum();
+    let data_before = before.iter().any(|w| w.get(1).copied().unwrap_or(0) != 0);
+    (lines + 1, data_before)
 }
 
-/// The number of the first line of this process's text (1-based), from the newlines of the
-/// processes before it. A collective.
-fn first_line(comm: &dyn Comm, text: &[u8]) -> u64 {
-    let newlines = text.iter().filter(|&&b| b == b'\n').count() as u64;
-    let all = comm.allgather(Group::World, &newlines.to_le_bytes());
-    let before: u64 = (0..comm.rank())
-        .map(|k| u64::from_le_bytes(all.part(k).try_into().unwrap_or([0; 8])))
-        .sum();
-    before + 1
+/// Whether `b` separates fields: a blank or a comma.
+#[inline]
+fn is_separator(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b','
 }
 
 /// Fields of a line: runs of bytes between blanks and commas.
 fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&b| b.is_ascii_whitespace() || b == b',')
-        .filter(|f| !f.is_empty())
+    line.split(|&b| is_separator(b)).filter(|f| !f.is_empty())
+}
+
+/// The first (up to) three fields of a line and the number of fields, counting at most 4.
+#[inline]
+fn first_fields(line: &[u8]) -> ([&[u8]; 3], usize) {
+    let mut out = [&line[..0]; 3];
+    let (mut n, mut i) = (0, 0);
+    while n < 4 {
+        while i < line.len() && is_separator(line[i]) {
+            i += 1;
+        }
+        if i == line.len() {
+            break;
+        }
+        let start = i;
+        while i < line.len() && !is_separator(line[i]) {
+            i += 1;
+        }
+        if n < 3 {
+            out[n] = &line[start..i];
+        }
+        n += 1;
+    }
+    (out, n)
 }
 
 fn is_comment(line: &[u8]) -> bool {
@@ -117,52 +147,179 @@ pub fn line_error(path: &Path, line: u64, reason: &str, value: &[u8]) -> DistErr
     DistError::Usage(format!("{}:{line}: {reason}: `{value}`", path.display()))
 }
 
-/// Edges parsed from one process's lines, in file order.
-#[derive(Debug, Default)]
-struct Parsed {
-    edges: Vec<(u64, u64)>,
-    weights: Vec<f64>,
-    /// The line of each edge.
-    lines: Vec<u64>,
-    /// Columns of the lines (0: no data line).
-    columns: usize,
-    /// The first line with data, for a column mismatch between processes.
-    first_data_line: u64,
+/// Bytes of text one task parses (pieces end at line ends).
+const PIECE_BYTES: usize = 1 << 20;
+
+/// The pieces of `text`: about `piece_bytes` each, ending at line ends.
+fn split_pieces(text: &[u8], piece_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    let mut pieces = Vec::with_capacity(text.len() / piece_bytes + 1);
+    let mut start = 0;
+    while start < text.len() {
+        let goal = (start + piece_bytes).min(text.len());
+        let end = if goal == text.len() {
+            goal
+        } else {
+            memchr::memchr(b'\n', &text[goal..]).map_or(text.len(), |i| goal + i + 1)
+        };
+        pieces.push(start..end);
+        start = end;
+    }
+    pieces
 }
 
-/// Parses edge lines starting at line `line`.
-fn parse_edges(path: &Path, text: &[u8], mut line: u64) -> Result<Parsed, DistError> {
-    let mut out = Parsed::default();
-    for raw in text.split_inclusive(|&b| b == b'\n') {
-        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
-        if !is_comment(body) {
-            let cols: Vec<&[u8]> = fields(body).collect();
-            if !(2..=3).contains(&cols.len()) {
-                let reason = "expected `source target` or `source target weight`";
-                return Err(line_error(path, line, reason, body));
-            }
-            if out.columns == 0 {
-                out.columns = cols.len();
-                out.first_data_line = line;
-            } else if out.columns != cols.len() {
-                let reason = if cols.len() == 3 {
-                    "this line has a weight column but earlier lines have none"
-                } else {
-                    "this line has no weight column but earlier lines have one"
-                };
-                return Err(line_error(path, line, reason, body));
-            }
-            let id = |f: &[u8]| parse_id(f).map_err(|r| line_error(path, line, r, f));
-            out.edges.push((id(cols[0])?, id(cols[1])?));
-            if cols.len() == 3 {
-                let w = parse_weight(cols[2]).map_err(|r| line_error(path, line, r, cols[2]))?;
-                out.weights.push(w);
-            }
-            out.lines.push(line);
-        }
-        line += 1;
+/// A bad line of a piece: its number within the piece (from 1), why, and the value.
+#[derive(Debug, Clone)]
+struct BadLine {
+    line: u64,
+    reason: &'static str,
+    value: Vec<u8>,
+}
+
+const WRONG_COLUMNS: &str = "expected `source target` or `source target weight`";
+
+/// The words for a line of `columns` columns after lines of the other count.
+fn column_change(columns: usize) -> &'static str {
+    if columns == 3 {
+        "this line has a weight column but earlier lines have none"
+    } else {
+        "this line has no weight column but earlier lines have one"
     }
-    Ok(out)
+}
+
+/// The edges of one piece of a process's lines, in file order.
+#[derive(Debug, Default)]
+struct Piece {
+    edges: Vec<(u64, u64)>,
+    weights: Vec<f64>,
+    /// Columns of its data lines (0: none).
+    columns: usize,
+    /// Its first data line, numbered within the piece from 1 (0: none), and its text.
+    first_data: (u64, Vec<u8>),
+    /// Newlines in the piece.
+    newlines: u64,
+    /// The first bad line, where parsing stopped.
+    bad: Option<BadLine>,
+    /// A bad `# isolated vertices:` line before the piece's first data line, an error only
+    /// if it is in the file's head (no data line before it).
+    bad_head: Option<BadLine>,
+    /// The piece's bytes in the file.
+    bytes: std::ops::Range<u64>,
+    /// The file's number of the piece's first line (set once every process has counted).
+    first_line: u64,
+    /// Vertices named by `# isolated vertices:` lines before the piece's first data line.
+    isolated: Vec<u64>,
+    /// What a packgraph header on the piece's first line declares: vertices and direction.
+    declared: Option<(u64, bool)>,
+}
+
+/// The first line of an edge list `packgraph` wrote, up to the counts.
+const HEADER_PREFIX: &[u8] = b"# packgraph edge list:";
+/// The start of a line listing vertices without edges.
+const ISOLATED_PREFIX: &[u8] = b"# isolated vertices:";
+
+/// `(vertices, directed)` from the rest of a packgraph header line.
+fn parse_declared(rest: &[u8]) -> Option<(u64, bool)> {
+    let text = std::str::from_utf8(rest).ok()?;
+    let mut words = text.split([' ', ',']).filter(|w| !w.is_empty());
+    let vertices = words.next()?.parse().ok()?;
+    (words.next()? == "vertices").then_some(())?;
+    let directed = words.find(|w| *w == "directed" || *w == "undirected")? == "directed";
+    Some((vertices, directed))
+}
+
+/// Reads a comment line before the piece's first data line: a packgraph header (on the
+/// file's first line, `file_start`) or a list of isolated vertices; other comments say
+/// nothing.
+fn parse_head_line<'l>(
+    body: &'l [u8],
+    piece: &mut Piece,
+    file_start: bool,
+) -> Result<(), (&'static str, &'l [u8])> {
+    if file_start && body.starts_with(HEADER_PREFIX) {
+        let declared = parse_declared(&body[HEADER_PREFIX.len()..]);
+        piece.declared =
+            Some(declared.ok_or(("expected `N vertices, M edges, directed|undirected`", body))?);
+    } else if let Some(ids) = body.strip_prefix(ISOLATED_PREFIX) {
+        for field in fields(ids) {
+            piece
+                .isolated
+                .push(parse_id(field).map_err(|r| (r, field))?);
+        }
+    }
+    Ok(())
+}
+
+/// Parses one line into `piece`, or says what is wrong and where.
+#[inline]
+fn parse_edge_line<'l>(
+    body: &'l [u8],
+    piece: &mut Piece,
+    line: u64,
+) -> Result<(), (&'static str, &'l [u8])> {
+    let (f, n) = first_fields(body);
+    if !(2..=3).contains(&n) {
+        return Err((WRONG_COLUMNS, body));
+    }
+    if piece.columns == 0 {
+        piece.columns = n;
+        piece.first_data = (line, body.to_vec());
+    } else if piece.columns != n {
+        return Err((column_change(n), body));
+    }
+    let u = parse_id(f[0]).map_err(|r| (r, f[0]))?;
+    let v = parse_id(f[1]).map_err(|r| (r, f[1]))?;
+    if n == 3 {
+        piece
+            .weights
+            .push(parse_weight(f[2]).map_err(|r| (r, f[2]))?);
+    }
+    piece.edges.push((u, v));
+    Ok(())
+}
+
+/// Parses one piece of edge lines (`file_start`: the piece starts the file); stops at the
+/// first bad line.
+fn parse_piece(text: &[u8], file_start: bool) -> Piece {
+    let mut piece = Piece {
+        newlines: memchr::memchr_iter(b'\n', text).count() as u64,
+        ..Piece::default()
+    };
+    let mut line = 0;
+    for raw in text.split_inclusive(|&b| b == b'\n') {
+        line += 1;
+        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if is_comment(body) {
+            if piece.columns == 0 && piece.bad_head.is_none() && body.starts_with(b"# ") {
+                let at_start = file_start && line == 1;
+                if let Err((reason, value)) = parse_head_line(body, &mut piece, at_start) {
+                    piece.bad_head = Some(BadLine {
+                        line,
+                        reason,
+                        value: value.to_vec(),
+                    });
+                }
+            }
+            continue;
+        }
+        if let Err((reason, value)) = parse_edge_line(body, &mut piece, line) {
+            piece.bad = Some(BadLine {
+                line,
+                reason,
+                value: value.to_vec(),
+            });
+            break;
+        }
+    }
+    piece
+}
+
+/// The number within `text` (from 1) of its `k`-th data line (from 0).
+fn data_line(text: &[u8], k: usize) -> Option<u64> {
+    text.split_inclusive(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, raw)| !is_comment(raw.strip_suffix(b"\n").unwrap_or(raw)))
+        .nth(k)
+        .map(|(i, _)| i as u64 + 1)
 }
 
 /// Parses vertex lines (one id each) starting at line `line`.
@@ -183,15 +340,72 @@ fn parse_vertices(path: &Path, text: &[u8], mut line: u64) -> Result<Vec<u64>, D
     Ok(out)
 }
 
-/// Reads and parses this process's share of `path`. A collective.
-fn read_share<T>(
-    comm: &dyn Comm,
-    path: &Path,
-    parse: impl FnOnce(&[u8], u64) -> Result<T, DistError>,
-) -> Result<T, DistError> {
+/// Edges parsed from one process's lines, in file order, piece after piece.
+#[derive(Debug, Default)]
+struct Parsed {
+    pieces: Vec<Piece>,
+    /// Columns of the lines (0: no data line).
+    columns: usize,
+    /// The first line with data, for a column mismatch between processes.
+    first_data_line: u64,
+    /// Vertices named by `# isolated vertices:` lines before this process's first data
+    /// line.
+    isolated: Vec<u64>,
+}
+
+impl Parsed {
+    fn edges(&self) -> usize {
+        self.pieces.iter().map(|p| p.edges.len()).sum()
+    }
+
+    /// Numbers the pieces' lines from `line` and returns the first error of the lines in
+    /// file order: a bad line, or a line whose columns differ from the lines before it.
+    /// `data_before`: an earlier process has a data line, so none of these lines is in the
+    /// file's head.
+    fn settle(&mut self, path: &Path, mut line: u64, data_before: bool) -> Result<(), DistError> {
+        for piece in &mut self.pieces {
+            piece.first_line = line;
+            let in_head = !data_before && self.columns == 0;
+            if let Some(bad) = piece.bad_head.as_ref().filter(|_| in_head) {
+                return Err(line_error(
+                    path,
+                    line + bad.line - 1,
+                    bad.reason,
+                    &bad.value,
+                ));
+            }
+            let (first, text) = &piece.first_data;
+            if piece.columns != 0 && self.columns != 0 && piece.columns != self.columns {
+                let reason = column_change(piece.columns);
+                return Err(line_error(path, line + first - 1, reason, text));
+            }
+            if let Some(bad) = &piece.bad {
+                return Err(line_error(
+                    path,
+                    line + bad.line - 1,
+                    bad.reason,
+                    &bad.value,
+                ));
+            }
+            if in_head {
+                self.isolated.append(&mut piece.isolated);
+                if piece.columns != 0 {
+                    self.columns = piece.columns;
+                    self.first_data_line = line + first - 1;
+                }
+            }
+            line += piece.newlines;
+        }
+        Ok(())
+    }
+}
+
+/// Reads this process's share of `path`: its text, checked not to be gzip, and the file's
+/// number of its first line. A collective.
+fn read_text(comm: &dyn Comm, path: &Path) -> Result<(Vec<u8>, u64), DistError> {
     let read = read_range(path, comm.rank(), comm.size())
         .map_err(|e| DistError::Usage(format!("{}: {e}", path.display())));
-    let text = agree(comm, read.map(|(text, _)| text))?;
+    let (text, offset) = agree(comm, read)?;
     // A gzip file starts with its magic bytes, which rank 0 reads.
     let plain = if comm.rank() == 0 && text.starts_with(&[0x1f, 0x8b]) {
         Err(DistError::Usage(format!(
@@ -202,8 +416,45 @@ fn read_share<T>(
         Ok(())
     };
     agree(comm, plain)?;
-    let line = first_line(comm, &text);
-    agree(comm, parse(&text, line))
+    Ok((text, offset))
+}
+
+/// Parses `text` (at `offset` in its file) in pieces of about `piece_bytes`, on all threads.
+fn parse_pieces(text: &[u8], offset: u64, piece_bytes: usize) -> Vec<Piece> {
+    split_pieces(text, piece_bytes)
+        .par_iter()
+        .map(|r| {
+            let mut piece = parse_piece(&text[r.clone()], offset + r.start as u64 == 0);
+            piece.bytes = offset + r.start as u64..offset + r.end as u64;
+            piece
+        })
+        .collect()
+}
+
+/// Reads and parses this process's share of an edge list, in pieces on all threads. A
+/// collective.
+fn read_edges(comm: &dyn Comm, path: &Path) -> Result<Parsed, DistError> {
+    let (text, offset) = read_text(comm, path)?;
+    let pieces = parse_pieces(&text, offset, PIECE_BYTES);
+    drop(text);
+    let newlines: u64 = pieces.iter().map(|p| p.newlines).sum();
+    let data = pieces.iter().any(|p| p.columns != 0);
+    let (line, data_before) = first_line(comm, newlines, data);
+    let mut parsed = Parsed {
+        pieces,
+        ..Parsed::default()
+    };
+    let settled = parsed.settle(path, line, data_before);
+    agree(comm, settled)?;
+    Ok(parsed)
+}
+
+/// Reads and parses this process's share of a vertex file. A collective.
+fn read_vertices(comm: &dyn Comm, path: &Path) -> Result<Vec<u64>, DistError> {
+    let (text, _) = read_text(comm, path)?;
+    let newlines = memchr::memchr_iter(b'\n', &text).count() as u64;
+    let (line, _) = first_line(comm, newlines, false);
+    agree(comm, parse_vertices(path, &text, line))
 }
 
 /// `graph.NAME.directed` of a dataset's properties file, if it says.
@@ -239,6 +490,12 @@ fn directed_property(files: &Files) -> Result<Option<bool>, DistError> {
 
 /// Loads the graph of `options`: every process returns its part. A collective.
 ///
+/// Each process parses its byte range in pieces on its threads, finds the distinct
+/// endpoints of its edges (a bitmap over their range when the ids are dense enough, a
+/// parallel sort otherwise), asks the dictionary once for their dense ids, and sends each
+/// edge, 8 bytes (16 with a weight), to the owners of its endpoints; the owners receive the
+/// edges in file order and build their stores in one batch.
+///
 /// # Errors
 /// [`DistError::Usage`] on every process for a file that cannot be read, a malformed line
 /// in any process's range (naming file and line), an edge endpoint missing from a
@@ -255,30 +512,29 @@ pub fn load(comm: &dyn Comm, options: &LoadOptions) -> Result<Part, DistError> {
         None => (options.path.clone(), options.directed.unwrap_or(false)),
     };
     let vertex_list = match &dataset {
-        Some(files) => Some(read_share(comm, &files.vertices, |text, line| {
-            parse_vertices(&files.vertices, text, line)
-        })?),
+        Some(files) => Some(read_vertices(comm, &files.vertices)?),
         None => None,
     };
-    let parsed = read_share(comm, &edge_path, |text, line| {
-        parse_edges(&edge_path, text, line)
-    })?;
-    let weighted = columns(comm, &edge_path, &parsed)? == 3;
+    let mut parsed = read_edges(comm, &edge_path)?;
+    let (columns, declared) = head(comm, &edge_path, &mut parsed)?;
+    // A packgraph header's direction applies unless the caller says one.
+    let directed = match (&dataset, options.directed, declared) {
+        (None, None, Some((_, declared))) => declared,
+        _ => directed,
+    };
+    let weighted = columns == 3;
     if options.weighted && !weighted {
         let e = format!("--weighted: {} has no edge weights", options.path.display());
         return Err(DistError::Usage(e));
     }
-    let ids = match &vertex_list {
-        Some(list) => {
-            let path = dataset
-                .as_ref()
-                .map(|f| f.vertices.clone())
-                .unwrap_or_default();
-            dictionary(comm, list, Some(&path))?
-        }
-        None => {
-            let ends: Vec<u64> = parsed.edges.iter().flat_map(|&(u, v)| [u, v]).collect();
-            dictionary(comm, &ends, None)?
+    let ends = endpoints(&parsed);
+    let distinct = ends.values();
+    let ids = match (&vertex_list, &dataset) {
+        (Some(list), Some(files)) => dictionary(comm, list, Some(&files.vertices))?,
+        _ if parsed.isolated.is_empty() => dictionary(comm, &distinct, None)?,
+        _ => {
+            let named: Vec<u64> = distinct.iter().chain(&parsed.isolated).copied().collect();
+            dictionary(comm, &named, None)?
         }
     };
     let mut part = empty_part(comm, ids, directed, weighted)?;
@@ -286,18 +542,49 @@ pub fn load(comm: &dyn Comm, options: &LoadOptions) -> Result<Part, DistError> {
         let e = format!("{} has no vertices", options.path.display());
         return Err(DistError::Usage(e));
     }
-    let dense = lookup_edges(comm, &part, &parsed, &edge_path)?;
-    route_and_build(comm, &mut part, &parsed, &dense)?;
+    if let Some((n, _)) = declared.filter(|&(n, _)| n != part.num_vertices as u64) {
+        return Err(DistError::Usage(format!(
+            "{}: the first line declares {n} vertices but the file names {} (edge endpoints and `# isolated vertices:` lines); correct or delete that line",
+            edge_path.display(),
+            part.num_vertices
+        )));
+    }
+    let dense = resolve(comm, &part, &distinct);
+    drop(distinct);
+    let records = route(comm, &part, &parsed, &ends, &dense, &edge_path)?;
+    drop(parsed);
+    build(comm, &mut part, records)?;
     Ok(part)
 }
 
-/// The column count all processes agree on (0 without data lines), or an error naming the
-/// first line of the first process that disagrees. A collective.
-fn columns(comm: &dyn Comm, path: &Path, parsed: &Parsed) -> Result<usize, DistError> {
-    let all = comm.allgather(Group::World, &(parsed.columns as u64).to_le_bytes());
-    let cols: Vec<u64> = (0..all.parts())
-        .map(|k| u64::from_le_bytes(all.part(k).try_into().unwrap_or([0; 8])))
+/// What the processes agree on from the lines they read: the column count (0 without data
+/// lines) and what a packgraph header on the file's first line declares (vertices and
+/// direction). A collective.
+///
+/// # Errors
+/// A column count that differs from the earlier processes', naming the first line of the
+/// first process that disagrees.
+fn head(
+    comm: &dyn Comm,
+    path: &Path,
+    parsed: &mut Parsed,
+) -> Result<(usize, Option<(u64, bool)>), DistError> {
+    let declared = parsed.pieces.first().and_then(|p| p.declared);
+    let mut message = vec![parsed.columns as u64, 0, 0];
+    if let (0, Some((n, directed))) = (comm.rank(), declared) {
+        message[1] = 1 + u64::from(directed);
+        message[2] = n;
+    }
+    let all = comm.allgather(Group::World, &crate::comm::u64s_to_bytes(&message));
+    let words: Vec<Vec<u64>> = (0..all.parts())
+        .map(|k| crate::comm::bytes_to_u64s(all.part(k)))
         .collect();
+    let word = |k: usize, i: usize| words[k].get(i).copied().unwrap_or(0);
+    let cols: Vec<u64> = (0..words.len()).map(|k| word(k, 0)).collect();
+    let declared = match word(0, 1) {
+        0 => None,
+        d => Some((word(0, 2), d == 2)),
+    };
     let first = cols.iter().copied().find(|&c| c != 0).unwrap_or(0);
     let bad = cols.iter().position(|&c| c != 0 && c != first);
     let outcome = match bad {
@@ -307,7 +594,7 @@ fn columns(comm: &dyn Comm, path: &Path, parsed: &Parsed) -> Result<usize, DistE
             parsed.first_data_line,
             parsed.columns
         ))),
-        _ => Ok(first as usize),
+        _ => Ok((first as usize, declared)),
     };
     agree(comm, outcome)
 }
@@ -428,83 +715,311 @@ pub(crate) fn resolve(comm: &dyn Comm, part: &Part, ids: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// Dense endpoints of the parsed edges; an endpoint missing from the vertex file is an
-/// error naming its line. A collective.
-fn lookup_edges(
+/// A set of `u64`s, with each member's position among them in increasing order.
+#[derive(Debug)]
+enum IdSet {
+    /// Bits over `min..`, with the number of members before each 64-bit word.
+    Bits {
+        min: u64,
+        words: Vec<u64>,
+        before: Vec<usize>,
+    },
+    /// The members, increasing.
+    Sorted(Vec<u64>),
+}
+
+impl IdSet {
+    /// Whether a bitmap over `min..=max` costs at most a byte per one of `count` values
+    /// (each thread fills one).
+    fn bits_pay(min: u64, max: u64, count: usize) -> bool {
+        (max - min) / 64 < count as u64 / 8
+    }
+
+    /// Bits over `min..=max` set by `visit` on each of `items`, on all threads.
+    fn collect_bits<T: Sync>(
+        items: &[T],
+        (min, max): (u64, u64),
+        visit: impl Fn(&T, &mut dyn FnMut(u64)) + Sync,
+    ) -> Self {
+        let len = ((max - min) / 64 + 1) as usize;
+        let per_task = items.len().div_ceil(rayon::current_num_threads()).max(1);
+        let words = items
+            .par_chunks(per_task)
+            .map(|group| {
+                let mut words = vec![0u64; len];
+                for item in group {
+                    visit(item, &mut |x| {
+                        let off = x - min;
+                        words[(off / 64) as usize] |= 1 << (off % 64);
+                    });
+                }
+                words
+            })
+            .reduce_with(|mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x |= y);
+                a
+            })
+            .unwrap_or_default();
+        let mut before = Vec::with_capacity(words.len());
+        let mut count = 0;
+        for w in &words {
+            before.push(count);
+            count += w.count_ones() as usize;
+        }
+        Self::Bits { min, words, before }
+    }
+
+    /// The members, increasing.
+    fn values(&self) -> Vec<u64> {
+        match self {
+            Self::Sorted(values) => values.clone(),
+            Self::Bits { min, words, .. } => {
+                let mut out = Vec::new();
+                for (k, &w) in words.iter().enumerate() {
+                    let mut w = w;
+                    while w != 0 {
+                        out.push(min + 64 * k as u64 + u64::from(w.trailing_zeros()));
+                        w &= w - 1;
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The position of `x` among the members, if it is one.
+    #[inline]
+    fn position(&self, x: u64) -> Option<usize> {
+        match self {
+            Self::Sorted(values) => values.binary_search(&x).ok(),
+            Self::Bits { min, words, before } => {
+                let off = x.checked_sub(*min)?;
+                let (k, bit) = ((off / 64) as usize, off % 64);
+                let w = *words.get(k)?;
+                (w >> bit & 1 == 1)
+                    .then(|| before[k] + (w & ((1 << bit) - 1)).count_ones() as usize)
+            }
+        }
+    }
+}
+
+/// The distinct endpoints of the parsed edges.
+fn endpoints(parsed: &Parsed) -> IdSet {
+    let count = 2 * parsed.edges();
+    let (min, max) = parsed
+        .pieces
+        .par_iter()
+        .flat_map_iter(|p| p.edges.iter().map(|&(u, v)| (u.min(v), u.max(v))))
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    if count == 0 {
+        return IdSet::Sorted(Vec::new());
+    }
+    if IdSet::bits_pay(min, max, count) {
+        return IdSet::collect_bits(&parsed.pieces, (min, max), |piece, set| {
+            for &(u, v) in &piece.edges {
+                set(u);
+                set(v);
+            }
+        });
+    }
+    let mut all: Vec<u64> = parsed
+        .pieces
+        .par_iter()
+        .flat_map_iter(|p| p.edges.iter().flat_map(|&(u, v)| [u, v]))
+        .collect();
+    all.par_sort_unstable();
+    all.dedup();
+    IdSet::Sorted(all)
+}
+
+/// The bytes `range` of `path`.
+fn read_bytes(path: &Path, range: &std::ops::Range<u64>) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let mut text = vec![0u8; (range.end - range.start) as usize];
+    file.read_exact(&mut text)?;
+    Ok(text)
+}
+
+/// The error for endpoint `id` of edge `k` of `piece`, which the vertex file does not list.
+fn missing_error(path: &Path, piece: &Piece, k: usize, id: u64) -> DistError {
+    let reason = "edge endpoint is not listed in the vertex file";
+    // The line is found again in the file (an error path: the loader keeps no line numbers).
+    match read_bytes(path, &piece.bytes)
+        .ok()
+        .and_then(|text| data_line(&text, k))
+    {
+        Some(line) => line_error(
+            path,
+            piece.first_line + line - 1,
+            reason,
+            id.to_string().as_bytes(),
+        ),
+        None => DistError::Usage(format!("{}: {reason}: `{id}`", path.display())),
+    }
+}
+
+/// A routed edge: `u << 32 | v` in dense ids (then the weight's bits, if weighted).
+#[inline]
+fn record(u: u64, v: u64) -> u64 {
+    u << 32 | v
+}
+
+/// A piece's records for each owner, or its first edge (index, endpoint) with an endpoint
+/// no process holds.
+type Routed = Result<Vec<Vec<u64>>, (usize, u64)>;
+
+/// Appends a routed edge and its weight's bits, if any.
+#[inline]
+fn put(out: &mut Vec<u64>, record: u64, weight: Option<u64>) {
+    out.push(record);
+    if let Some(w) = weight {
+        out.push(w);
+    }
+}
+
+/// Sends each edge to the owners of its endpoints, as dense ids (self-loops are dropped,
+/// as the core drops them); returns the edges this process stores, in file order (each
+/// process's edges in order, processes in rank order). An endpoint missing from the vertex
+/// file is an error naming its line. A collective.
+fn route(
     comm: &dyn Comm,
     part: &Part,
     parsed: &Parsed,
+    ends: &IdSet,
+    dense: &[u64],
     path: &Path,
-) -> Result<Vec<(u32, u32)>, DistError> {
-    let mut distinct: Vec<u64> = parsed.edges.iter().flat_map(|&(u, v)| [u, v]).collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let dense = resolve(comm, part, &distinct);
-    let find = |x: u64| {
-        let k = distinct
-            .binary_search(&x)
-            .expect("every endpoint was asked");
-        dense[k]
-    };
-    let mut out = Vec::with_capacity(parsed.edges.len());
-    let mut outcome = Ok(());
-    for (&(u, v), &line) in parsed.edges.iter().zip(&parsed.lines) {
-        let (du, dv) = (find(u), find(v));
-        if du == MISSING || dv == MISSING {
-            let id = if du == MISSING { u } else { v };
-            let reason = "edge endpoint is not listed in the vertex file";
-            outcome = Err(line_error(path, line, reason, id.to_string().as_bytes()));
-            break;
-        }
-        out.push((du as u32, dv as u32));
-    }
-    agree(comm, outcome)?;
-    Ok(out)
-}
-
-/// Sends each edge to the owners of its endpoints (self-loops are dropped, as the core
-/// drops them) and builds each process's store in file order (of duplicate weighted edges
-/// the last wins, as in one process). A collective.
-fn route_and_build(
-    comm: &dyn Comm,
-    part: &mut Part,
-    parsed: &Parsed,
-    dense: &[(u32, u32)],
-) -> Result<(), DistError> {
+) -> Result<Vec<u64>, DistError> {
     let size = part.size;
     let weighted = part.weighted();
-    let mut parts = vec![Vec::new(); size];
-    for (k, &(u, v)) in dense.iter().enumerate() {
-        if u == v {
-            continue;
-        }
-        let w = if weighted { parsed.weights[k] } else { 1.0 };
-        let record = [u64::from(u), u64::from(v), w.to_bits(), parsed.lines[k]];
-        let (ou, ov) = (u as usize % size, v as usize % size);
-        parts[ou].extend_from_slice(&record);
-        if ov != ou {
-            parts[ov].extend_from_slice(&record);
-        }
-    }
-    let mut records: Vec<[u64; 4]> = alltoall_u64(comm, parts)
-        .iter()
-        .flat_map(|p| p.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]))
-        .collect();
-    records.sort_by_key(|r| r[3]);
-    let edges: Vec<(u32, u32, f64)> = records
-        .iter()
-        .map(|r| {
-            let u = part.store_vertex(r[0] as u32);
-            let v = part.store_vertex(r[1] as u32);
-            (u, v, f64::from_bits(r[2]))
+    let dense_of = |x: u64| ends.position(x).map_or(MISSING, |k| dense[k]);
+    let routed: Vec<Routed> = parsed
+        .pieces
+        .par_iter()
+        .map(|piece| {
+            let mut out = vec![Vec::with_capacity(piece.edges.len() * 2 / size); size];
+            for (k, &(u, v)) in piece.edges.iter().enumerate() {
+                let (du, dv) = (dense_of(u), dense_of(v));
+                if du == MISSING || dv == MISSING {
+                    return Err((k, if du == MISSING { u } else { v }));
+                }
+                if du == dv {
+                    continue;
+                }
+                let w = weighted.then(|| piece.weights[k].to_bits());
+                let (ou, ov) = (du as usize % size, dv as usize % size);
+                put(&mut out[ou], record(du, dv), w);
+                if ov != ou {
+                    put(&mut out[ov], record(du, dv), w);
+                }
+            }
+            Ok(out)
         })
         .collect();
+    let missing = routed
+        .iter()
+        .zip(&parsed.pieces)
+        .find_map(|(r, piece)| r.as_ref().err().map(|&(k, id)| (piece, k, id)));
+    let outcome = match missing {
+        Some((piece, k, id)) => Err(missing_error(path, piece, k, id)),
+        None => Ok(()),
+    };
+    agree(comm, outcome)?;
+    let routed: Vec<Vec<Vec<u64>>> = routed.into_iter().flatten().collect();
+    let counts: Vec<usize> = (0..size)
+        .map(|o| routed.iter().map(|r| r[o].len()).sum())
+        .collect();
+    let mut send = Vec::with_capacity(counts.iter().sum());
+    for o in 0..size {
+        for r in &routed {
+            send.extend_from_slice(&r[o]);
+        }
+    }
+    drop(routed);
+    Ok(comm.alltoallv_u64(Group::World, &send, &counts))
+}
+
+/// Builds this process's store from the routed edges `records` (see [`route`]): the owned
+/// vertices keep their store vertices, the other endpoints (ghosts) follow them in
+/// increasing dense id. A collective.
+fn build(comm: &dyn Comm, part: &mut Part, records: Vec<u64>) -> Result<(), DistError> {
+    const LOW: u64 = 0xffff_ffff;
+    let (size, rank, owned) = (part.size, part.rank, part.owned());
+    let step = if part.weighted() { 2 } else { 1 };
+    // The endpoint of a record owned elsewhere, if any (at most one: each record came to an
+    // owner of an endpoint).
+    let ghost = |r: u64| {
+        let (u, v) = (r >> 32, r & LOW);
+        if u as usize % size != rank {
+            Some(u)
+        } else if v as usize % size != rank {
+            Some(v)
+        } else {
+            None
+        }
+    };
+    let per_task = (records.len() / step)
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(1)
+        * step;
+    let chunks: Vec<&[u64]> = records.chunks(per_task).collect();
+    let (min, max) = chunks
+        .par_iter()
+        .flat_map_iter(|c| c.iter().step_by(step).filter_map(|&r| ghost(r)))
+        .map(|g| (g, g))
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let ghosts = if min > max {
+        IdSet::Sorted(Vec::new())
+    } else if IdSet::bits_pay(min, max, records.len() / step) {
+        IdSet::collect_bits(&chunks, (min, max), |chunk, set| {
+            for &r in chunk.iter().step_by(step) {
+                if let Some(g) = ghost(r) {
+                    set(g);
+                }
+            }
+        })
+    } else {
+        let mut all: Vec<u64> = chunks
+            .par_iter()
+            .flat_map_iter(|c| c.iter().step_by(step).filter_map(|&r| ghost(r)))
+            .collect();
+        all.par_sort_unstable();
+        all.dedup();
+        IdSet::Sorted(all)
+    };
+    for g in ghosts.values() {
+        let x = part.dense_of.len() as VertexId;
+        part.dense_of.push(g as VertexId);
+        part.store_of.insert(g as VertexId, x);
+    }
+    let rows = &part.rows;
+    let store = |d: u64| -> VertexId {
+        if d as usize % size == rank {
+            rows[d as usize / size]
+        } else {
+            let k = ghosts.position(d).expect("every ghost is in the set");
+            (owned + k) as VertexId
+        }
+    };
     let built = match &mut part.store {
         Store::Plain(g) => {
-            let edges: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
+            let edges: Vec<(VertexId, VertexId)> = records
+                .par_iter()
+                .with_min_len(1 << 12)
+                .map(|&r| (store(r >> 32), store(r & LOW)))
+                .collect();
+            drop(records);
             g.insert_edges(&edges).map(drop)
         }
-        Store::Weighted(g) => g.insert_edges(&edges).map(drop),
+        Store::Weighted(g) => {
+            let edges: Vec<(VertexId, VertexId, f64)> = records
+                .par_chunks_exact(2)
+                .with_min_len(1 << 12)
+                .map(|c| (store(c[0] >> 32), store(c[0] & LOW), f64::from_bits(c[1])))
+                .collect();
+            drop(records);
+            g.insert_edges(&edges).map(drop)
+        }
     };
     agree(comm, built.map_err(|e| DistError::Failed(e.to_string())))
 }
@@ -539,16 +1054,135 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `text` parsed as one process's lines from line `line`, in pieces of `piece_bytes`.
+    fn parse(text: &[u8], line: u64, piece_bytes: usize) -> Result<Parsed, DistError> {
+        let mut parsed = Parsed {
+            pieces: parse_pieces(text, 0, piece_bytes),
+            ..Parsed::default()
+        };
+        parsed
+            .settle(Path::new("g.el"), line, false)
+            .map(|()| parsed)
+    }
+
     #[test]
     fn a_bad_line_names_its_number_and_value() {
-        let e = parse_edges(Path::new("g.el"), b"# c\n1 2\n3 x\n", 1).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "g.el:3: vertex id is not a non-negative integer: `x`"
+        for piece_bytes in [1, 5, 1 << 20] {
+            let e = parse(b"# c\n1 2\n3 x\n", 1, piece_bytes).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "g.el:3: vertex id is not a non-negative integer: `x`"
+            );
+            let e = parse(b"1 2 0.5\n3 4\n", 10, piece_bytes).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "g.el:11: this line has no weight column but earlier lines have one: `3 4`"
+            );
+            let e = parse(b"% c\n\n1 2\n3 4 5 6\n", 1, piece_bytes).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "g.el:4: expected `source target` or `source target weight`: `3 4 5 6`"
+            );
+            // A change of columns is found at the first line that changes them, before a
+            // later bad line of the same piece.
+            let e = parse(b"1 2\n3 4\n5 6 1.5\n7 y 2\n", 1, piece_bytes).unwrap_err();
+            assert!(
+                e.to_string().starts_with("g.el:3: this line has a weight"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_head_declares_direction_and_isolated_vertices() {
+        let text = b"# packgraph edge list: 5 vertices, 1 edges, directed\n# isolated vertices: 7 9\n1 2\n# isolated vertices: 11 x\n";
+        for piece_bytes in [1, 1 << 20] {
+            let parsed = parse(text, 1, piece_bytes).unwrap();
+            assert_eq!(parsed.isolated, vec![7, 9]);
+            assert_eq!(parsed.pieces[0].declared, Some((5, true)));
+        }
+        // A header not on the first line is a comment; a bad list in the head an error.
+        let parsed = parse(b"# c\n# packgraph edge list: 5 vertices\n1 2\n", 1, 1).unwrap();
+        assert_eq!(parsed.pieces[1].declared, None);
+        let e = parse(b"# isolated vertices: 3 -4\n1 2\n", 1, 1 << 20).unwrap_err();
+        assert_eq!(e.to_string(), "g.el:1: negative vertex id: `-4`");
+        let e = parse(b"# packgraph edge list: many\n1 2\n", 1, 1 << 20).unwrap_err();
+        assert!(
+            e.to_string().starts_with("g.el:1: expected `N vertices"),
+            "{e}"
         );
-        let e = parse_edges(Path::new("g.el"), b"1 2 0.5\n3 4\n", 10).unwrap_err();
-        assert!(e
-            .to_string()
-            .starts_with("g.el:11: this line has no weight"));
+    }
+
+    #[test]
+    fn pieces_keep_file_order_lines_and_weights() {
+        let text: String = (0..300)
+            .map(|i| {
+                if i % 7 == 0 {
+                    format!("# comment {i}\n")
+                } else {
+                    format!("{i},{} {}.5\n", i * 3, i % 5)
+                }
+            })
+            .collect();
+        let want = parse(text.as_bytes(), 1, 1 << 20).unwrap();
+        assert_eq!(want.pieces.len(), 1);
+        for piece_bytes in [1, 10, 100, 1000] {
+            let got = parse(text.as_bytes(), 1, piece_bytes).unwrap();
+            assert!(got.pieces.len() > 1);
+            let edges: Vec<(u64, u64)> = got.pieces.iter().flat_map(|p| p.edges.clone()).collect();
+            let weights: Vec<f64> = got.pieces.iter().flat_map(|p| p.weights.clone()).collect();
+            assert_eq!(edges, want.pieces[0].edges);
+            assert_eq!(weights, want.pieces[0].weights);
+            assert_eq!((got.columns, got.first_data_line), (3, 2));
+            // Each piece's first line, and the line of each of its edges, found again.
+            for piece in &got.pieces {
+                let bytes = &text.as_bytes()[piece.bytes.start as usize..piece.bytes.end as usize];
+                for (k, &(u, _)) in piece.edges.iter().enumerate() {
+                    let line = piece.first_line + data_line(bytes, k).unwrap() - 1;
+                    assert_eq!(line, u + 1);
+                }
+            }
+        }
+    }
+
+    fn oracle(values: &[u64]) -> Vec<u64> {
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        sorted
+    }
+
+    proptest::proptest! {
+        /// Both forms of the set hold the same members at the same positions as a sorted,
+        /// deduplicated list.
+        #[test]
+        fn id_sets_equal_a_sorted_list(
+            base in proptest::prelude::any::<u64>(),
+            offsets in proptest::collection::vec(0u64..5000, 0..300),
+            probes in proptest::collection::vec(0u64..5100, 0..50),
+        ) {
+            let values: Vec<u64> = offsets.iter().map(|&o| base.saturating_sub(5000) + o).collect();
+            let want = oracle(&values);
+            let chunks: Vec<&[u64]> = values.chunks(7).collect();
+            let sets = [
+                IdSet::Sorted(want.clone()),
+                match (values.iter().min(), values.iter().max()) {
+                    (Some(&min), Some(&max)) => IdSet::collect_bits(&chunks, (min, max), |c, set| {
+                        c.iter().for_each(|&x| set(x));
+                    }),
+                    _ => IdSet::Sorted(Vec::new()),
+                },
+            ];
+            for set in &sets {
+                proptest::prop_assert_eq!(&set.values(), &want);
+                for (k, &x) in want.iter().enumerate() {
+                    proptest::prop_assert_eq!(set.position(x), Some(k));
+                }
+                for &p in &probes {
+                    let x = base.saturating_sub(5000).saturating_add(p);
+                    proptest::prop_assert_eq!(set.position(x), want.binary_search(&x).ok());
+                }
+            }
+        }
     }
 }

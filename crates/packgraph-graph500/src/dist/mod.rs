@@ -1,6 +1,6 @@
 //! The engine over processes: a user's graph file loaded in parallel, kept in the core's
 //! compressed [`Graph`] on every process, changed by update batches, and analysed by
-//! distributed BFS, PageRank, WCC and SSSP (`packgraph-dist run`).
+//! distributed BFS, PageRank, WCC, SSSP, CDLP and LCC (`packgraph-dist run`).
 //!
 //! # Partition (1-D, by hashed vertex id)
 //! A vertex with external id `x` belongs to process `h(x) mod P` (`h` a 64-bit mixer), which

@@ -15,11 +15,13 @@ use super::{agree, algo, DistError, Part};
 use crate::comm::{Comm, Counting, Group};
 
 /// The algorithms `packgraph-dist` runs.
-pub const ALGORITHMS: [AlgorithmKind; 4] = [
+pub const ALGORITHMS: [AlgorithmKind; 6] = [
     AlgorithmKind::Bfs,
     AlgorithmKind::Pagerank,
     AlgorithmKind::Wcc,
     AlgorithmKind::Sssp,
+    AlgorithmKind::Cdlp,
+    AlgorithmKind::Lcc,
 ];
 
 /// What to run.
@@ -33,7 +35,7 @@ pub struct RunConfig {
     pub source: Option<String>,
     /// Update batches to apply before the algorithm.
     pub updates: Option<PathBuf>,
-    /// PageRank iterations (default 20).
+    /// PageRank and CDLP iterations (defaults 20 and 10).
     pub iterations: Option<usize>,
     /// PageRank damping factor.
     pub damping: f64,
@@ -170,6 +172,8 @@ fn compute(
             algorithm.iterations(),
         )?),
         AlgorithmKind::Wcc => Local::Labels(algo::wcc(comm, part)),
+        AlgorithmKind::Cdlp => Local::Labels(algo::cdlp(comm, part, algorithm.iterations())?),
+        AlgorithmKind::Lcc => Local::Reals(algo::lcc(comm, part)?),
         _ => Local::Reals(algo::sssp(comm, part, source)?),
     })
 }

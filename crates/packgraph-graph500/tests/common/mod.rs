@@ -17,11 +17,13 @@ use packgraph::io::updates::{build_update, UpdateReader};
 use packgraph::io::{load, LoadOptions};
 use packgraph_graph500::dist::run::RunConfig;
 
-pub(crate) const KINDS: [AlgorithmKind; 4] = [
+pub(crate) const KINDS: [AlgorithmKind; 6] = [
     AlgorithmKind::Bfs,
     AlgorithmKind::Pagerank,
     AlgorithmKind::Wcc,
     AlgorithmKind::Sssp,
+    AlgorithmKind::Cdlp,
+    AlgorithmKind::Lcc,
 ];
 
 pub(crate) fn data(name: &str) -> PathBuf {
