@@ -100,6 +100,7 @@ use crate::pma::GroupLeaf;
 use crate::Error;
 
 pub use self::any::{load_any, AnyStore};
+pub use self::commit::AppendGroup;
 pub use self::format::{STORE_FORMAT_VERSION, STORE_OLDEST_READABLE};
 pub use self::options::{CheckpointStats, RecoveryStats, StoreOptions, SyncPolicy};
 pub use self::recover::{format_version, is_store, load_graph};
