@@ -256,6 +256,12 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
                 ops_total += batch.ops as u64;
             }
             match (args.sync.sync, pending.back()) {
+                // No more input at hand (a pipe's writer may wait for these acks): wait for
+                // the next group sync before reading on.
+                (SyncPolicy::Group(_), Some(&(last, _))) if !more() => {
+                    store.wait_durable(last)?;
+                    ack(&mut out, &mut pending, last)?;
+                }
                 // Acknowledge what the group syncs have covered so far.
                 (SyncPolicy::Group(_), _) => ack(&mut out, &mut pending, store.durable_seq())?,
                 (_, Some(&(last, _))) => {
