@@ -54,7 +54,8 @@
 //!   closing on drop.
 //! * `recover.rs`: reading a directory back, step by step in the order recovery does it;
 //!   `replay.rs`: the log's records applied in merged batches.
-//! * `commit.rs`: the write path: append to the log, sync, group commit.
+//! * `commit.rs`: the write path: append to the log (one batch, or a group of batches
+//!   published as one version), sync, group commit.
 //! * `checkpoint.rs`: writing checkpoints (delta or new base, units reused by hash), the
 //!   background checkpoint, and deleting packs and log segments no manifest needs.
 //! * `verify.rs`: [`verify`], the offline check of every file.
