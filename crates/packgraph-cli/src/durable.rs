@@ -296,7 +296,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
 }
 
 /// How long `ingest` goes on reading batches into one group (published as one version).
-const GROUP_TIME: Duration = Duration::from_millis(1);
+const GROUP_TIME: Duration = Duration::from_millis(10);
 
 /// The most batches in one group of `ingest`.
 const GROUP_BATCHES: usize = 4096;
