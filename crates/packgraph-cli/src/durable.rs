@@ -2,17 +2,19 @@
 //! directory
 //! (`packgraph::store`); `ingest` reads batches with `packgraph::io::updates`.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
 use packgraph::graph::{AnyGraph, Graph, IdKind, WeightedGraph};
 use packgraph::io::updates::{build_update, UnfitOp as Unfit, UpdateBatch, UpdateReader};
-use packgraph::store::{AnyStore, Seq, StoreOptions, SyncPolicy};
+use packgraph::store::{AnyStore, AppendGroup, Seq, StoreLeaf, StoreOptions, SyncPolicy};
 
 use crate::input::{self, BadInput, ReadArgs};
 use crate::UsageError;
@@ -189,11 +191,19 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         );
     }
     let (reader, name): (Box<dyn BufRead>, PathBuf) = if args.updates == "-" {
-        (Box::new(BufReader::new(io::stdin())), "<stdin>".into())
+        (
+            Box::new(BufReader::with_capacity(1 << 20, io::stdin())),
+            "<stdin>".into(),
+        )
     } else {
         let path = PathBuf::from(&args.updates);
         let file = File::open(&path).map_err(|e| BadInput(packgraph::Error::io(&path, e)))?;
         (Box::new(BufReader::with_capacity(1 << 20, file)), path)
+    };
+    let buffered = Rc::new(Cell::new(0));
+    let reader = Watched {
+        inner: reader,
+        buffered: Rc::clone(&buffered),
     };
     let batches = UpdateReader::new(reader, name).max_batch_ops(args.max_batch_ops);
     // Words are read as the directory's kind of id; an empty one takes its first batch's.
@@ -221,59 +231,51 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         }
         io::Result::Ok(())
     };
+    // Batches whose input is already read are applied as a group (one version published
+    // for all of them); a batch still to come from a pipe is not waited for.
+    let more = || buffered.get() > 0;
     let result = (|| -> anyhow::Result<()> {
-        while let Some(batch) = batches.next_batch().map_err(packgraph::Error::from)? {
-            let UpdateBatch {
-                ops,
-                lines,
-                commit_line: line,
-            } = batch;
-            if ops.is_empty() {
-                continue;
+        loop {
+            let group = match &store {
+                AnyStore::Unweighted(s) => s.append_group(|g| ingest_group(g, &mut batches, more)),
+                AnyStore::Weighted(s) => s.append_group(|g| ingest_group(g, &mut batches, more)),
             }
-            // An operation that does not fit the graph is bad input at its line.
-            let unfit = |unfit: Unfit| packgraph::Error::InvalidInput {
-                path: Some(batches.source_name().to_path_buf()),
-                line: Some(lines[unfit.op]),
-                value: Some(unfit.value),
-                reason: unfit.reason.into(),
-            };
-            // The update is built from the writer's own graph under its lock: a snapshot
-            // of the latest version would need that version's vertex index.
-            let appended = match &store {
-                AnyStore::Unweighted(s) => {
-                    s.append_with(|g| build_update(g, &ops, false).map_err(unfit))
+            .0;
+            for batch in &group.appended {
+                if batch.self_loops > 0 {
+                    eprintln!(
+                        "note: {}: the batch ending at line {} (record {}) has {} self-loops, not stored (a graph keeps none)",
+                        batches.source_name().display(),
+                        batch.line,
+                        batch.seq,
+                        batch.self_loops
+                    );
                 }
-                AnyStore::Weighted(s) => {
-                    s.append_with(|g| build_update(g, &ops, true).map_err(unfit))
-                }
-            };
-            let (seq, applied) = appended
-                .map(|(seq, applied, _)| (seq, applied))
-                .map_err(|e| match e {
-                    e @ packgraph::Error::Io { .. } => anyhow::Error::new(e),
-                    e => BadInput(e).into(),
-                })?;
-            if applied.self_loops > 0 {
-                eprintln!(
-                    "note: {}: the batch ending at line {line} (record {seq}) has {} self-loops, not stored (a graph keeps none)",
-                    batches.source_name().display(),
-                    applied.self_loops
-                );
+                pending.push_back((batch.seq, batch.line));
+                count += 1;
+                ops_total += batch.ops as u64;
             }
-            pending.push_back((seq, line));
-            count += 1;
-            ops_total += ops.len() as u64;
-            match args.sync.sync {
+            match (args.sync.sync, pending.back()) {
+                // No more input at hand (a pipe's writer may wait for these acks): wait for
+                // the next group sync before reading on.
+                (SyncPolicy::Group(_), Some(&(last, _))) if !more() => {
+                    store.wait_durable(last)?;
+                    ack(&mut out, &mut pending, last)?;
+                }
                 // Acknowledge what the group syncs have covered so far.
-                SyncPolicy::Group(_) => ack(&mut out, &mut pending, store.durable_seq())?,
-                _ => {
-                    store.wait_durable(seq)?;
-                    ack(&mut out, &mut pending, seq)?;
+                (SyncPolicy::Group(_), _) => ack(&mut out, &mut pending, store.durable_seq())?,
+                (_, Some(&(last, _))) => {
+                    store.wait_durable(last)?;
+                    ack(&mut out, &mut pending, last)?;
                 }
+                (_, None) => {}
+            }
+            match group.end {
+                GroupEnd::More => {}
+                GroupEnd::Done => return Ok(()),
+                GroupEnd::Failed(e) => return Err(e),
             }
         }
-        Ok(())
     })();
     // Whatever happened, acknowledge the batches that were applied once they are durable.
     if let Some(&(last, _)) = pending.back() {
@@ -291,6 +293,127 @@ pub(crate) fn ingest(args: &IngestArgs) -> anyhow::Result<()> {
         g.num_edges()
     );
     Ok(())
+}
+
+/// How long `ingest` goes on reading batches into one group (published as one version).
+const GROUP_TIME: Duration = Duration::from_millis(10);
+
+/// The most batches in one group of `ingest`.
+const GROUP_BATCHES: usize = 4096;
+
+/// The most operations in one group of `ingest`: past this, a version's fixed cost is
+/// small beside the batches'.
+const GROUP_OPS: usize = 1 << 16;
+
+/// A batch `ingest` appended.
+struct Appended {
+    seq: Seq,
+    /// The line that ended it.
+    line: u64,
+    ops: usize,
+    self_loops: usize,
+}
+
+/// Why a group of `ingest` ended.
+enum GroupEnd {
+    /// It was full, or no more input was at hand.
+    More,
+    /// The input ended.
+    Done,
+    /// A batch was bad or could not be logged: nothing of it was applied, and `ingest`
+    /// stops after acknowledging the earlier batches.
+    Failed(anyhow::Error),
+}
+
+/// What one group of `ingest` did.
+struct IngestGroup {
+    appended: Vec<Appended>,
+    end: GroupEnd,
+}
+
+/// Reads batches and appends them to `group` one after another, each built from the graph
+/// as the earlier ones left it, until the input ends, a batch fails, the group is full
+/// ([`GROUP_TIME`], [`GROUP_BATCHES`], [`GROUP_OPS`]), or `more` says that reading the next
+/// batch could wait for input.
+fn ingest_group<C: StoreLeaf, R: BufRead>(
+    group: &mut AppendGroup<'_, '_, C>,
+    batches: &mut UpdateReader<R>,
+    more: impl Fn() -> bool,
+) -> IngestGroup {
+    let started = Instant::now();
+    let mut appended = Vec::new();
+    let mut ops_in_group = 0;
+    let end = loop {
+        let batch = match batches.next_batch() {
+            Ok(Some(batch)) => batch,
+            Ok(None) => break GroupEnd::Done,
+            Err(e) => break GroupEnd::Failed(packgraph::Error::from(e).into()),
+        };
+        let UpdateBatch {
+            ops,
+            lines,
+            commit_line: line,
+        } = batch;
+        if !ops.is_empty() {
+            // An operation that does not fit the graph is bad input at its line.
+            let unfit = |unfit: Unfit| packgraph::Error::InvalidInput {
+                path: Some(batches.source_name().to_path_buf()),
+                line: Some(lines[unfit.op]),
+                value: Some(unfit.value),
+                reason: unfit.reason.into(),
+            };
+            // The update is built from the writer's own graph under its lock: a snapshot
+            // of the latest version would need that version's vertex index.
+            match group.append_with(|g| build_update(g, &ops, C::WEIGHTED).map_err(unfit)) {
+                Ok((seq, applied)) => appended.push(Appended {
+                    seq,
+                    line,
+                    ops: ops.len(),
+                    self_loops: applied.self_loops,
+                }),
+                Err(e @ packgraph::Error::Io { .. }) => break GroupEnd::Failed(e.into()),
+                Err(e) => break GroupEnd::Failed(BadInput(e).into()),
+            }
+            ops_in_group += ops.len();
+        }
+        if appended.len() >= GROUP_BATCHES
+            || ops_in_group >= GROUP_OPS
+            || started.elapsed() >= GROUP_TIME
+            || !more()
+        {
+            break GroupEnd::More;
+        }
+    };
+    IngestGroup { appended, end }
+}
+
+/// A reader that counts the bytes it holds already read: while it holds some, the next
+/// batch is (at least partly) at hand, and reading it does not wait for a pipe's writer.
+struct Watched {
+    inner: Box<dyn BufRead>,
+    buffered: Rc<Cell<usize>>,
+}
+
+impl io::Read for Watched {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.buffered.set(0);
+        Ok(read)
+    }
+}
+
+impl BufRead for Watched {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let buf = self.inner.fill_buf()?;
+        self.buffered.set(buf.len());
+        Ok(buf)
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+        self.buffered
+            .set(self.buffered.get().saturating_sub(amount));
+    }
 }
 
 /// Opens `dir` for writing; another writer holding it is the user's to sort out (exit 2).

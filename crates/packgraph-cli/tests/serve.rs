@@ -390,7 +390,7 @@ fn concurrent_writers_and_readers_agree_with_an_oracle_at_every_version() {
         .map(|w: u64| {
             let mut c = server.client();
             std::thread::spawn(move || {
-                let mut acked: Vec<(u64, Batch)> = Vec::new();
+                let mut acked: Vec<(u64, u64, Batch)> = Vec::new();
                 let mut state = w + 1;
                 let mut next = move |bound: u64| {
                     state = state
@@ -401,16 +401,18 @@ fn concurrent_writers_and_readers_agree_with_an_oracle_at_every_version() {
                 for i in 0..25 {
                     let inserts: Vec<(u64, u64)> = (0..3).map(|_| (next(40), next(40))).collect();
                     let deletes: Vec<(u64, u64)> = match (i % 4, acked.last()) {
-                        (3, Some((_, (ins, _)))) => ins[..1].to_vec(),
+                        (3, Some((_, _, (ins, _)))) => ins[..1].to_vec(),
                         _ => Vec::new(),
                     };
                     let body = json!({"insert": inserts, "delete": deletes});
                     let answer = json_post(&mut c, "/updates", &body);
                     assert_eq!(answer.status, 200, "{}", answer.text());
-                    let version = answer.json().unwrap()["acked"][0]["version"]
-                        .as_u64()
-                        .unwrap();
-                    acked.push((version, (inserts, deletes)));
+                    let ack = answer.json().unwrap()["acked"][0].clone();
+                    let (seq, version) = (
+                        ack["seq"].as_u64().unwrap(),
+                        ack["version"].as_u64().unwrap(),
+                    );
+                    acked.push((seq, version, (inserts, deletes)));
                 }
                 acked
             })
@@ -435,22 +437,29 @@ fn concurrent_writers_and_readers_agree_with_an_oracle_at_every_version() {
             })
         })
         .collect();
-    let mut batches: BTreeMap<u64, Batch> = BTreeMap::from([(1, (vec![(0, 1)], vec![]))]);
+    // Each batch by its sequence number, with the version it was acknowledged with: the
+    // version its group was published as, which several batches may share.
+    let mut batches: BTreeMap<u64, (u64, Batch)> =
+        BTreeMap::from([(1, (1, (vec![(0, 1)], vec![])))]);
     for thread in writer_threads {
-        for (version, batch) in thread.join().unwrap() {
+        for (seq, version, batch) in thread.join().unwrap() {
             assert!(
-                batches.insert(version, batch).is_none(),
-                "version {version} twice"
+                batches.insert(seq, (version, batch)).is_none(),
+                "sequence number {seq} twice"
             );
         }
     }
+    // Versions grow with sequence numbers: a version holds a prefix of the batches.
+    let versions: Vec<u64> = batches.values().map(|(version, _)| *version).collect();
+    assert!(versions.windows(2).all(|w| w[0] <= w[1]), "{versions:?}");
     done.store(true, Ordering::Relaxed);
     assert_eq!(batches.len(), 1 + writers as usize * 25);
     let mut checked = 0;
     for thread in reader_threads {
         for (version, values) in thread.join().unwrap() {
             let (mut edges, mut vertices) = (BTreeSet::new(), BTreeSet::new());
-            for (inserts, deletes) in batches.range(..=version).map(|(_, b)| b) {
+            let seen = batches.values().take_while(|(v, _)| *v <= version);
+            for (inserts, deletes) in seen.map(|(_, b)| b) {
                 for &(u, v) in inserts {
                     vertices.extend([u, v]);
                     if u != v {
@@ -477,7 +486,8 @@ fn every_acknowledged_batch_survives_a_kill_while_clients_write() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("g").display().to_string();
     let mut server = serve(&[&data, "--create", "--sync", "group:2"]);
-    let writers: Vec<_> = (0..3u64)
+    // Single-edge requests from several clients at once, applied in groups.
+    let writers: Vec<_> = (0..6u64)
         .map(|w| {
             let mut c = server.client();
             std::thread::spawn(move || {
@@ -485,7 +495,16 @@ fn every_acknowledged_batch_survives_a_kill_while_clients_write() {
                 for i in 0..100_000u64 {
                     let (u, v) = (w * 1_000_000 + i, w * 1_000_000 + i + 1);
                     match c.post("/updates", "text/plain", format!("+ {u} {v}\n").as_bytes()) {
-                        Ok(r) if r.status == 200 => acked.push((u, v)),
+                        Ok(r) if r.status == 200 => {
+                            let ack = r.json().unwrap()["acked"][0].clone();
+                            let seq = ack["seq"].as_u64().unwrap();
+                            let version = ack["version"].as_u64().unwrap();
+                            assert!(
+                                version >= seq,
+                                "seq {seq} acknowledged at version {version}"
+                            );
+                            acked.push((seq, u, v));
+                        }
                         _ => break,
                     }
                 }
@@ -496,14 +515,20 @@ fn every_acknowledged_batch_survives_a_kill_while_clients_write() {
     std::thread::sleep(Duration::from_millis(400));
     server.signal("KILL");
     server.wait();
-    let acked: Vec<(u64, u64)> = writers
+    let acked: Vec<(u64, u64, u64)> = writers
         .into_iter()
         .flat_map(|t| t.join().unwrap())
         .collect();
     assert!(acked.len() > 10, "only {} acknowledged", acked.len());
+    let seqs: BTreeSet<u64> = acked.iter().map(|&(seq, _, _)| seq).collect();
+    assert_eq!(
+        seqs.len(),
+        acked.len(),
+        "every batch its own sequence number"
+    );
     let server = serve(&[&data]);
     let mut c = server.client();
-    for (u, v) in acked {
+    for (_, u, v) in acked {
         let vertex = get_json(&mut c, &format!("/vertices/{u}"));
         assert!(
             vertex["out"].as_array().unwrap().contains(&json!(v)),

@@ -427,3 +427,55 @@ fn ingest_survives_kill_9_at_random_moments() {
     let out = ok(&["verify", &dir]);
     assert!(out.contains(": ok:"), "{out}");
 }
+
+/// Batches already read are applied in groups (one version each): still one record and
+/// one `acked SEQ LINE` per batch, in order, a bad batch ending the run with the earlier
+/// ones kept; and a batch on a pipe whose writer waits for its ack is acknowledged without
+/// more input, under group sync too.
+#[test]
+fn grouped_batches_keep_their_records_and_acks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir]);
+    let mut input = String::new();
+    let mut expected = String::new();
+    for i in 0..300u64 {
+        input.push_str(&format!("+ {i} {}\ncommit\n", i + 1));
+        expected.push_str(&format!("acked {} {}\n", i + 1, 2 * i + 2));
+    }
+    input.push_str("+ 1000 1001\n+ 5 6 7\ncommit\n+ 900 901\n");
+    let result = ingest(&dir, &input, &["--sync", "group:2"]);
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(String::from_utf8(result.stdout).unwrap(), expected);
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:602: ") && err.contains("`7`"),
+        "{err}"
+    );
+    let graph = packgraph::store::load_any(std::path::Path::new(&dir)).unwrap();
+    let path_edges: BTreeSet<(u64, u64)> = (0..300).map(|i| (i, i + 1)).collect();
+    assert_eq!(edges(&graph), path_edges);
+    let out = ok(&["verify", &dir]);
+    assert!(out.contains("300 log records"), "{out}");
+
+    let mut child = spawn_packgraph()
+        .args(["ingest", &dir, "--sync", "group:2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"+ 1000 1001\ncommit\n").unwrap();
+    stdin.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let _ = send.send(line.unwrap());
+        }
+    });
+    let ack = receive.recv_timeout(Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(ack.as_deref(), Ok("acked 301 2"));
+    assert!(child.wait().unwrap().success());
+}

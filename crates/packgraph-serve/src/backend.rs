@@ -1,11 +1,17 @@
 //! The graph a server holds: a durable store (a data directory) or an in-memory graph
 //! (`serve --demo`), with one write path each and the versions clients pinned.
 //!
-//! Writes build their update from the latest version as the only writer
-//! ([`build_update`] inside [`Store::append_with`] or [`SharedGraph::commit_with`]), so
-//! concurrent requests naming new vertices cannot plan the same internal ids. A batch is
-//! acknowledged once the store's sync policy made it durable ([`Backend::wait_durable`]);
-//! the in-memory graph has no log, and its sequence numbers are its versions.
+//! Writes come in groups ([`Backend::apply_group`]): the batches of the requests waiting
+//! are applied one after another as the only writer, each built from the graph as the
+//! earlier ones left it ([`build_update`] inside [`AppendGroup::append_with`] or
+//! [`GroupCommit::commit_with`]), so concurrent requests naming new vertices cannot plan
+//! the same internal ids; then the group is published as one version. Each batch of a
+//! durable store is its own log record with its own sequence number, acknowledged once the
+//! store's sync policy made it durable ([`Backend::wait_durable`]); the in-memory graph has
+//! no log, and its sequence numbers are the batches' own versions.
+//!
+//! [`AppendGroup::append_with`]: packgraph::store::AppendGroup::append_with
+//! [`GroupCommit::commit_with`]: packgraph::graph::GroupCommit::commit_with
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -93,20 +99,50 @@ pub(crate) fn version_of(graph: &AnyGraph) -> u64 {
     }
 }
 
-/// Appends the batch `ops` to `store`, built from its latest version as the only writer.
-fn append<C: StoreLeaf>(store: &Store<C>, ops: &[UpdateOp]) -> Result<Applied, WriteError> {
-    let mut unfit = None;
-    let result = store.append_with(|graph| {
-        build_update(graph, ops, C::WEIGHTED).map_err(|e| {
-            let error = packgraph::Error::invalid(&e.value, e.reason);
-            unfit = Some(e);
-            error
+/// Applies one batch within a group (see [`Backend::apply_group`]).
+pub(crate) type ApplyBatch<'a> = dyn FnMut(&[UpdateOp]) -> Result<Option<Applied>, WriteError> + 'a;
+
+/// Builds `ops` into an update from `graph`, remembering an operation that does not fit.
+fn build<C: packgraph::graph::EdgeLeaf>(
+    graph: &Graph<C>,
+    ops: &[UpdateOp],
+    weighted: bool,
+    unfit: &mut Option<UnfitOp>,
+) -> packgraph::Result<packgraph::graph::Update> {
+    build_update(graph, ops, weighted).map_err(|e| {
+        let error = packgraph::Error::invalid(&e.value, e.reason);
+        *unfit = Some(e);
+        error
+    })
+}
+
+/// The error of a batch that failed, `unfit` if `build` remembered an operation.
+fn refused(error: packgraph::Error, unfit: Option<UnfitOp>) -> WriteError {
+    unfit.map_or(WriteError::Graph(error), WriteError::Unfit)
+}
+
+/// Runs `f` with a function appending one batch after another to `store`'s group; returns
+/// `f`'s value and the group's version.
+fn append_group<C: StoreLeaf, T>(
+    store: &Store<C>,
+    f: impl FnOnce(&mut ApplyBatch<'_>) -> T,
+) -> (T, u64) {
+    store.append_group(|group| {
+        f(&mut |ops: &[UpdateOp]| {
+            if ops.is_empty() {
+                return Ok(None);
+            }
+            let mut unfit = None;
+            match group.append_with(|graph| build(graph, ops, C::WEIGHTED, &mut unfit)) {
+                // The group's version is known once it ends: until then, the batch's own.
+                Ok((seq, applied)) => Ok(Some(Applied {
+                    seq,
+                    version: applied.version,
+                })),
+                Err(e) => Err(refused(e, unfit)),
+            }
         })
-    });
-    match result {
-        Ok((seq, _, version)) => Ok(Applied { seq, version }),
-        Err(e) => Err(unfit.map_or(WriteError::Graph(e), WriteError::Unfit)),
-    }
+    })
 }
 
 impl Backend {
@@ -149,36 +185,43 @@ impl Backend {
         }
     }
 
-    /// Applies one batch; `None` for an empty one (nothing to acknowledge).
+    /// Applies one batch as a group of its own; `None` for an empty one (nothing to
+    /// acknowledge).
+    #[cfg(test)]
     pub(crate) fn apply(&self, ops: &[UpdateOp]) -> Result<Option<Applied>, WriteError> {
-        if ops.is_empty() {
-            return Ok(None);
+        let (applied, version) = self.apply_group(|apply| apply(ops));
+        applied.map(|a| a.map(|a| Applied { version, ..a }))
+    }
+
+    /// Runs `f` as the only writer with a function that applies one batch at a time, each
+    /// built from the graph as the earlier ones left it (`None` for an empty batch, an
+    /// error for a refused one, of which nothing is applied); then publishes all of them
+    /// as one version. Returns `f`'s value and that version, the one to acknowledge every
+    /// batch of the group with (the `version` the function returns is the batch's own,
+    /// which is never published unless it is the group's last).
+    ///
+    /// Each batch of a durable store is its own log record and sequence number; in memory
+    /// a batch's sequence number is its own version.
+    pub(crate) fn apply_group<T>(&self, f: impl FnOnce(&mut ApplyBatch<'_>) -> T) -> (T, u64) {
+        match &self.kind {
+            Kind::Durable(AnyStore::Unweighted(store)) => append_group(store, f),
+            Kind::Durable(AnyStore::Weighted(store)) => append_group(store, f),
+            Kind::Memory(shared) => shared.commit_group(|group| {
+                f(&mut |ops: &[UpdateOp]| {
+                    if ops.is_empty() {
+                        return Ok(None);
+                    }
+                    let mut unfit = None;
+                    match group.commit_with(|graph| build(graph, ops, false, &mut unfit)) {
+                        Ok(applied) => Ok(Some(Applied {
+                            seq: applied.version,
+                            version: applied.version,
+                        })),
+                        Err(e) => Err(refused(e, unfit)),
+                    }
+                })
+            }),
         }
-        let applied = match &self.kind {
-            Kind::Durable(AnyStore::Unweighted(store)) => append(store, ops)?,
-            Kind::Durable(AnyStore::Weighted(store)) => append(store, ops)?,
-            Kind::Memory(shared) => {
-                let mut unfit = None;
-                let mut version = 0;
-                let result = shared.commit_with(|graph| {
-                    // One apply makes one version.
-                    version = graph.version() + 1;
-                    build_update(graph, ops, false).map_err(|e| {
-                        let error = packgraph::Error::invalid(&e.value, e.reason);
-                        unfit = Some(e);
-                        error
-                    })
-                });
-                if let Err(e) = result {
-                    return Err(unfit.map_or(WriteError::Graph(e), WriteError::Unfit));
-                }
-                Applied {
-                    seq: version,
-                    version,
-                }
-            }
-        };
-        Ok(Some(applied))
     }
 
     /// Waits until batch `seq` is durable (at once in memory).

@@ -1,5 +1,6 @@
-//! `POST /updates`: a request body as update batches, applied one by one and acknowledged
-//! once durable, with `ingest`'s semantics.
+//! `POST /updates`: a request body as update batches, applied one by one (within the
+//! writer's group, [`Backend::apply_group`]) and acknowledged once durable, with `ingest`'s
+//! semantics.
 //!
 //! * `text/plain` (or no content type): the `ingest` line format
 //!   ([`packgraph::io::updates`]); `commit` lines separate batches.
@@ -15,7 +16,7 @@ use packgraph::graph::ExternalId;
 use packgraph::io::updates::{parse_id, UpdateOp, UpdateReader, UpdatesError};
 use serde_json::{json, Value};
 
-use crate::backend::{Applied, Backend, WriteError};
+use crate::backend::{Applied, ApplyBatch, Backend, WriteError};
 use crate::error::ApiError;
 
 /// The name errors give the body.
@@ -33,17 +34,24 @@ pub(crate) struct Outcome {
 impl Outcome {
     fn apply(
         &mut self,
-        backend: &Backend,
+        apply: &mut ApplyBatch<'_>,
         ops: &[UpdateOp],
         locate: impl Fn(WriteError) -> ApiError,
     ) {
-        match backend.apply(ops) {
+        match apply(ops) {
             Ok(Some(applied)) => {
                 self.acked.push(applied);
                 self.ops += ops.len() as u64;
             }
             Ok(None) => {}
             Err(e) => self.error = Some(locate(e)),
+        }
+    }
+
+    /// Acknowledges every batch with `version`, the one its group was published as.
+    pub(crate) fn published_as(&mut self, version: u64) {
+        for applied in &mut self.acked {
+            applied.version = version;
         }
     }
 
@@ -74,8 +82,14 @@ fn write_error(
     }
 }
 
-/// Applies the batches of a text body in order, stopping at the first bad line.
-pub(crate) fn apply_text(backend: &Backend, body: &[u8], max_batch_ops: usize) -> Outcome {
+/// Applies the batches of a text body in order with `apply` (within a group of `backend`'s),
+/// stopping at the first bad line.
+pub(crate) fn apply_text(
+    backend: &Backend,
+    apply: &mut ApplyBatch<'_>,
+    body: &[u8],
+    max_batch_ops: usize,
+) -> Outcome {
     let mut outcome = Outcome::default();
     let reader = UpdateReader::new(body, BODY).max_batch_ops(max_batch_ops);
     // Words are read as the directory's kind of id, as `packgraph ingest` reads them; an
@@ -89,7 +103,7 @@ pub(crate) fn apply_text(backend: &Backend, body: &[u8], max_batch_ops: usize) -
         match reader.next_batch() {
             Ok(Some(batch)) => {
                 let lines = &batch.lines;
-                outcome.apply(backend, &batch.ops, |e| {
+                outcome.apply(apply, &batch.ops, |e| {
                     let error =
                         write_error(e, |op| (format!("{BODY}:{}", lines[op]), "line", lines[op]));
                     match error.fields.contains_key("line") {
@@ -111,8 +125,8 @@ pub(crate) fn apply_text(backend: &Backend, body: &[u8], max_batch_ops: usize) -
     outcome
 }
 
-/// Applies the one batch of a JSON body.
-pub(crate) fn apply_json(backend: &Backend, body: &[u8], max_batch_ops: usize) -> Outcome {
+/// Applies the one batch of a JSON body with `apply` (within a group).
+pub(crate) fn apply_json(apply: &mut ApplyBatch<'_>, body: &[u8], max_batch_ops: usize) -> Outcome {
     let mut outcome = Outcome::default();
     let (ops, lists) = match parse_json(body, max_batch_ops) {
         Ok(parsed) => parsed,
@@ -121,7 +135,7 @@ pub(crate) fn apply_json(backend: &Backend, body: &[u8], max_batch_ops: usize) -
             return outcome;
         }
     };
-    outcome.apply(backend, &ops, |e| {
+    outcome.apply(apply, &ops, |e| {
         let list = match &e {
             WriteError::Unfit(unfit) => Some(lists[unfit.op].0),
             WriteError::Graph(_) => None,
@@ -265,6 +279,22 @@ mod tests {
     use packgraph::graph::Graph;
 
     use super::*;
+
+    /// A text body applied as a group of its own.
+    fn apply_text(backend: &Backend, body: &[u8], max_batch_ops: usize) -> Outcome {
+        let (mut outcome, version) =
+            backend.apply_group(|apply| super::apply_text(backend, apply, body, max_batch_ops));
+        outcome.published_as(version);
+        outcome
+    }
+
+    /// A JSON body applied as a group of its own.
+    fn apply_json(backend: &Backend, body: &[u8], max_batch_ops: usize) -> Outcome {
+        let (mut outcome, version) =
+            backend.apply_group(|apply| super::apply_json(apply, body, max_batch_ops));
+        outcome.published_as(version);
+        outcome
+    }
 
     #[test]
     fn a_bad_line_keeps_earlier_batches_and_drops_its_own() {

@@ -1,24 +1,28 @@
 //! The write path of `POST /updates`: two threads of their own, fed by a queue.
 //!
-//! * The **writer** takes every request waiting in its queue at once (a group), and applies
-//!   their batches one after another in arrival order inside the write pool, each batch
-//!   its own record, sequence number and version, as `ingest` applies them. It never waits
-//!   for the disk: it hands each request's outcome to the acknowledger and goes on with the
-//!   next group.
+//! * The **writer** takes the requests waiting in its queue as a group (as many as arrive
+//!   while it applies them, for up to [`GROUP_TIME`]) and applies their batches one after
+//!   another in arrival order inside the write pool ([`Backend::apply_group`]): each batch
+//!   is its own log record with its own sequence number, as `ingest` applies them, and the
+//!   whole group is published as one version, which every batch of the group is
+//!   acknowledged with. A refused batch is not applied (nor the rest of its request); the
+//!   group's other batches are. The writer never waits for the disk: it hands each
+//!   request's outcome to the acknowledger and goes on with the next group.
 //! * The **acknowledger** takes every outcome waiting for it, waits once for the last of
 //!   their records to be durable under the store's sync policy (under `group:MS`, one
 //!   group sync covers them all), then answers each request.
 //!
 //! So the many single-edge requests that arrive during one sync interval cost one hop into
-//! the write pool and one wait for durability between them, instead of a blocking thread,
-//! a lock and a wait each. The write pool runs one group at a time and nothing else: a
+//! the write pool, one published version and one wait for durability between them,
+//! instead of a blocking thread, a lock, a version and a wait each. The write pool runs one group at a time and nothing else: a
 //! rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a query or a
 //! second batch in that pool could land inside a batch's critical section.
 
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use packgraph::store::Seq;
@@ -27,6 +31,14 @@ use tokio::sync::oneshot;
 use crate::backend::Backend;
 use crate::metrics::Metrics;
 use crate::updates::{self, BodyKind, Outcome};
+
+/// How long the writer goes on taking queued requests into one group: the group's first
+/// request waits for the others to be applied (and the readers for its version) at most
+/// about this long.
+const GROUP_TIME: Duration = Duration::from_millis(1);
+
+/// The most requests in one group.
+const GROUP_REQUESTS: usize = 4096;
 
 /// What a request gets back: its outcome, and whether its acknowledged batches are durable
 /// (the sync's error as text otherwise).
@@ -60,42 +72,65 @@ struct Applier {
 }
 
 impl Applier {
-    fn run(self, jobs: Receiver<Job>, pending: Sender<Pending>) {
+    fn run(self, mut jobs: Receiver<Job>, pending: Sender<Pending>) {
         while let Ok(first) = jobs.recv() {
-            let group: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
-            self.metrics
-                .write_groups
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let apply = || {
-                for job in group {
-                    let started = Instant::now();
-                    let outcome = match job.kind {
-                        BodyKind::Text => {
-                            updates::apply_text(&self.backend, &job.body, self.max_batch_ops)
-                        }
-                        BodyKind::Json => {
-                            updates::apply_json(&self.backend, &job.body, self.max_batch_ops)
-                        }
-                    };
-                    self.metrics.update_apply.observe(started.elapsed());
-                    let pending_job = Pending {
-                        outcome,
-                        reply: job.reply,
-                    };
-                    if let Err(mpsc::SendError(lost)) = pending.send(pending_job) {
-                        // The acknowledger is gone only if it panicked: say so.
-                        let _ = lost.reply.send((
-                            lost.outcome,
-                            Err("the server's acknowledger stopped".to_owned()),
-                        ));
-                    }
-                }
+            self.metrics.write_groups.fetch_add(1, Ordering::Relaxed);
+            // The queue goes into the pool with the group (a receiver is not `Sync`) and
+            // comes back with the outcomes.
+            let applier = &self;
+            let apply = move || {
+                let done = applier.apply_group(first, &jobs);
+                (done, jobs)
             };
-            match &self.pool {
+            let done;
+            (done, jobs) = match &self.pool {
                 Some(pool) => pool.install(apply),
                 None => apply(),
+            };
+            for (job, outcome) in done {
+                let pending_job = Pending {
+                    outcome,
+                    reply: job.reply,
+                };
+                if let Err(mpsc::SendError(lost)) = pending.send(pending_job) {
+                    // The acknowledger is gone only if it panicked: say so.
+                    let _ = lost.reply.send((
+                        lost.outcome,
+                        Err("the server's acknowledger stopped".to_owned()),
+                    ));
+                }
             }
         }
+    }
+
+    /// Applies `first` and the requests queued behind it as one group, published as one
+    /// version, taking requests while the group is younger than [`GROUP_TIME`] and smaller
+    /// than [`GROUP_REQUESTS`]; returns each request with its outcome.
+    fn apply_group(&self, first: Job, jobs: &Receiver<Job>) -> Vec<(Job, Outcome)> {
+        let started = Instant::now();
+        let (mut done, version) = self.backend.apply_group(|apply| {
+            let mut done = Vec::new();
+            let mut next = Some(first);
+            while let Some(job) = next {
+                let request_started = Instant::now();
+                let outcome = match job.kind {
+                    BodyKind::Text => {
+                        updates::apply_text(&self.backend, apply, &job.body, self.max_batch_ops)
+                    }
+                    BodyKind::Json => updates::apply_json(apply, &job.body, self.max_batch_ops),
+                };
+                self.metrics.update_apply.observe(request_started.elapsed());
+                done.push((job, outcome));
+                next = (done.len() < GROUP_REQUESTS && started.elapsed() < GROUP_TIME)
+                    .then(|| jobs.try_recv().ok())
+                    .flatten();
+            }
+            done
+        });
+        for (_, outcome) in &mut done {
+            outcome.published_as(version);
+        }
+        done
     }
 }
 
@@ -175,5 +210,70 @@ impl Drop for Writer {
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use packgraph::graph::{AnyGraph, Graph};
+    use packgraph::store::{AnyStore, StoreOptions};
+
+    use super::*;
+    use crate::backend::version_of;
+
+    /// Requests queued together are applied as one group: every batch its own sequence
+    /// number, all acknowledged with the one version published; a bad request keeps its
+    /// earlier batch and loses its later ones, and the requests after it are applied.
+    #[test]
+    fn queued_requests_are_applied_as_one_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        let options = StoreOptions::default();
+        let store = AnyStore::create(
+            &path,
+            options.clone(),
+            AnyGraph::Unweighted(Graph::new(false)),
+        )
+        .unwrap();
+        let backend = Arc::new(Backend::durable(store));
+        let applier = Applier {
+            backend: Arc::clone(&backend),
+            metrics: Arc::new(Metrics::default()),
+            pool: None,
+            max_batch_ops: 100,
+        };
+        let bodies: [(BodyKind, &str); 4] = [
+            (BodyKind::Text, "+ 1 2\n"),
+            // A vertex the first request created, then a bad line: its first batch stays.
+            (BodyKind::Text, "+ 2 3\ncommit\n+ 3 4 x\ncommit\n+ 4 5\n"),
+            (BodyKind::Json, r#"{"insert":[[5,6],[6,7]]}"#),
+            (BodyKind::Text, "+ 7 8\n"),
+        ];
+        let (send, queue) = mpsc::channel();
+        for (kind, body) in bodies {
+            let (reply, _) = oneshot::channel();
+            send.send(Job {
+                kind,
+                body: Bytes::from_static(body.as_bytes()),
+                reply,
+            })
+            .unwrap();
+        }
+        let first = queue.recv().unwrap();
+        let done = applier.apply_group(first, &queue);
+        assert_eq!(done.len(), 4, "one group takes every queued request");
+        let acked: Vec<(u64, u64)> = done
+            .iter()
+            .flat_map(|(_, outcome)| outcome.acked.iter().map(|a| (a.seq, a.version)))
+            .collect();
+        assert_eq!(acked, [(1, 4), (2, 4), (3, 4), (4, 4)]);
+        let error = done[1].1.error.as_ref().unwrap();
+        assert_eq!(error.fields["line"], 3);
+        let latest = backend.latest();
+        assert_eq!((latest.num_edges(), version_of(&latest)), (5, 4));
+        backend.wait_durable(4).unwrap();
+        drop((latest, applier, backend));
+        let store = AnyStore::open(&path, options).unwrap();
+        assert_eq!(store.graph().num_edges(), 5);
     }
 }

@@ -494,6 +494,150 @@ impl<C: LeafCodec> SharedGraph<C> {
     }
 }
 
+/// Several updates applied as the only writer and published as one version: what
+/// [`SharedGraph::commit_group`] hands its closure.
+///
+/// Each update is built from the writer's graph as the group's earlier updates left it, and
+/// applied whole or, on an error, not at all; the group's other updates stay. When the
+/// closure returns, the writer's graph is published once: a snapshot sees every update of
+/// the group or none of them. Version numbers still count updates, so the published version
+/// is the last update's, and the versions of the earlier ones are never published.
+pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
+    shared: &'a SharedGraph<C>,
+    graph: MutexGuard<'a, Graph<C>>,
+    /// The updates applied since the latest published version, in order: to bring the
+    /// writer's graph back to the state before an update whose `log` step failed.
+    applied: Vec<Update>,
+}
+
+impl<C: EdgeLeaf> SharedGraph<C> {
+    /// Runs `group` as the only writer (other writers wait): the updates it applies through
+    /// the [`GroupCommit`] are published as one version when it returns, instead of one
+    /// each, which spares each update but the first the cost of a version (copying the
+    /// pages and page-table groups the previous version shares, deriving its index).
+    /// Returns `group`'s value and the version published then (the latest version if
+    /// nothing was applied).
+    ///
+    /// # Examples
+    /// ```
+    /// use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
+    ///
+    /// let shared = SharedGraph::new(Graph::new(false));
+    /// let (results, version) = shared.commit_group(|group| {
+    ///     vec![
+    ///         group.commit(Update::new().insert_edges(&[(0, 1)])),
+    ///         // Refused whole (a property of a vertex the graph lacks); the others stay.
+    ///         group.commit(Update::new().set_property("x", 9, 1i64.into())),
+    ///         group.commit(Update::new().insert_edges(&[(1, 2)])),
+    ///     ]
+    /// });
+    /// assert!(results[0].is_ok() && results[1].is_err() && results[2].is_ok());
+    /// assert_eq!(version, 2);
+    /// assert_eq!(shared.snapshot().num_edges(), 2);
+    /// ```
+    pub fn commit_group<T>(&self, group: impl FnOnce(&mut GroupCommit<'_, C>) -> T) -> (T, u64) {
+        let mut commit = GroupCommit {
+            shared: self,
+            graph: self.lock(),
+            applied: Vec::new(),
+        };
+        let value = group(&mut commit);
+        let version = commit.graph.version();
+        drop(commit);
+        (value, version)
+    }
+}
+
+impl<C: EdgeLeaf> GroupCommit<'_, C> {
+    /// The writer's graph as the group's updates so far left it (not yet published).
+    pub fn graph(&self) -> &Graph<C> {
+        &self.graph
+    }
+
+    /// How many updates the group applied so far.
+    pub fn len(&self) -> usize {
+        self.applied.len()
+    }
+
+    /// Whether the group applied no update yet.
+    pub fn is_empty(&self) -> bool {
+        self.applied.is_empty()
+    }
+
+    /// Applies `update` after the group's earlier ones.
+    ///
+    /// # Errors
+    /// As [`Graph::apply`]: nothing of `update` is applied, the earlier updates stay.
+    pub fn commit(&mut self, update: &Update) -> Result<Applied> {
+        self.commit_with(|_| Ok(update))
+    }
+
+    /// Builds an update from the graph as the group's earlier updates left it, then applies
+    /// it (as [`SharedGraph::commit_with`], within the group).
+    ///
+    /// # Errors
+    /// `build`'s error, or as [`Graph::apply`]: nothing of the update is applied, the
+    /// earlier updates stay.
+    pub fn commit_with<U: std::borrow::Borrow<Update>>(
+        &mut self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+    ) -> Result<Applied> {
+        self.commit_logged_with(build, |_, _| Ok(()))
+            .map(|(applied, ())| applied)
+    }
+
+    /// [`GroupCommit::commit_with`] with a step between applying and going on, as
+    /// [`SharedGraph::commit_logged_with`] has: if `log` fails, the writer's graph goes back
+    /// to the state before this update (the latest published version, then the group's
+    /// earlier updates applied again).
+    pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
+        &mut self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+    ) -> Result<(Applied, T)> {
+        let update = build(&self.graph)?;
+        let update = update.borrow();
+        // `apply` checks the whole update before it changes anything: an error leaves the
+        // graph as the group's earlier updates left it.
+        let applied = self.graph.apply(update)?;
+        match log(&self.graph, update) {
+            Ok(value) => {
+                self.applied.push(update.clone());
+                Ok((applied, value))
+            }
+            Err(e) => {
+                self.undo_last();
+                Err(e)
+            }
+        }
+    }
+
+    /// Brings the writer's graph back to the latest published version with the group's
+    /// kept updates applied again: the state before the update applied last.
+    fn undo_last(&mut self) {
+        let mut graph = self.shared.latest.load_full().version_copy();
+        for update in &self.applied {
+            // Each was applied to this very state before, so it applies again.
+            let redone = graph.apply(update);
+            debug_assert!(
+                redone.is_ok(),
+                "an update of the group applied once fails again"
+            );
+        }
+        *self.graph = graph;
+    }
+}
+
+impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
+    /// Publishes the group's updates as one version (unless a panic ends the group: then,
+    /// as after a panicking [`SharedGraph::commit`], the writer's graph is not published).
+    fn drop(&mut self) {
+        if !self.applied.is_empty() && !std::thread::panicking() {
+            self.shared.publish(&self.graph);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,8 @@
 //!   closing on drop.
 //! * `recover.rs`: reading a directory back, step by step in the order recovery does it;
 //!   `replay.rs`: the log's records applied in merged batches.
-//! * `commit.rs`: the write path: append to the log, sync, group commit.
+//! * `commit.rs`: the write path: append to the log (one batch, or a group of batches
+//!   published as one version), sync, group commit.
 //! * `checkpoint.rs`: writing checkpoints (delta or new base, units reused by hash), the
 //!   background checkpoint, and deleting packs and log segments no manifest needs.
 //! * `verify.rs`: [`verify`], the offline check of every file.
@@ -100,6 +101,7 @@ use crate::pma::GroupLeaf;
 use crate::Error;
 
 pub use self::any::{load_any, AnyStore};
+pub use self::commit::AppendGroup;
 pub use self::format::{STORE_FORMAT_VERSION, STORE_OLDEST_READABLE};
 pub use self::options::{CheckpointStats, RecoveryStats, StoreOptions, SyncPolicy};
 pub use self::recover::{format_version, is_store, load_graph};

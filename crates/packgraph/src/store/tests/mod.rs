@@ -1,15 +1,16 @@
 //! The store against an in-memory oracle, by the job of the file under test: crashes at
 //! every operation of the write path (kill and power cut) and each `fsync` removed in turn
-//! (`crash.rs`), damaged files (`damage.rs`), the write path (`commit.rs`), checkpoints
-//! (`checkpoint.rs`), the high-water mark (`mark.rs`), random scripts of writers, crashes
-//! and readers (`scripts.rs`), and creating and opening (here). This file holds the helpers they
-//! share.
+//! (`crash.rs`), damaged files (`damage.rs`), the write path (`commit.rs`), group appends
+//! (`group.rs`), checkpoints (`checkpoint.rs`), the high-water mark (`mark.rs`), random
+//! scripts of writers, crashes and readers (`scripts.rs`), and creating and opening
+//! (here). This file holds the helpers they share.
 
 mod checkpoint;
 mod commit;
 mod crafted;
 mod crash;
 mod damage;
+mod group;
 mod mark;
 mod replay;
 mod scripts;
