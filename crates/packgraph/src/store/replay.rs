@@ -137,7 +137,11 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         }
         self.ids_in_step &= vertices == interned;
         self.new_ids.extend(added.into_iter().cloned());
-        if self.paths.last().is_none_or(|last| last != path) {
+        if self
+            .paths
+            .last()
+            .is_none_or(|last| last.as_os_str() != path.as_os_str())
+        {
             self.paths.push(path.to_path_buf());
         }
         append(&mut self.batch, &update);
