@@ -36,8 +36,11 @@
 //!    `--replay-records` one-edge batches appended with `SyncPolicy::None` to a store of
 //!    the same graph, no checkpoint after them, then opened again: records replayed per
 //!    second of replay (`replay`), against the same records applied to a copy of the graph
-//!    in memory (`apply_memory`: no log, no decoding; the floor for replay), and the
-//!    append rate that wrote them. The files were just written, so reads come from the page
+//!    in memory one by one (`apply_memory`: no log, no decoding; what replay without
+//!    merging could reach) and merged into batches of 2^17 edges as replay merges them
+//!    (`apply_batch`: the floor for replay), and the append rate that wrote them.
+//!
+//! `--parts` runs only some of these (the graph is generated whenever a part needs it). The files were just written, so reads come from the page
 //!    cache.
 
 use std::fs::{self, OpenOptions};
@@ -86,9 +89,20 @@ pub(crate) struct StoreArgs {
     /// be on the disk to measure.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// Parts to run (comma-separated): fsync, ingest, checkpoints (with the recovery
+    /// rows), properties, replay.
+    #[arg(long, value_delimiter = ',', default_value = PARTS)]
+    parts: Vec<String>,
     #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
+
+/// Every part of the run, all run by default.
+const PARTS: &str = "fsync,ingest,checkpoints,properties,replay";
+
+/// The edge operations replay merges into one batch (`store::replay`'s limit): the
+/// `apply_batch` row applies the replayed records in batches of this many edges.
+const REPLAY_BATCH: usize = 1 << 17;
 
 /// The group-commit interval measured.
 const GROUP: Duration = Duration::from_millis(10);
@@ -137,6 +151,12 @@ fn check(args: &StoreArgs) -> anyhow::Result<()> {
             "--scale must be in 2..=30, --change in (0, 1], the counts positive".into(),
         ));
     }
+    let known: Vec<&str> = PARTS.split(',').collect();
+    if let Some(part) = args.parts.iter().find(|p| !known.contains(&p.as_str())) {
+        return Err(usage_error(format!(
+            "--parts: unknown part {part:?} (known: {PARTS})"
+        )));
+    }
     Ok(())
 }
 
@@ -160,7 +180,10 @@ fn measure(
         dataset: None,
         emit,
     };
-    run.measure_fsync()?;
+    let runs = |part: &str| args.parts.iter().any(|p| p == part);
+    if runs("fsync") {
+        run.measure_fsync()?;
+    }
 
     step("generating the graph");
     let n = 1usize << args.scale;
@@ -178,12 +201,21 @@ fn measure(
     run.dataset = Some("kronecker");
 
     step("ingest");
-    run.measure_ingest(&graph)?;
+    if runs("ingest") {
+        run.measure_ingest(&graph)?;
+    }
 
     step("checkpoints and recovery");
-    run.measure_checkpoints(&graph)?;
-    run.measure_properties(&graph)?;
-    run.measure_replay(&graph)
+    if runs("checkpoints") {
+        run.measure_checkpoints(&graph)?;
+    }
+    if runs("properties") {
+        run.measure_properties(&graph)?;
+    }
+    if runs("replay") {
+        run.measure_replay(&graph)?;
+    }
+    Ok(())
 }
 
 /// One run: its options, its scratch directory, and where its rows go.
@@ -644,6 +676,16 @@ impl Run<'_> {
             timed(|| updates.iter().try_for_each(|u| copy.apply(u).map(drop)));
         applied?;
         drop(copy);
+        // The floor for merged replay: the same edges applied in batches as large as those
+        // replay merges the records into.
+        let mut copy = copy_of(graph);
+        let (applied, batch_time) = timed(|| {
+            batches(&edges, REPLAY_BATCH)
+                .iter()
+                .try_for_each(|u| copy.apply(u).map(drop))
+        });
+        applied?;
+        drop(copy);
         let store = Store::create(&store_dir, options(SyncPolicy::None), copy_of(graph))?;
         let (appended, append_time) = timed(|| -> anyhow::Result<u64> {
             for update in &updates {
@@ -673,6 +715,11 @@ impl Run<'_> {
             (
                 "apply_memory",
                 appended as f64 / apply_time.as_secs_f64(),
+                "records/s",
+            ),
+            (
+                "apply_batch",
+                appended as f64 / batch_time.as_secs_f64(),
                 "records/s",
             ),
             (
@@ -710,6 +757,7 @@ mod tests {
             change: 0.05,
             replay_records: 300,
             dir: None,
+            parts: PARTS.split(',').map(String::from).collect(),
             common: CommonArgs {
                 quick: false,
                 seed: 7,
@@ -764,6 +812,7 @@ mod tests {
             ("properties", "ckpt_time", 8),
             ("replay", "append", 300),
             ("replay", "apply_memory", 300),
+            ("replay", "apply_batch", 300),
             ("replay", "replay", 300),
             ("replay", "replay_bytes", 300),
             ("replay", "open_time", 300),

@@ -211,25 +211,33 @@ fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
 
 /// Loads the arrays of `shape` from their page units (read by [`Packs::read`]); returns
 /// them with the pages' kind ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for
-/// every page). Pages are checked (CRC-32C and hash) and copied into place in parallel;
-/// errors are reported for the first page in order that has one.
+/// every page).
+///
+/// One parallel pass does all of a page's work: its CRC-32C and hash, its kind and the
+/// copy of its leaves into place (the bytes are still in cache from the checks). Where
+/// each page goes follows from the leaf counts, which are the first word of each payload:
+/// they are read before the checks, and trusted only once the checks pass. A count that
+/// does not add up ([`page_counts`]) sends the load to [`first_page_error`], so that
+/// damage is reported as the checks of the first damaged page in order find it.
 fn load_array(packs: &Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKind)> {
-    const KINDS: [UnitKind; 2] = [UnitKind::Page, UnitKind::GroupPage];
-    let at = |page: &UnitRef| page.offset + format::UNIT_HEADER as u64;
-    let checked: Vec<Result<(UnitKind, &[u8], usize)>> = shape
+    let Some(counts) = page_counts(packs, shape) else {
+        return Err(first_page_error(packs, shape));
+    };
+    let mut parts = shape.zeroed_parts()?;
+    let slots = page_slots(&mut parts, counts.iter().copied());
+    let filled: Vec<Result<UnitKind>> = shape
         .pages
         .par_iter()
-        .map(|page| {
-            let (kind, payload) = packs.unit_of(page, &KINDS)?;
-            let count = units::page_leaf_count(payload, &packs.path(page), at(page))?;
-            Ok((kind, payload, count))
+        .zip(slots)
+        .map(|(page, slot)| {
+            let (kind, payload) = packs.unit_of(page, &PAGE_KINDS)?;
+            units::fill_page(payload, &packs.path(page), page_at(page), slot)?;
+            Ok(kind)
         })
         .collect();
-    let mut pages = Vec::with_capacity(checked.len());
     let mut kind = None;
-    let mut leaves = 0usize;
-    for (page, found) in shape.pages.iter().zip(checked) {
-        let (found, payload, count) = found?;
+    for (page, found) in shape.pages.iter().zip(filled) {
+        let found = found?;
         if kind.is_some_and(|k| k != found) {
             return Err(Error::Corrupt {
                 path: Some(packs.path(page)),
@@ -238,26 +246,64 @@ fn load_array(packs: &Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKi
             });
         }
         kind = Some(found);
-        leaves = leaves.saturating_add(count);
-        pages.push((page, payload, count));
     }
-    if leaves != shape.num_leaves {
-        return Err(Error::corrupt(format!(
-            "the base unit promises {} leaves, its pages hold {leaves}",
-            shape.num_leaves
-        )));
-    }
-    let mut parts = shape.zeroed_parts()?;
-    let slots = page_slots(&mut parts, pages.iter().map(|p| p.2));
-    let filled: Vec<Result<()>> = pages
+    Ok((parts, kind.unwrap_or(UnitKind::Page)))
+}
+
+/// The kinds an edge array's pages may have.
+const PAGE_KINDS: [UnitKind; 2] = [UnitKind::Page, UnitKind::GroupPage];
+
+/// Where the payload of `page` starts in its pack.
+fn page_at(page: &UnitRef) -> u64 {
+    page.offset + format::UNIT_HEADER as u64
+}
+
+/// The leaf count of each page of `shape`, read from the first word of its payload before
+/// any check: `None` unless every page holds one (at least 1, within the unit) and they
+/// add up to the leaves the base unit promises.
+fn page_counts(packs: &Packs<'_>, shape: &ArrayShape) -> Option<Vec<usize>> {
+    let mut total = 0usize;
+    let counts = shape
+        .pages
+        .iter()
+        .map(|page| {
+            let bytes = packs.files.get(&page.pack)?;
+            let at = usize::try_from(page_at(page)).ok()?;
+            let word = bytes.get(at..at.checked_add(4)?)?;
+            let count = u32::from_le_bytes(word.try_into().ok()?) as usize;
+            if count == 0 || count as u64 > page.len / 12 {
+                return None;
+            }
+            total = total.checked_add(count)?;
+            Some(count)
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    (total == shape.num_leaves).then_some(counts)
+}
+
+/// The error of an array whose leaf counts do not add up ([`page_counts`]): the first
+/// page in order that fails its checks or holds no valid leaf count, or else the
+/// mismatch of the counts with the base unit.
+fn first_page_error(packs: &Packs<'_>, shape: &ArrayShape) -> Error {
+    let checked: Vec<Result<usize>> = shape
+        .pages
         .par_iter()
-        .zip(slots)
-        .map(|(&(page, payload, _), slot)| {
-            units::fill_page(payload, &packs.path(page), at(page), slot)
+        .map(|page| {
+            let (_, payload) = packs.unit_of(page, &PAGE_KINDS)?;
+            units::page_leaf_count(payload, &packs.path(page), page_at(page))
         })
         .collect();
-    filled.into_iter().collect::<Result<()>>()?;
-    Ok((parts, kind.unwrap_or(UnitKind::Page)))
+    let mut leaves = 0usize;
+    for count in checked {
+        match count {
+            Ok(count) => leaves = leaves.saturating_add(count),
+            Err(e) => return e,
+        }
+    }
+    Error::corrupt(format!(
+        "the base unit promises {} leaves, its pages hold {leaves}",
+        shape.num_leaves
+    ))
 }
 
 /// `parts` cut into one slot per page of `counts` leaves each (which sum to its leaves).
@@ -673,4 +719,190 @@ pub fn format_version(dir: &Path) -> Result<u32> {
 /// Whether `dir` looks like a data directory (it has a manifest).
 pub fn is_store(dir: &Path) -> bool {
     dir.is_dir() && dir.join(MANIFEST).is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::pma::{PmaConfig, PmaPartsRef};
+    use crate::store::format::{unit_hash, PackWriter};
+    use crate::store::SimVfs;
+
+    /// What loading an array gives: its arrays, or the error's message.
+    type Outcome = std::result::Result<(Vec<u8>, Vec<u32>, Vec<u64>), String>;
+
+    fn outcome(result: Result<(PmaParts, UnitKind)>) -> Outcome {
+        result
+            .map(|(parts, _)| (parts.data, parts.used, parts.heads))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Each page on its own: checked, counted, copied. Returns the arrays, or every error
+    /// a load may report: each page's first (checks, count, copy), and the leaf count's
+    /// mismatch with the base unit when every page has a count.
+    fn oracle(packs: &Packs<'_>, shape: &ArrayShape) -> std::result::Result<Outcome, Vec<String>> {
+        let empty = || PmaParts {
+            data: Vec::new(),
+            used: Vec::new(),
+            heads: Vec::new(),
+            ..shape.zeroed_parts().unwrap()
+        };
+        let mut errors = Vec::new();
+        let mut parts = empty();
+        let mut counted = Some(0usize);
+        for page in &shape.pages {
+            let path = packs.path(page);
+            let checked = packs.unit_of(page, &PAGE_KINDS).and_then(|(_, payload)| {
+                let count = units::page_leaf_count(payload, &path, page_at(page))?;
+                Ok((payload, count))
+            });
+            let (payload, count) = match checked {
+                Ok(found) => found,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    counted = None;
+                    continue;
+                }
+            };
+            counted = counted.map(|c| c + count);
+            let mut alone = empty();
+            match units::read_page(payload, &path, page_at(page), &mut alone) {
+                Ok(()) => {
+                    parts.data.extend(alone.data);
+                    parts.used.extend(alone.used);
+                    parts.heads.extend(alone.heads);
+                }
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        if let Some(leaves) = counted.filter(|&c| c != shape.num_leaves) {
+            errors.push(
+                Error::corrupt(format!(
+                    "the base unit promises {} leaves, its pages hold {leaves}",
+                    shape.num_leaves
+                ))
+                .to_string(),
+            );
+        }
+        if errors.is_empty() {
+            Ok(Ok((parts.data, parts.used, parts.heads)))
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// A page of leaves of `leaf_bytes` bytes using `used[j]` bytes each.
+    fn page(leaf_bytes: usize, used: &[u32], seed: u8) -> Vec<u8> {
+        let data: Vec<u8> = (0..used.len() * leaf_bytes)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect();
+        let config = PmaConfig::default();
+        let heads: Vec<u64> = (0..used.len() as u64).map(|j| j * 7 + 1).collect();
+        let parts = PmaPartsRef {
+            config: &config,
+            leaf_bytes,
+            len: 0,
+            data: vec![&data],
+            used: used.to_vec(),
+            heads,
+        };
+        units::page_payloads(&parts).remove(0)
+    }
+
+    /// Changes a page payload and gives it a valid CRC and hash: a crafted page.
+    #[derive(Debug, Clone)]
+    enum Lie {
+        /// Adds to the leaf count (wrapping).
+        Count(usize, u32),
+        /// Sets a leaf size.
+        Size(usize, usize, u32),
+        /// Cuts the payload's last bytes.
+        Cut(usize, usize),
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// The one-pass load agrees with each page checked and copied on its own, for
+        /// crafted pages (counts, sizes, lengths that lie) and damaged bytes (a flipped
+        /// bit): the same arrays, or an error that one of the damaged pages gives.
+        #[test]
+        fn one_pass_load_is_the_page_by_page_load(
+            pages in vec(vec(0u32..=64, 1..6), 1..6),
+            lies in vec(
+                prop_oneof![
+                    (0usize..6, prop_oneof![1u32..4, Just(u32::MAX), Just(u32::MAX - 1)])
+                        .prop_map(|(p, d)| Lie::Count(p, d)),
+                    (0usize..6, 0usize..6, 0u32..80).prop_map(|(p, j, u)| Lie::Size(p, j, u)),
+                    (0usize..6, 1usize..12).prop_map(|(p, n)| Lie::Cut(p, n)),
+                ],
+                0..3,
+            ),
+            flip in proptest::option::of((0usize..6, any::<usize>(), 0u8..8)),
+            promise in proptest::option::of(0usize..40),
+        ) {
+            let leaf_bytes = 64;
+            let mut payloads: Vec<Vec<u8>> = pages
+                .iter()
+                .enumerate()
+                .map(|(p, used)| page(leaf_bytes, used, p as u8))
+                .collect();
+            for lie in &lies {
+                match *lie {
+                    Lie::Count(p, d) => {
+                        let payload = &mut payloads[p % pages.len()];
+                        let count = u32::from_le_bytes(payload[..4].try_into().unwrap());
+                        payload[..4].copy_from_slice(&count.wrapping_add(d).to_le_bytes());
+                    }
+                    Lie::Size(p, j, u) => {
+                        let payload = &mut payloads[p % pages.len()];
+                        let at = 4 + 4 * (j % pages[p % pages.len()].len());
+                        payload[at..at + 4].copy_from_slice(&u.to_le_bytes());
+                    }
+                    Lie::Cut(p, n) => {
+                        let payload = &mut payloads[p % pages.len()];
+                        payload.truncate(payload.len().saturating_sub(n));
+                    }
+                }
+            }
+            let dir_id = 77;
+            let mut writer = PackWriter::new(1, dir_id);
+            let refs: Vec<UnitRef> = payloads
+                .iter()
+                .map(|payload| {
+                    let hash = unit_hash(UnitKind::GroupPage, payload);
+                    writer.add(UnitKind::GroupPage, payload, hash)
+                })
+                .collect();
+            let mut bytes = writer.finish();
+            if let Some((p, at, bit)) = flip {
+                let unit = &refs[p % refs.len()];
+                let at = unit.offset as usize + at % (format::UNIT_HEADER + unit.len as usize + 4);
+                bytes[at] ^= 1 << bit;
+            }
+            let vfs = SimVfs::new();
+            let dir = Path::new("/d");
+            let mut packs = Packs::new(&vfs, dir, dir_id);
+            packs.files.insert(1, bytes);
+            let leaves: usize = pages.iter().map(Vec::len).sum();
+            let shape = ArrayShape {
+                config: PmaConfig::default(),
+                leaf_bytes,
+                num_leaves: promise.unwrap_or(leaves),
+                len: 0,
+                pages: refs,
+            };
+            let got = outcome(load_array(&packs, &shape));
+            match oracle(&packs, &shape) {
+                Ok(expected) => prop_assert_eq!(got, expected),
+                Err(errors) => {
+                    let message = got.unwrap_err();
+                    prop_assert!(errors.contains(&message), "{message} not in {errors:?}");
+                }
+            }
+        }
+    }
 }

@@ -9,8 +9,13 @@
 //! [`Update`]): appending each record's deletes and inserts in its own order keeps the
 //! order across records. What does not commute is kept apart:
 //!
-//! * a record that adds vertices by external id is applied alone (the ids it interns and
-//!   the integer ids of vertices grown before it depend on the order);
+//! * a record that adds vertices by external id joins the batch only while no vertex is
+//!   grown past the ids (every record so far, and this one, leaves the vertex count at the
+//!   id count): then each id interned by the merged batch gets the vertex sequential replay
+//!   gives it, since both intern the same ids in the same order and nothing else takes a
+//!   vertex number. Otherwise (a vertex grown by an edge or a count before or in it) it is
+//!   applied alone, after the pending records: the integer ids given to grown vertices,
+//!   and so the numbers of the ids interned after them, depend on the order;
 //! * a record whose property changes name a vertex that only exists after the records
 //!   before it and itself (sequential replay refuses it) is applied alone, after the
 //!   pending ones, so that it fails as it would have;
@@ -23,11 +28,12 @@
 //! the error names the record sequential replay would have stopped at, at its file and
 //! offset.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::recover::check_growth;
 use super::StoreLeaf;
-use crate::graph::{Graph, GraphRead, Update, VertexId};
+use crate::graph::{ExternalId, Graph, GraphRead, Update, VertexId};
 use crate::{Error, Result};
 
 /// Edge operations gathered before a merged batch is applied: large enough that the
@@ -53,6 +59,13 @@ pub(super) struct Replayer<'g, C: StoreLeaf> {
     ops: usize,
     /// The graph's vertex count once `pending` is applied.
     vertices: usize,
+    /// Whether that count is the id count too: no vertex grown past the ids since the
+    /// graph's last apply, so a record adding ids may still join the batch.
+    ids_in_step: bool,
+    /// The ids `pending` interns that the graph does not have yet.
+    new_ids: HashSet<ExternalId>,
+    /// Applies made to the graph (merged batches and records alone).
+    pub(super) applies: usize,
     /// The segments records were read from.
     paths: Vec<PathBuf>,
     /// Gather at most this many edge operations or records (1: sequential replay).
@@ -64,12 +77,16 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
     /// records) a batch.
     pub(super) fn new(graph: &'g mut Graph<C>, limit: usize) -> Self {
         let vertices = graph.num_vertices();
+        let ids_in_step = graph.ids().len() == vertices;
         Self {
             graph,
             batch: Update::new(),
             pending: Vec::new(),
             ops: 0,
             vertices,
+            ids_in_step,
+            new_ids: HashSet::new(),
+            applies: 0,
             paths: Vec::new(),
             limit: limit.max(1),
         }
@@ -90,22 +107,41 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         offset: usize,
     ) -> Result<()> {
         let update = Update::decode(payload)?;
-        let alone = !update.vertices().is_empty();
-        if alone {
+        let has_ids = !update.vertices().is_empty();
+        if has_ids && !self.ids_in_step {
             self.flush()?;
         }
         check_growth(&update, self.vertices)
             .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
-        let vertices = vertices_after(self.vertices, &update);
+        // The ids it adds that neither the graph nor a pending record has.
+        let mut added: Vec<&ExternalId> = Vec::new();
+        for id in update.vertices() {
+            if self.graph.ids().internal_id(id).is_none()
+                && !self.new_ids.contains(id)
+                && !added.contains(&id)
+            {
+                added.push(id);
+            }
+        }
+        let interned = self.vertices + added.len();
+        let vertices = vertices_after(interned, &update);
         let late_property = update
             .property_changes()
             .iter()
             .any(|c| c.vertex as usize >= vertices);
-        if alone || late_property {
+        // Ids merge only into a batch whose vertices all have ids, this record's included.
+        let ids_apart = has_ids && !(self.ids_in_step && vertices == interned);
+        if ids_apart || late_property {
             self.flush()?;
             return self.apply_alone(seq, path, offset, &update);
         }
-        if self.paths.last().is_none_or(|last| last != path) {
+        self.ids_in_step &= vertices == interned;
+        self.new_ids.extend(added.into_iter().cloned());
+        if self
+            .paths
+            .last()
+            .is_none_or(|last| last.as_os_str() != path.as_os_str())
+        {
             self.paths.push(path.to_path_buf());
         }
         append(&mut self.batch, &update);
@@ -136,6 +172,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
             }
             n => {
                 let version = self.graph.version();
+                self.applies += 1;
                 if self.graph.apply(&batch).is_ok() {
                     self.graph.set_version(version + n as u64);
                     Ok(())
@@ -145,8 +182,15 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
             }
         };
         self.paths.clear();
-        self.vertices = self.graph.num_vertices();
+        self.new_ids.clear();
+        self.in_step();
         result
+    }
+
+    /// Takes the vertex count from the graph after an apply (or none).
+    fn in_step(&mut self) {
+        self.vertices = self.graph.num_vertices();
+        self.ids_in_step = self.graph.ids().len() == self.vertices;
     }
 
     /// Applies records one by one, stopping at the first that fails.
@@ -159,6 +203,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
     }
 
     fn apply_alone(&mut self, seq: u64, path: &Path, offset: usize, update: &Update) -> Result<()> {
+        self.applies += 1;
         self.graph.apply(update).map_err(|e| Error::Corrupt {
             path: Some(path.to_path_buf()),
             offset: Some(offset as u64),
@@ -166,14 +211,13 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
                 "record {seq} does not decode: record {seq} does not apply to the graph: {e}"
             ),
         })?;
-        self.vertices = self.graph.num_vertices();
+        self.in_step();
         Ok(())
     }
 }
 
-/// The vertex count after applying `update` (which adds no vertex by external id) to a
-/// graph of `vertices` vertices: edges' endpoints past the count add vertices, deletes'
-/// do not.
+/// The vertex count after applying `update` to a graph of `vertices` vertices (counting
+/// the ids it interns): edges' endpoints past the count add vertices, deletes' do not.
 fn vertices_after(vertices: usize, update: &Update) -> usize {
     let endpoints = update
         .inserts()
@@ -184,9 +228,10 @@ fn vertices_after(vertices: usize, update: &Update) -> usize {
     vertices.max(update.required_vertices()).max(endpoints)
 }
 
-/// Appends `record`'s vertex count, edge operations (in their order) and property changes
-/// to `batch`.
+/// Appends `record`'s ids, vertex count, edge operations (in their order) and property
+/// changes to `batch`.
 fn append(batch: &mut Update, record: &Update) {
+    batch.add_vertices(record.vertices().iter().cloned());
     batch.min_vertices(record.required_vertices());
     let inserts = record.inserts();
     let weights = record.weights();

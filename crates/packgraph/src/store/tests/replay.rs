@@ -244,3 +244,52 @@ fn a_record_that_does_not_apply_is_named_at_its_place() {
     assert!(message.contains("record 3 does not apply"), "{message}");
     assert!(message.contains("unweighted"), "{message}");
 }
+
+/// Replays `records` merging up to `limit` operations; returns the graph's fingerprint
+/// and the applies made.
+fn replay_counting(records: &[Update], limit: usize) -> (Fingerprint, usize) {
+    let mut graph = Graph::<GroupLeaf>::new(false);
+    let mut replayer = Replayer::new(&mut graph, limit);
+    for (i, update) in records.iter().enumerate() {
+        replayer
+            .record(i as u64 + 1, &update.encode(), Path::new("/log"), 40)
+            .unwrap();
+    }
+    replayer.flush().unwrap();
+    let applies = replayer.applies;
+    (fingerprint(&graph), applies)
+}
+
+#[test]
+fn records_adding_ids_merge_while_every_vertex_has_an_id() {
+    let named = |names: &[&str], edges: &[(VertexId, VertexId)]| {
+        let mut update = Update::new();
+        update
+            .add_vertices(names.iter().map(|n| ExternalId::Name((*n).into())))
+            .insert_edges(edges);
+        update
+    };
+    // Ids known, new and repeated, as a writer that names vertices logs them: one batch.
+    let records = vec![
+        named(&["a", "b"], &[(0, 1)]),
+        named(&["b", "c"], &[(1, 2)]),
+        named(&["c", "c", "d"], &[(2, 3), (3, 0)]),
+        named(&["a"], &[]),
+    ];
+    let (merged, applies) = replay_counting(&records, 100);
+    assert_eq!(applies, 1);
+    assert_eq!(merged, replay_counting(&records, 1).0);
+    assert_eq!(merged.num_vertices, 4);
+    // Vertices grown past the ids by an edge get integer ids first: the batch is applied
+    // before the next record adding ids, whose new id takes the vertex after them. A
+    // record adding an id and growing past it goes alone.
+    let mut grown = records.clone();
+    grown.insert(2, Update::from_edges(vec![(1, 5)]));
+    grown.push(named(&["e"], &[(9, 0)]));
+    let (merged, applies) = replay_counting(&grown, 100);
+    assert_eq!(merged, replay_counting(&grown, 1).0);
+    assert_eq!(applies, 3);
+    assert_eq!(merged.ids[6], ExternalId::Name("d".into()));
+    assert_eq!(merged.ids[7], ExternalId::Name("e".into()));
+    assert_eq!(merged.num_vertices, 10);
+}
