@@ -351,19 +351,26 @@ impl<C: LeafCodec> Pma<C> {
     pub fn page_stats(&self) -> PageStats {
         PageStats {
             pages: self.num_pages(),
-            // A page held by this table alone has count 1; a table or group shared with a
-            // clone shares all its pages.
+            // A page held by this table alone has count 1; a table, supergroup or group
+            // shared with a clone shares all its pages.
             shared: if Arc::strong_count(&self.table) > 1 {
                 self.num_pages()
             } else {
+                let group_shared = |g: &Arc<table::Group>| {
+                    if Arc::strong_count(g) > 1 {
+                        g.pages.len()
+                    } else {
+                        g.pages.iter().filter(|p| Arc::strong_count(p) > 1).count()
+                    }
+                };
                 self.table
-                    .groups
+                    .supers
                     .iter()
-                    .map(|g| {
-                        if Arc::strong_count(g) > 1 {
-                            g.pages.len()
+                    .map(|s| {
+                        if Arc::strong_count(s) > 1 {
+                            s.groups.iter().map(|g| g.pages.len()).sum()
                         } else {
-                            g.pages.iter().filter(|p| Arc::strong_count(p) > 1).count()
+                            s.groups.iter().map(group_shared).sum::<usize>()
                         }
                     })
                     .sum()
