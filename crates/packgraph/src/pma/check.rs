@@ -84,7 +84,10 @@ impl<C: LeafCodec> Pma<C> {
             || table.num_leaves() != num_leaves
             || table.num_pages() != num_leaves.div_ceil(self.page_leaves())
         {
-            return broken(0, "page table top level disagrees with the leaf count".into());
+            return broken(
+                0,
+                "page table top level disagrees with the leaf count".into(),
+            );
         }
         for (s, sup) in table.supers.iter().enumerate() {
             let first = s << ss;

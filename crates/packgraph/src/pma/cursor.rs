@@ -404,14 +404,14 @@ impl<C: LeafCodec> Pma<C> {
         if Arc::ptr_eq(&self.table, &base.table) {
             return Some(volume);
         }
-        volume.table_bytes = self
-            .table
-            .unshared(&base.table, self.page_shift, |_, mine, theirs| {
-                volume.page_bytes += (mine.pages.iter().zip(&theirs.pages))
-                    .filter(|(a, b)| !Arc::ptr_eq(a, b))
-                    .map(|(a, _)| a.len())
-                    .sum::<usize>();
-            });
+        volume.table_bytes =
+            self.table
+                .unshared(&base.table, self.page_shift, |_, mine, theirs| {
+                    volume.page_bytes += (mine.pages.iter().zip(&theirs.pages))
+                        .filter(|(a, b)| !Arc::ptr_eq(a, b))
+                        .map(|(a, _)| a.len())
+                        .sum::<usize>();
+                });
         Some(volume)
     }
 

@@ -246,12 +246,8 @@ impl<'a> LeavesMut<'a> {
     /// bytes and its head. A new head must also go through [`LeafMut::set_head`], which
     /// keeps the group's and supergroup's first heads.
     pub(super) fn leaf_parts_mut(&mut self, j: usize) -> LeafMut<'_> {
-        let (lb, shift, private, copies) = (
-            self.leaf_bytes,
-            self.shape.page,
-            self.private,
-            self.copies,
-        );
+        let (lb, shift, private, copies) =
+            (self.leaf_bytes, self.shape.page, self.private, self.copies);
         let place = self.place_mut(j);
         let local = place.local;
         let within = local & ((1 << shift) - 1);
@@ -458,7 +454,8 @@ impl GroupFill<'_> {
         group_start: usize,
         f: &(impl Fn(usize, &mut [u8], &mut [u32], &mut [u64]) -> usize + Sync),
     ) -> usize {
-        let (shift, lb, copies, private) = (self.shape.page, self.leaf_bytes, self.copies, self.private);
+        let (shift, lb, copies, private) =
+            (self.shape.page, self.leaf_bytes, self.copies, self.private);
         let page_leaves = 1usize << shift;
         let lo = self.range.start.max(group_start) - group_start;
         let hi = self.range.end.min(group_start + group.used.len()) - group_start;

@@ -309,7 +309,10 @@ mod tests {
                 }
             }
             if num_leaves >= 1000 {
-                assert!(table.supers.len() > 1, "{num_leaves} leaves in one supergroup");
+                assert!(
+                    table.supers.len() > 1,
+                    "{num_leaves} leaves in one supergroup"
+                );
             }
         }
     }
