@@ -156,12 +156,15 @@ impl Table {
 
     /// Page `p` (pages of `1 << page_shift` leaves), if there is one.
     pub(crate) fn page(&self, p: usize, page_shift: u32) -> Option<&Page> {
-        let j = p.checked_shl(page_shift)?;
-        if j >> self.super_shift >= self.supers.len() {
-            return None;
-        }
-        let (group, local) = self.group_of(j);
-        group.pages.get(local >> page_shift)
+        let (pages_per_group, groups_per_super) = (
+            self.group_shift - page_shift,
+            self.super_shift - self.group_shift,
+        );
+        let sup = self.supers.get(p >> (pages_per_group + groups_per_super))?;
+        let group = sup
+            .groups
+            .get((p >> pages_per_group) & ((1 << groups_per_super) - 1))?;
+        group.pages.get(p & ((1 << pages_per_group) - 1))
     }
 
     /// Every group, in order.
@@ -301,7 +304,16 @@ mod tests {
             for (p, page) in pages.iter().enumerate() {
                 assert!(Arc::ptr_eq(table.page(p, page_shift).unwrap(), page));
             }
-            assert!(table.page(pages.len(), page_shift).is_none());
+            let past = table.supers.len() << (table.super_shift - page_shift);
+            for p in [
+                pages.len(),
+                pages.len() + 1,
+                past,
+                usize::MAX >> 1,
+                usize::MAX,
+            ] {
+                assert!(table.page(p, page_shift).is_none(), "page {p}");
+            }
             for (s, sup) in table.supers.iter().enumerate() {
                 assert_eq!(table.super_heads[s], sup.group_heads[0]);
                 for (k, group) in sup.groups.iter().enumerate() {
