@@ -247,9 +247,9 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed): split at the group of
-/// the page table holding the batch's middle key, merge that group's share serially and the
-/// two sides in parallel.
+/// Phase 1 over `leaves` for a sorted `batch` (duplicates allowed): split at the supergroup
+/// of the page table holding the batch's middle key, merge that supergroup's share serially
+/// and the two sides in parallel.
 fn merge_recursive<C: LeafCodec>(
     leaves: LeavesMut<'_>,
     batch: Batch<'_, C>,
@@ -258,10 +258,10 @@ fn merge_recursive<C: LeafCodec>(
     if batch.len() == 0 {
         return MergeOutcome::default();
     }
-    if batch.len() <= grain || leaves.num_groups() <= 1 {
+    if batch.len() <= grain || leaves.num_supers() <= 1 {
         return merge_serial::<C>(leaves, batch);
     }
-    let shift = leaves.group_shift();
+    let shift = leaves.super_shift();
     let view = leaves.as_ref();
     let p = view.target(batch.key(batch.len() / 2)) >> shift;
     let lo = if p == 0 {
@@ -269,13 +269,13 @@ fn merge_recursive<C: LeafCodec>(
     } else {
         batch.count_below(view.head(p << shift))
     };
-    let hi = if p + 1 < leaves.num_groups() {
+    let hi = if p + 1 < leaves.num_supers() {
         batch.count_below(view.head((p + 1) << shift))
     } else {
         batch.len()
     };
-    let (left, rest) = leaves.split_at_group(p);
-    let (mid, right) = rest.split_at_group(1);
+    let (left, rest) = leaves.split_at_super(p);
+    let (mid, right) = rest.split_at_super(1);
     let ((mut out, right_out), mid_out) = rayon::join(
         || {
             rayon::join(

@@ -11,19 +11,8 @@ impl<C: LeafCodec> Pma<C> {
     pub fn check_invariants(&self) -> Result<(), PmaError> {
         let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
         let num_leaves = self.num_leaves();
+        self.check_table()?;
         let table = &self.table;
-        if table.num_leaves() != num_leaves
-            || table.num_pages() != num_leaves.div_ceil(self.page_leaves())
-            || table.group_heads.len() != table.groups.len()
-        {
-            return broken(0, "page table lengths disagree with the leaf count".into());
-        }
-        for (g, group) in table.groups.iter().enumerate() {
-            let first = g << table.group_shift;
-            if group.heads.len() != group.used.len() || table.group_heads[g] != group.heads[0] {
-                return broken(first, format!("group {g}'s first head is stale"));
-            }
-        }
         for (p, page) in table.pages().enumerate() {
             let leaves = (num_leaves - p * self.page_leaves()).min(self.page_leaves());
             if page.len() != leaves * self.leaf_bytes + PADDING_BYTES {
@@ -77,6 +66,49 @@ impl<C: LeafCodec> Pma<C> {
                 0,
                 format!("total_used {} but {bytes} bytes used", self.total_used),
             );
+        }
+        Ok(())
+    }
+
+    /// Checks the page table's shape: each level's lengths (every supergroup, group and
+    /// page full but the last), and each first head kept at the level above.
+    fn check_table(&self) -> Result<(), PmaError> {
+        let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
+        let num_leaves = self.num_leaves();
+        let table = &self.table;
+        let (gs, ss) = (table.group_shift, table.super_shift);
+        if gs < self.page_shift
+            || ss < gs
+            || table.super_heads.len() != table.supers.len()
+            || table.supers.len() != num_leaves.div_ceil(1 << ss)
+            || table.num_leaves() != num_leaves
+            || table.num_pages() != num_leaves.div_ceil(self.page_leaves())
+        {
+            return broken(
+                0,
+                "page table top level disagrees with the leaf count".into(),
+            );
+        }
+        for (s, sup) in table.supers.iter().enumerate() {
+            let first = s << ss;
+            let leaves = (num_leaves - first).min(1 << ss);
+            if sup.groups.len() != leaves.div_ceil(1 << gs)
+                || sup.group_heads.len() != sup.groups.len()
+                || table.super_heads[s] != sup.group_heads[0]
+            {
+                return broken(first, format!("supergroup {s}'s lengths or first head"));
+            }
+            for (k, group) in sup.groups.iter().enumerate() {
+                let first = first + (k << gs);
+                let leaves = (num_leaves - first).min(1 << gs);
+                if group.heads.len() != leaves
+                    || group.used.len() != leaves
+                    || group.pages.len() != leaves.div_ceil(self.page_leaves())
+                    || sup.group_heads[k] != group.heads[0]
+                {
+                    return broken(first, format!("group {k} of supergroup {s} is stale"));
+                }
+            }
         }
         Ok(())
     }

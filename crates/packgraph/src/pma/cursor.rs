@@ -378,10 +378,10 @@ impl<C: LeafCodec> Pma<C> {
     }
 
     /// What this version holds apart from `base` (an earlier version of the same array):
-    /// the bytes of the pages and table groups the two do not share, against the bytes of
+    /// the bytes of the pages and table levels the two do not share, against the bytes of
     /// the leaves whose contents differ, the least any copy-on-write scheme could copy.
     /// `None` when the two are not laid out alike (a rebuild, growth or shrink came
-    /// between). O(groups + bytes of the pages not shared).
+    /// between). O(supergroups + groups not shared + bytes of the pages not shared).
     ///
     /// # Examples
     /// ```
@@ -404,23 +404,14 @@ impl<C: LeafCodec> Pma<C> {
         if Arc::ptr_eq(&self.table, &base.table) {
             return Some(volume);
         }
-        volume.table_bytes = self.table.groups.len()
-            * (std::mem::size_of::<Arc<super::table::Group>>() + std::mem::size_of::<u64>());
-        for (mine, theirs) in self.table.groups.iter().zip(&base.table.groups) {
-            if Arc::ptr_eq(mine, theirs) {
-                continue;
-            }
-            volume.table_bytes += mine.pages.len() * std::mem::size_of::<super::Page>()
-                + mine.heads.len() * std::mem::size_of::<u64>()
-                + mine.used.len() * std::mem::size_of::<u32>();
-            volume.page_bytes += mine
-                .pages
-                .iter()
-                .zip(&theirs.pages)
-                .filter(|(a, b)| !Arc::ptr_eq(a, b))
-                .map(|(a, _)| a.len())
-                .sum::<usize>();
-        }
+        volume.table_bytes =
+            self.table
+                .unshared(&base.table, self.page_shift, |_, mine, theirs| {
+                    volume.page_bytes += (mine.pages.iter().zip(&theirs.pages))
+                        .filter(|(a, b)| !Arc::ptr_eq(a, b))
+                        .map(|(a, _)| a.len())
+                        .sum::<usize>();
+                });
         Some(volume)
     }
 
@@ -440,31 +431,29 @@ impl<C: LeafCodec> Pma<C> {
         if Arc::ptr_eq(&self.table, &base.table) {
             return Some(Vec::new());
         }
-        if self.table.group_shift != base.table.group_shift {
+        if (self.table.group_shift, self.table.super_shift)
+            != (base.table.group_shift, base.table.super_shift)
+        {
             return None;
         }
         let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
-        let pages_per_group = 1 << (self.table.group_shift - self.page_shift);
-        let groups = self.table.groups.iter().zip(&base.table.groups);
-        for (g, (mine, theirs)) in groups.enumerate() {
-            if Arc::ptr_eq(mine, theirs) {
-                continue;
-            }
-            for (i, (mine, theirs)) in mine.pages.iter().zip(&theirs.pages).enumerate() {
-                if Arc::ptr_eq(mine, theirs) {
-                    continue;
-                }
-                let p = g * pages_per_group + i;
-                let leaves =
-                    p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
-                for j in leaves.filter(|&j| !self.same_leaf(base, j)) {
-                    match ranges.last_mut() {
-                        Some(last) if last.end == j => last.end = j + 1,
-                        _ => ranges.push(j..j + 1),
+        self.table
+            .unshared(&base.table, self.page_shift, |first_page, mine, theirs| {
+                for (i, (mine, theirs)) in mine.pages.iter().zip(&theirs.pages).enumerate() {
+                    if Arc::ptr_eq(mine, theirs) {
+                        continue;
+                    }
+                    let p = first_page + i;
+                    let leaves =
+                        p << self.page_shift..((p + 1) << self.page_shift).min(self.num_leaves);
+                    for j in leaves.filter(|&j| !self.same_leaf(base, j)) {
+                        match ranges.last_mut() {
+                            Some(last) if last.end == j => last.end = j + 1,
+                            _ => ranges.push(j..j + 1),
+                        }
                     }
                 }
-            }
-        }
+            });
         Some(ranges)
     }
 }

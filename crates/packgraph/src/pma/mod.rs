@@ -18,14 +18,16 @@
 //!
 //! Versions (Aspen, section 5.2; PART, sections 3.2–3.4): the leaves are grouped into
 //! fixed-size pages ([`PmaConfig::page_bytes`]) held by reference-counted pointers, pages
-//! into groups of about √pages (their page pointers plus the per-leaf heads and sizes that
-//! search needs), and a version is a table of group pointers, itself behind a reference
-//! count (`table.rs`). `Clone` is therefore O(1) and copies no key data. The first write to
-//! a shared table copies its top level (one pointer and one head per group), a write to a
-//! group another version holds copies that group, and a write to a page another version
-//! holds copies that page (counted by [`Pma::page_copies`]); unshared groups and pages are
-//! written in place, so with no other version alive nothing is copied and updates run as
-//! before, and a small update after a snapshot copies O(√pages) words, not the table.
+//! into groups (their page pointers plus the per-leaf heads and sizes that search needs),
+//! groups into supergroups (their group pointers and first heads), each level about the
+//! cube root of the page count long, and a version is a table of supergroup pointers,
+//! itself behind a reference count (`table.rs`). `Clone` is therefore O(1) and copies no
+//! key data. The first write to a shared table copies its top level (one pointer and one
+//! head per supergroup), a write to a supergroup, group or page another version holds
+//! copies that one (pages counted by [`Pma::page_copies`]); unshared ones are written in
+//! place, so with no other version alive nothing is copied and updates run as before, and
+//! a one-key update after a snapshot copies three arrays of about ∛pages entries and one
+//! page, not the table.
 //! Growth and shrink build new pages and leave old versions untouched.
 //!
 //! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
@@ -213,8 +215,8 @@ pub struct PageStats {
 
 impl<C: LeafCodec> Clone for Pma<C> {
     /// A new version sharing every page: O(1), copies no key data. The first write to either
-    /// copies the top level of the page table (one pointer per group) and then each group
-    /// and page it touches, once.
+    /// copies the top level of the page table (one pointer per supergroup) and then each
+    /// supergroup, group and page it touches, once.
     fn clone(&self) -> Self {
         Self {
             config: self.config.clone(),
@@ -351,19 +353,26 @@ impl<C: LeafCodec> Pma<C> {
     pub fn page_stats(&self) -> PageStats {
         PageStats {
             pages: self.num_pages(),
-            // A page held by this table alone has count 1; a table or group shared with a
-            // clone shares all its pages.
+            // A page held by this table alone has count 1; a table, supergroup or group
+            // shared with a clone shares all its pages.
             shared: if Arc::strong_count(&self.table) > 1 {
                 self.num_pages()
             } else {
+                let group_shared = |g: &Arc<table::Group>| {
+                    if Arc::strong_count(g) > 1 {
+                        g.pages.len()
+                    } else {
+                        g.pages.iter().filter(|p| Arc::strong_count(p) > 1).count()
+                    }
+                };
                 self.table
-                    .groups
+                    .supers
                     .iter()
-                    .map(|g| {
-                        if Arc::strong_count(g) > 1 {
-                            g.pages.len()
+                    .map(|s| {
+                        if Arc::strong_count(s) > 1 {
+                            s.groups.iter().map(|g| g.pages.len()).sum()
                         } else {
-                            g.pages.iter().filter(|p| Arc::strong_count(p) > 1).count()
+                            s.groups.iter().map(group_shared).sum::<usize>()
                         }
                     })
                     .sum()

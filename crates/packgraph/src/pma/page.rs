@@ -1,30 +1,50 @@
-//! Pages of leaves as tasks see them: read-only and mutable views over a run of whole groups
-//! of the page table (`table.rs`), split at group boundaries to hand disjoint groups to
-//! parallel tasks. Every write to leaf bytes, heads or sizes goes through [`LeavesMut`],
-//! which copies a group or page that another version shares before the first write to it
-//! (copy on write, see the versions paragraph of `mod.rs`) and writes an unshared one in
-//! place.
+//! Pages of leaves as tasks see them: read-only and mutable views over a run of whole
+//! supergroups of the page table (`table.rs`), split at supergroup boundaries to hand
+//! disjoint supergroups to parallel tasks. Every write to leaf bytes, heads or sizes goes
+//! through [`LeavesMut`], which copies a supergroup, group or page that another version
+//! shares before the first write to it (copy on write, see the versions paragraph of
+//! `mod.rs`) and writes an unshared one in place.
 
 use rayon::prelude::*;
 
 use super::leaf::LeafCodec;
 use super::raw::{cow, unique_mut};
-use super::table::Group;
+use super::table::{Group, Super};
 use super::{empty_page, Page, Pma, LEAF_GRAIN};
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// A run of whole groups, read-only: leaf indices are local to the run.
+/// The shifts that place a leaf in the table: leaves per page, group and supergroup.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// log2 of the leaves per page.
+    page: u32,
+    /// log2 of the leaves per group.
+    group: u32,
+    /// log2 of the leaves per supergroup.
+    sup: u32,
+}
+
+impl Shape {
+    /// Supergroup, group within it and leaf within that of local leaf `j`.
+    #[inline(always)]
+    fn place(self, j: usize) -> (usize, usize, usize) {
+        (
+            j >> self.sup,
+            (j >> self.group) & ((1 << (self.sup - self.group)) - 1),
+            j & ((1 << self.group) - 1),
+        )
+    }
+}
+
+/// A run of whole supergroups, read-only: leaf indices are local to the run.
 #[derive(Clone, Copy)]
 pub(super) struct Leaves<'a> {
     pub(super) leaf_bytes: usize,
-    /// log2 of the leaves per page.
-    shift: u32,
-    /// log2 of the leaves per group.
-    group_shift: u32,
+    shape: Shape,
     len: usize,
-    groups: &'a [Arc<Group>],
-    group_heads: &'a [u64],
+    supers: &'a [Arc<Super>],
+    super_heads: &'a [u64],
 }
 
 impl<'a> Leaves<'a> {
@@ -34,18 +54,17 @@ impl<'a> Leaves<'a> {
 
     #[inline(always)]
     fn group(&self, j: usize) -> (&'a Group, usize) {
-        (
-            &self.groups[j >> self.group_shift],
-            j & ((1 << self.group_shift) - 1),
-        )
+        let (s, k, local) = self.shape.place(j);
+        (&self.supers[s].groups[k], local)
     }
 
     /// The leaf `j` and the rest of its page, padding included.
     #[inline(always)]
     pub(super) fn leaf(&self, j: usize) -> &'a [u8] {
         let (group, local) = self.group(j);
-        let within = local & ((1 << self.shift) - 1);
-        &group.pages[local >> self.shift][within * self.leaf_bytes..]
+        let shift = self.shape.page;
+        let within = local & ((1 << shift) - 1);
+        &group.pages[local >> shift][within * self.leaf_bytes..]
     }
 
     #[inline(always)]
@@ -61,20 +80,29 @@ impl<'a> Leaves<'a> {
     }
 
     /// Local index of the leaf `key` belongs in (the last with head <= key, else 0): the
-    /// last group whose first head is at most `key` holds it.
+    /// last supergroup whose first head is at most `key`, then the last such group in it,
+    /// hold it.
     pub(super) fn target(&self, key: u64) -> usize {
-        let g = self
-            .group_heads
-            .partition_point(|&head| head <= key)
-            .saturating_sub(1);
-        let Some(group) = self.groups.get(g) else {
+        let below = |heads: &[u64]| heads.partition_point(|&head| head <= key).saturating_sub(1);
+        let s = below(self.super_heads);
+        let Some(sup) = self.supers.get(s) else {
             return 0;
         };
-        let local = group
-            .heads
-            .partition_point(|&head| head <= key)
-            .saturating_sub(1);
-        ((g << self.group_shift) + local).min(self.len.saturating_sub(1))
+        let k = below(&sup.group_heads);
+        let local = below(&sup.groups[k].heads);
+        let j = (s << self.shape.sup) + (k << self.shape.group) + local;
+        j.min(self.len.saturating_sub(1))
+    }
+
+    /// The first head of the group after local leaf `j`'s (`u64::MAX` past the last).
+    #[inline]
+    fn next_group_head(&self, j: usize) -> u64 {
+        let (s, k, _) = self.shape.place(j);
+        let heads = &self.supers[s].group_heads;
+        match heads.get(k + 1) {
+            Some(&head) => head,
+            None => self.super_heads.get(s + 1).copied().unwrap_or(u64::MAX),
+        }
     }
 
     /// [`Self::target`] for a key known to belong at or after leaf `from`: gallops forward
@@ -83,16 +111,15 @@ impl<'a> Leaves<'a> {
     /// of a full binary search; a key past the group takes [`Self::target`].
     #[inline]
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
-        let g = from >> self.group_shift;
-        if self.group_heads.get(g + 1).is_some_and(|&next| next <= key) {
+        if self.next_group_head(from) <= key {
             return self.target(key);
         }
-        let heads = &self.groups[g].heads[..];
-        let base = g << self.group_shift;
-        let from = from - base;
-        let (mut lo, mut step) = (from, 1);
+        let (group, from_local) = self.group(from);
+        let heads = &group.heads[..];
+        let base = from - from_local;
+        let (mut lo, mut step) = (from_local, 1);
         let hi = loop {
-            let probe = from + step;
+            let probe = from_local + step;
             if probe >= heads.len() || heads[probe] > key {
                 break probe.min(heads.len());
             }
@@ -106,28 +133,26 @@ impl<'a> Leaves<'a> {
     }
 }
 
-/// A run of whole groups borrowed mutably; split (at group boundaries) to hand disjoint
-/// groups to tasks. Leaf bytes, sizes and heads are written through [`LeavesMut::leaf_mut`],
-/// [`LeavesMut::set_used`], [`LeavesMut::set_head`] and [`LeavesMut::fill_range`], which
-/// copy a group or page that another version shares before the first write to it (and
-/// write in place otherwise).
+/// A run of whole supergroups borrowed mutably; split (at supergroup boundaries) to hand
+/// disjoint supergroups to tasks. Leaf bytes, sizes and heads are written through
+/// [`LeavesMut::leaf_mut`], [`LeavesMut::leaf_parts_mut`], [`LeavesMut::set_used`],
+/// [`LeavesMut::set_head`] and [`LeavesMut::fill_range`], which copy a supergroup, group or
+/// page that another version shares before the first write to it (and write in place
+/// otherwise).
 pub(super) struct LeavesMut<'a> {
     /// Global index of the first leaf.
     pub(super) first: usize,
     pub(super) leaf_bytes: usize,
-    /// log2 of the leaves per page.
-    shift: u32,
-    /// log2 of the leaves per group.
-    group_shift: u32,
+    shape: Shape,
     len: usize,
-    groups: &'a mut [Arc<Group>],
-    group_heads: &'a mut [u64],
+    supers: &'a mut [Arc<Super>],
+    super_heads: &'a mut [u64],
     copies: &'a AtomicUsize,
-    /// No other version of the array exists, so every group and page in `groups` has no
-    /// other `Arc` and writes skip the per-page check. Soundness rests on this: the `unsafe`
-    /// calls of [`cow`] and [`unique_mut`] pass it on. Set only by [`Pma::leaves_mut`], which
-    /// establishes it, and copied into both halves by [`LeavesMut::split_at_group`] (private
-    /// to this module, so nothing else can set it).
+    /// No other version of the array exists, so every supergroup, group and page in
+    /// `supers` has no other `Arc` and writes skip the sharing check. Soundness rests on
+    /// this: the `unsafe` calls of [`cow`] and [`unique_mut`] pass it on. Set only by
+    /// [`Pma::leaves_mut`], which establishes it, and copied into both halves by
+    /// [`LeavesMut::split_at_super`] (private to this module, so nothing else can set it).
     private: bool,
 }
 
@@ -136,97 +161,106 @@ impl<'a> LeavesMut<'a> {
         self.len
     }
 
-    pub(super) fn num_groups(&self) -> usize {
-        self.groups.len()
+    pub(super) fn num_supers(&self) -> usize {
+        self.supers.len()
     }
 
-    pub(super) fn group_shift(&self) -> u32 {
-        self.group_shift
+    /// log2 of the leaves per supergroup.
+    pub(super) fn super_shift(&self) -> u32 {
+        self.shape.sup
     }
 
     /// The read-only view of the same leaves.
     pub(super) fn as_ref(&self) -> Leaves<'_> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
-            shift: self.shift,
-            group_shift: self.group_shift,
+            shape: self.shape,
             len: self.len,
-            groups: self.groups,
-            group_heads: self.group_heads,
+            supers: self.supers,
+            super_heads: self.super_heads,
         }
     }
 
-    /// Groups `[0, g)` and `[g, num_groups)`.
-    pub(super) fn split_at_group(self, g: usize) -> (Self, Self) {
-        let mid = (g << self.group_shift).min(self.len);
-        let (groups_l, groups_r) = self.groups.split_at_mut(g);
-        let (heads_l, heads_r) = self.group_heads.split_at_mut(g);
+    /// Supergroups `[0, s)` and `[s, num_supers)`.
+    pub(super) fn split_at_super(self, s: usize) -> (Self, Self) {
+        let mid = (s << self.shape.sup).min(self.len);
+        let (supers_l, supers_r) = self.supers.split_at_mut(s);
+        let (heads_l, heads_r) = self.super_heads.split_at_mut(s);
         let left = LeavesMut {
             first: self.first,
             leaf_bytes: self.leaf_bytes,
-            shift: self.shift,
-            group_shift: self.group_shift,
+            shape: self.shape,
             len: mid,
-            groups: groups_l,
-            group_heads: heads_l,
+            supers: supers_l,
+            super_heads: heads_l,
             copies: self.copies,
             private: self.private,
         };
         let right = LeavesMut {
             first: self.first + mid,
             leaf_bytes: self.leaf_bytes,
-            shift: self.shift,
-            group_shift: self.group_shift,
+            shape: self.shape,
             len: self.len - mid,
-            groups: groups_r,
-            group_heads: heads_r,
+            supers: supers_r,
+            super_heads: heads_r,
             copies: self.copies,
             private: self.private,
         };
         (left, right)
     }
 
-    /// The group of local leaf `j`, for writing (copied first if another version shares
-    /// it), and `j`'s index in it.
+    /// Local leaf `j` for writing (its supergroup and group copied first if another
+    /// version shares them; its page not yet): its group, its supergroup's first head of
+    /// that group, the table's first head of that supergroup, and `j`'s index in the group.
     #[inline]
-    fn group_mut(&mut self, j: usize) -> (&mut Group, usize) {
-        let local = j & ((1 << self.group_shift) - 1);
+    fn place_mut(&mut self, j: usize) -> PlaceMut<'_> {
+        let (s, k, local) = self.shape.place(j);
+        let private = self.private;
         // SAFETY: `self.private` is true only if `Pma::leaves_mut` saw no other version (see
-        // the field), so then no group of `self.groups`, this one included, has another `Arc`.
-        let group = unsafe { unique_mut(&mut self.groups[j >> self.group_shift], self.private) };
-        (group, local)
+        // the field), so then no supergroup of `self.supers`, nor any group of one, this one
+        // included, has another `Arc`.
+        let sup = unsafe { unique_mut(&mut self.supers[s], private) };
+        let Super {
+            groups,
+            group_heads,
+        } = sup;
+        // SAFETY: as above.
+        let group = unsafe { unique_mut(&mut groups[k], private) };
+        PlaceMut {
+            group,
+            group_head: &mut group_heads[k],
+            super_head: &mut self.super_heads[s],
+            first_of_super: k == 0,
+            local,
+        }
     }
 
-    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing: its group and page are
-    /// copied first if another version shares them.
+    /// The bytes of leaf `j` (exactly `leaf_bytes`), for writing: its supergroup, group
+    /// and page are copied first if another version shares them.
     pub(super) fn leaf_mut(&mut self, j: usize) -> &mut [u8] {
-        let (lb, shift, private, copies) = (self.leaf_bytes, self.shift, self.private, self.copies);
-        let (group, local) = self.group_mut(j);
-        let within = local & ((1 << shift) - 1);
-        // SAFETY: as in `group_mut`: with `private` true no page of the group has another
-        // `Arc` either (only cloning a version's table shares pages).
-        let page = unsafe { cow(&mut group.pages[local >> shift], private, copies) };
-        &mut page[within * lb..(within + 1) * lb]
+        self.leaf_parts_mut(j).bytes
     }
 
-    /// Leaf `j` for writing, in one lookup: its bytes (exactly `leaf_bytes`; its group and
-    /// page copied first if another version shares them), its used bytes and its head. A
-    /// new head must also go through [`LeafMut::set_head`], which keeps the group's first
-    /// head.
+    /// Leaf `j` for writing, in one lookup: its bytes (exactly `leaf_bytes`; its
+    /// supergroup, group and page copied first if another version shares them), its used
+    /// bytes and its head. A new head must also go through [`LeafMut::set_head`], which
+    /// keeps the group's and supergroup's first heads.
     pub(super) fn leaf_parts_mut(&mut self, j: usize) -> LeafMut<'_> {
-        let (lb, shift, private, copies) = (self.leaf_bytes, self.shift, self.private, self.copies);
-        let g = j >> self.group_shift;
-        let local = j & ((1 << self.group_shift) - 1);
-        // SAFETY: as in `group_mut`.
-        let group = unsafe { unique_mut(&mut self.groups[g], private) };
+        let (lb, shift, private, copies) =
+            (self.leaf_bytes, self.shape.page, self.private, self.copies);
+        let place = self.place_mut(j);
+        let local = place.local;
         let within = local & ((1 << shift) - 1);
-        // SAFETY: as in `leaf_mut`.
-        let page = unsafe { cow(&mut group.pages[local >> shift], private, copies) };
+        // SAFETY: as in `place_mut`: with `private` true no page of the group has another
+        // `Arc` either (only cloning a version's table shares pages).
+        let page = unsafe { cow(&mut place.group.pages[local >> shift], private, copies) };
+        let first_of_group = local == 0;
         LeafMut {
             bytes: &mut page[within * lb..(within + 1) * lb],
-            used: &mut group.used[local],
-            head: &mut group.heads[local],
-            group_head: (local == 0).then_some(&mut self.group_heads[g]),
+            used: &mut place.group.used[local],
+            head: &mut place.group.heads[local],
+            group_head: first_of_group.then_some(place.group_head),
+            super_head: (first_of_group && place.first_of_super).then_some(place.super_head),
         }
     }
 
@@ -238,16 +272,20 @@ impl<'a> LeavesMut<'a> {
 
     /// Sets leaf `j`'s used bytes.
     pub(super) fn set_used(&mut self, j: usize, used: usize) {
-        let (group, local) = self.group_mut(j);
-        group.used[local] = used as u32;
+        let place = self.place_mut(j);
+        place.group.used[place.local] = used as u32;
     }
 
-    /// Sets leaf `j`'s head (and its group's first head when `j` starts the group).
+    /// Sets leaf `j`'s head (and its group's and supergroup's first heads when `j` starts
+    /// them).
     pub(super) fn set_head(&mut self, j: usize, head: u64) {
-        let (group, local) = self.group_mut(j);
-        group.heads[local] = head;
-        if local == 0 {
-            self.group_heads[j >> self.group_shift] = head;
+        let place = self.place_mut(j);
+        place.group.heads[place.local] = head;
+        if place.local == 0 {
+            *place.group_head = head;
+            if place.first_of_super {
+                *place.super_head = head;
+            }
         }
     }
 
@@ -274,9 +312,9 @@ impl<'a> LeavesMut<'a> {
     }
 
     /// Calls `f(first_in_range, data, used, heads)` for each page's share of the local leaf
-    /// range `range`, in parallel when the range is long; a shared group is copied first,
-    /// and a shared page copied too, or replaced by a fresh one when the range covers it
-    /// whole. Returns the sum of `f`'s results.
+    /// range `range`, in parallel when the range is long; a shared supergroup or group is
+    /// copied first, and a shared page copied too, or replaced by a fresh one when the range
+    /// covers it whole. Returns the sum of `f`'s results.
     pub(super) fn fill_range(
         &mut self,
         range: std::ops::Range<usize>,
@@ -285,39 +323,52 @@ impl<'a> LeavesMut<'a> {
         if range.is_empty() {
             return 0;
         }
-        let gs = self.group_shift;
-        let (first_group, last_group) = (range.start >> gs, (range.end - 1) >> gs);
+        let ss = self.shape.sup;
+        let (first, last) = (range.start >> ss, (range.end - 1) >> ss);
         let fill = GroupFill {
             range: range.clone(),
-            shift: self.shift,
+            shape: self.shape,
             leaf_bytes: self.leaf_bytes,
             copies: self.copies,
             private: self.private,
         };
-        let private = self.private;
-        let fill_group = |(g, (slot, top)): (usize, (&mut Arc<Group>, &mut u64))| {
-            // SAFETY: as in `group_mut`.
-            let group = unsafe { unique_mut(slot, private) };
-            let written = fill.group(group, g << gs, &f);
-            *top = group.heads[0];
+        let parallel = range.len() > 2 * LEAF_GRAIN;
+        let fill_super = |(s, (slot, top)): (usize, (&mut Arc<Super>, &mut u64))| {
+            // SAFETY: as in `place_mut`.
+            let sup = unsafe { unique_mut(slot, fill.private) };
+            let written = fill.supergroup(sup, s << ss, parallel, &f);
+            *top = sup.group_heads[0];
             written
         };
-        if first_group == last_group || range.len() <= 2 * LEAF_GRAIN {
-            self.groups[first_group..=last_group]
+        if first == last || !parallel {
+            self.supers[first..=last]
                 .iter_mut()
-                .zip(&mut self.group_heads[first_group..=last_group])
+                .zip(&mut self.super_heads[first..=last])
                 .enumerate()
-                .map(|(i, share)| fill_group((first_group + i, share)))
+                .map(|(i, share)| fill_super((first + i, share)))
                 .sum()
         } else {
-            self.groups[first_group..=last_group]
+            self.supers[first..=last]
                 .par_iter_mut()
-                .zip(self.group_heads[first_group..=last_group].par_iter_mut())
+                .zip(self.super_heads[first..=last].par_iter_mut())
                 .enumerate()
-                .map(|(i, share)| fill_group((first_group + i, share)))
+                .map(|(i, share)| fill_super((first + i, share)))
                 .sum()
         }
     }
+}
+
+/// Where [`LeavesMut::place_mut`] found a leaf.
+struct PlaceMut<'p> {
+    group: &'p mut Group,
+    /// The group's first head, in its supergroup.
+    group_head: &'p mut u64,
+    /// The supergroup's first head, in the table.
+    super_head: &'p mut u64,
+    /// Whether the group is its supergroup's first.
+    first_of_super: bool,
+    /// The leaf's index in the group.
+    local: usize,
 }
 
 /// One leaf borrowed for writing ([`LeavesMut::leaf_parts_mut`]).
@@ -327,29 +378,74 @@ pub(super) struct LeafMut<'l> {
     head: &'l mut u64,
     /// The group's first head, when the leaf starts its group.
     group_head: Option<&'l mut u64>,
+    /// The supergroup's first head, when the leaf starts its supergroup.
+    super_head: Option<&'l mut u64>,
 }
 
 impl LeafMut<'_> {
     /// Sets the leaf's head.
     pub(super) fn set_head(&mut self, head: u64) {
         *self.head = head;
-        if let Some(first) = self.group_head.as_deref_mut() {
-            *first = head;
+        for first in [&mut self.group_head, &mut self.super_head] {
+            if let Some(first) = first.as_deref_mut() {
+                *first = head;
+            }
         }
     }
 }
 
-/// What [`LeavesMut::fill_range`] hands each group.
+/// What [`LeavesMut::fill_range`] hands each supergroup and group.
 struct GroupFill<'c> {
     /// The range being filled, in the view's leaf indices.
     range: std::ops::Range<usize>,
-    shift: u32,
+    shape: Shape,
     leaf_bytes: usize,
     copies: &'c AtomicUsize,
     private: bool,
 }
 
 impl GroupFill<'_> {
+    /// Fills the share of `self.range` in `sup`, whose first leaf is `super_start`, group
+    /// by group (in parallel when `parallel` and it spans several).
+    fn supergroup(
+        &self,
+        sup: &mut Super,
+        super_start: usize,
+        parallel: bool,
+        f: &(impl Fn(usize, &mut [u8], &mut [u32], &mut [u64]) -> usize + Sync),
+    ) -> usize {
+        let gs = self.shape.group;
+        let lo = self.range.start.max(super_start) - super_start;
+        let hi = (self.range.end - super_start).min(sup.groups.len() << gs);
+        if lo >= hi {
+            return 0;
+        }
+        let (first, last) = (lo >> gs, ((hi - 1) >> gs).min(sup.groups.len() - 1));
+        let private = self.private;
+        let fill_group = |(k, (slot, top)): (usize, (&mut Arc<Group>, &mut u64))| {
+            // SAFETY: as in `LeavesMut::place_mut`.
+            let group = unsafe { unique_mut(slot, private) };
+            let written = self.group(group, super_start + (k << gs), f);
+            *top = group.heads[0];
+            written
+        };
+        if first == last || !parallel {
+            sup.groups[first..=last]
+                .iter_mut()
+                .zip(&mut sup.group_heads[first..=last])
+                .enumerate()
+                .map(|(i, share)| fill_group((first + i, share)))
+                .sum()
+        } else {
+            sup.groups[first..=last]
+                .par_iter_mut()
+                .zip(sup.group_heads[first..=last].par_iter_mut())
+                .enumerate()
+                .map(|(i, share)| fill_group((first + i, share)))
+                .sum()
+        }
+    }
+
     /// Fills the share of `self.range` in `group`, whose first leaf is `group_start`, page
     /// by page (in parallel when long).
     fn group(
@@ -358,7 +454,8 @@ impl GroupFill<'_> {
         group_start: usize,
         f: &(impl Fn(usize, &mut [u8], &mut [u32], &mut [u64]) -> usize + Sync),
     ) -> usize {
-        let (shift, lb, copies, private) = (self.shift, self.leaf_bytes, self.copies, self.private);
+        let (shift, lb, copies, private) =
+            (self.shape.page, self.leaf_bytes, self.copies, self.private);
         let page_leaves = 1usize << shift;
         let lo = self.range.start.max(group_start) - group_start;
         let hi = self.range.end.min(group_start + group.used.len()) - group_start;
@@ -423,25 +520,28 @@ impl<C: LeafCodec> Pma<C> {
     pub(super) fn leaves(&self) -> Leaves<'_> {
         Leaves {
             leaf_bytes: self.leaf_bytes,
-            shift: self.page_shift,
-            group_shift: self.table.group_shift,
+            shape: Shape {
+                page: self.page_shift,
+                group: self.table.group_shift,
+                sup: self.table.super_shift,
+            },
             len: self.num_leaves,
-            groups: &self.table.groups,
-            group_heads: &self.table.group_heads,
+            supers: &self.table.supers,
+            super_heads: &self.table.super_heads,
         }
     }
 
     /// All leaves, borrowed mutably (copies the top level of the page table first if a
-    /// clone shares it: one pointer and one head per group).
+    /// clone shares it: one pointer and one head per supergroup).
     pub(super) fn leaves_mut(&mut self) -> LeavesMut<'_> {
         // Establishes `LeavesMut::private`. Every version cloned from this build holds
-        // `lineage`, and only cloning a version's table clones group and page pointers, so
-        // a count of 1 means that no other version, and so no other `Arc` of any of our
-        // groups or pages, exists; `&mut self` means no clone is being made now, so it stays
-        // 1 while the view lives. The acquire fence pairs with the release decrement of each
-        // version dropped meanwhile (on any thread; it drops its table before its lineage),
-        // so its reads of shared pages happen before our writes, as `Arc::get_mut` would
-        // ensure.
+        // `lineage`, and only cloning a version's table clones supergroup, group and page
+        // pointers, so a count of 1 means that no other version, and so no other `Arc` of
+        // any of our supergroups, groups or pages, exists; `&mut self` means no clone is
+        // being made now, so it stays 1 while the view lives. The acquire fence pairs with
+        // the release decrement of each version dropped meanwhile (on any thread; it drops
+        // its table before its lineage), so its reads of shared pages happen before our
+        // writes, as `Arc::get_mut` would ensure.
         let private = Arc::strong_count(&self.lineage) == 1;
         if private {
             fence(Ordering::Acquire);
@@ -450,11 +550,14 @@ impl<C: LeafCodec> Pma<C> {
         LeavesMut {
             first: 0,
             leaf_bytes: self.leaf_bytes,
-            shift: self.page_shift,
-            group_shift: table.group_shift,
+            shape: Shape {
+                page: self.page_shift,
+                group: table.group_shift,
+                sup: table.super_shift,
+            },
             len: self.num_leaves,
-            groups: &mut table.groups,
-            group_heads: &mut table.group_heads,
+            supers: &mut table.supers,
+            super_heads: &mut table.super_heads,
             copies: &self.page_copies,
             private,
         }

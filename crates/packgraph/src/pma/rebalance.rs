@@ -111,30 +111,30 @@ impl<C: LeafCodec> Pma<C> {
             .sum()
     }
 
-    /// Phase 3: redistributes the regions in parallel: regions that share a group of the
-    /// page table go to one task (serially), tasks own disjoint runs of groups.
+    /// Phase 3: redistributes the regions in parallel: regions that share a supergroup of
+    /// the page table go to one task (serially), tasks own disjoint runs of supergroups.
     fn redistribute(&mut self, regions: &[Range<usize>], overflow: &[Overflow<C::Item>]) {
-        let shift = self.table.group_shift;
+        let shift = self.table.super_shift;
         let mut tasks: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
         for region in regions {
-            let groups = region.start >> shift..((region.end - 1) >> shift) + 1;
+            let supers = region.start >> shift..((region.end - 1) >> shift) + 1;
             match tasks.last_mut() {
-                Some((last, members)) if groups.start < last.end => {
-                    last.end = last.end.max(groups.end);
+                Some((last, members)) if supers.start < last.end => {
+                    last.end = last.end.max(supers.end);
                     members.push(region.clone());
                 }
-                _ => tasks.push((groups, vec![region.clone()])),
+                _ => tasks.push((supers, vec![region.clone()])),
             }
         }
         let mut parts = Vec::with_capacity(tasks.len());
         let mut rest = self.leaves_mut();
-        let mut at_group = 0;
-        for (groups, members) in tasks {
-            let (_, tail) = rest.split_at_group(groups.start - at_group);
-            let (part, tail) = tail.split_at_group(groups.len());
+        let mut at_super = 0;
+        for (supers, members) in tasks {
+            let (_, tail) = rest.split_at_super(supers.start - at_super);
+            let (part, tail) = tail.split_at_super(supers.len());
             parts.push((part, members));
             rest = tail;
-            at_group = groups.end;
+            at_super = supers.end;
         }
         let delta: isize = parts
             .into_par_iter()

@@ -1,24 +1,28 @@
-//! A version's page table, persistent: leaves are grouped into pages (the unit that versions
-//! share and copy for leaf bytes) and pages into groups (the unit they share and copy for the
-//! table itself). A group holds its pages' pointers and its leaves' heads and sizes; the
-//! table holds one pointer and the first head per group.
+//! A version's page table, persistent, in three levels: leaves are grouped into pages (the
+//! unit that versions share and copy for leaf bytes), pages into groups and groups into
+//! supergroups (the units they share and copy for the table itself). A group holds its
+//! pages' pointers and its leaves' heads and sizes; a supergroup holds its groups' pointers
+//! and first heads; the table holds one pointer and the first head per supergroup.
 //!
-//! A new version shares the whole table. Its first write copies the top level (one pointer
-//! and one head per group), then each group it touches (its page pointers and 12 bytes per
-//! leaf), then each page it touches. With groups of about √pages pages, a small update
-//! after a snapshot copies O(√pages) words rather than the O(leaves) that a flat table
-//! costs (Aspen, section 5.2, shares the same way through its trees).
+//! A new version shares the whole table. Its first write copies the top level, then each
+//! supergroup it touches (one pointer and one head per group), each group it touches (its
+//! page pointers and 12 bytes per leaf), then each page it touches. With each level about
+//! the cube root of the page count long, a one-key update after a snapshot copies three
+//! arrays of about ∛pages entries and one page, rather than the √pages of two levels or the
+//! O(leaves) of a flat table (Aspen, section 5.2, shares the same way through its trees).
 //!
-//! Search stays two flat binary searches: over the groups' first heads, then over one
-//! group's heads.
+//! Search stays flat binary searches, one a level: over the supergroups' first heads, one
+//! supergroup's group heads, then one group's leaf heads. A leaf's bytes, head and size
+//! are found in O(1) by shifts and masks (all but the last supergroup, group and page are
+//! full).
 
 use std::sync::Arc;
 
 use super::{empty_page, Page};
 
-/// Most pages per group (as a power of two): beyond this a group's copy costs more than the
-/// top level's.
-const MAX_GROUP_PAGES_SHIFT: u32 = 10;
+/// Most pages per group, and most groups per supergroup (as powers of two): beyond these
+/// a level's copy costs more than the level above's.
+const MAX_LEVEL_SHIFT: u32 = 10;
 
 /// A run of `1 << group_shift` leaves (fewer in the last group): their pages, heads and
 /// sizes.
@@ -31,21 +35,35 @@ pub(crate) struct Group {
     pub(crate) used: Vec<u32>,
 }
 
+/// A run of `1 << (super_shift - group_shift)` groups (fewer in the last supergroup): their
+/// pointers and first heads.
+#[derive(Clone, Default)]
+pub(crate) struct Super {
+    pub(crate) groups: Vec<Arc<Group>>,
+    /// Each group's first head (`groups[k].heads[0]`), searched before a group's heads.
+    pub(crate) group_heads: Vec<u64>,
+}
+
 /// The page table of one version.
 #[derive(Clone)]
 pub(crate) struct Table {
     /// log2 of the leaves per group.
     pub(crate) group_shift: u32,
-    pub(crate) groups: Vec<Arc<Group>>,
-    /// Each group's first head (`groups[g].heads[0]`), searched before a group's heads.
-    pub(crate) group_heads: Vec<u64>,
+    /// log2 of the leaves per supergroup.
+    pub(crate) super_shift: u32,
+    pub(crate) supers: Vec<Arc<Super>>,
+    /// Each supergroup's first head (`supers[s].group_heads[0]`), searched first.
+    pub(crate) super_heads: Vec<u64>,
 }
 
-/// log2 of the pages per group for a table of `num_pages` pages: half the bits of the page
-/// count, so that groups and the top level are about the same length.
-fn group_pages_shift(num_pages: usize) -> u32 {
+/// log2 of the pages per group and of the groups per supergroup for a table of
+/// `num_pages` pages: about a third of the page count's bits each, so that the three
+/// levels are about equally long.
+fn level_shifts(num_pages: usize) -> (u32, u32) {
     let bits = usize::BITS - num_pages.max(1).saturating_sub(1).leading_zeros();
-    bits.div_ceil(2).min(MAX_GROUP_PAGES_SHIFT)
+    let pages = bits.div_ceil(3).min(MAX_LEVEL_SHIFT);
+    let groups = (bits - pages).div_ceil(2).min(MAX_LEVEL_SHIFT);
+    (pages, groups)
 }
 
 impl Table {
@@ -53,11 +71,12 @@ impl Table {
     /// arrays `heads` and `used`.
     pub(crate) fn new(pages: Vec<Page>, heads: Vec<u64>, used: Vec<u32>, page_shift: u32) -> Self {
         debug_assert_eq!(heads.len(), used.len());
-        let pages_shift = group_pages_shift(pages.len());
+        let (pages_shift, groups_shift) = level_shifts(pages.len());
         let group_shift = page_shift + pages_shift;
+        let super_shift = group_shift + groups_shift;
         let group_leaves = 1usize << group_shift;
         let mut pages = pages.into_iter();
-        let groups: Vec<Arc<Group>> = heads
+        let mut groups = heads
             .chunks(group_leaves)
             .zip(used.chunks(group_leaves))
             .map(|(heads, used)| {
@@ -67,12 +86,22 @@ impl Table {
                     used: used.to_vec(),
                 })
             })
-            .collect();
-        let group_heads = groups.iter().map(|g| g.heads[0]).collect();
+            .peekable();
+        let mut supers = Vec::new();
+        while groups.peek().is_some() {
+            let groups: Vec<Arc<Group>> = groups.by_ref().take(1 << groups_shift).collect();
+            let group_heads = groups.iter().map(|g| g.heads[0]).collect();
+            supers.push(Arc::new(Super {
+                groups,
+                group_heads,
+            }));
+        }
+        let super_heads = supers.iter().map(|s| s.group_heads[0]).collect();
         Self {
             group_shift,
-            groups,
-            group_heads,
+            super_shift,
+            supers,
+            super_heads,
         }
     }
 
@@ -93,89 +122,146 @@ impl Table {
         )
     }
 
+    /// The group holding leaf `j` and `j`'s index in it.
     #[inline(always)]
-    fn leaf_mask(&self) -> usize {
-        (1 << self.group_shift) - 1
+    pub(crate) fn group_of(&self, j: usize) -> (&Group, usize) {
+        let groups_mask = (1 << (self.super_shift - self.group_shift)) - 1;
+        let sup = &self.supers[j >> self.super_shift];
+        (
+            &sup.groups[(j >> self.group_shift) & groups_mask],
+            j & ((1 << self.group_shift) - 1),
+        )
     }
 
     /// Leaf `j`'s head.
     #[inline(always)]
     pub(crate) fn head(&self, j: usize) -> u64 {
-        self.groups[j >> self.group_shift].heads[j & self.leaf_mask()]
+        let (group, local) = self.group_of(j);
+        group.heads[local]
     }
 
     /// Leaf `j`'s used bytes.
     #[inline(always)]
     pub(crate) fn used(&self, j: usize) -> u32 {
-        self.groups[j >> self.group_shift].used[j & self.leaf_mask()]
+        let (group, local) = self.group_of(j);
+        group.used[local]
     }
 
     /// The page holding leaf `j` (leaves of `1 << page_shift` a page).
     #[inline(always)]
     pub(crate) fn page_of_leaf(&self, j: usize, page_shift: u32) -> &Page {
-        &self.groups[j >> self.group_shift].pages[(j & self.leaf_mask()) >> page_shift]
+        let (group, local) = self.group_of(j);
+        &group.pages[local >> page_shift]
     }
 
     /// Page `p` (pages of `1 << page_shift` leaves), if there is one.
     pub(crate) fn page(&self, p: usize, page_shift: u32) -> Option<&Page> {
-        let pages_shift = self.group_shift - page_shift;
-        self.groups
-            .get(p >> pages_shift)?
-            .pages
-            .get(p & ((1 << pages_shift) - 1))
+        let (pages_per_group, groups_per_super) = (
+            self.group_shift - page_shift,
+            self.super_shift - self.group_shift,
+        );
+        let sup = self.supers.get(p >> (pages_per_group + groups_per_super))?;
+        let group = sup
+            .groups
+            .get((p >> pages_per_group) & ((1 << groups_per_super) - 1))?;
+        group.pages.get(p & ((1 << pages_per_group) - 1))
+    }
+
+    /// Every group, in order.
+    pub(crate) fn groups(&self) -> impl Iterator<Item = &Arc<Group>> + '_ {
+        self.supers.iter().flat_map(|s| s.groups.iter())
     }
 
     /// Every page, in order.
     pub(crate) fn pages(&self) -> impl Iterator<Item = &Page> + '_ {
-        self.groups.iter().flat_map(|g| g.pages.iter())
+        self.groups().flat_map(|g| g.pages.iter())
     }
 
     /// Number of pages.
     pub(crate) fn num_pages(&self) -> usize {
-        self.groups.iter().map(|g| g.pages.len()).sum()
+        self.groups().map(|g| g.pages.len()).sum()
     }
 
     /// Number of leaves.
     pub(crate) fn num_leaves(&self) -> usize {
-        self.groups.iter().map(|g| g.used.len()).sum()
+        self.groups().map(|g| g.used.len()).sum()
     }
 
     /// Every leaf's head, flat.
     pub(crate) fn heads(&self) -> Vec<u64> {
-        self.groups
-            .iter()
+        self.groups()
             .flat_map(|g| g.heads.iter().copied())
             .collect()
     }
 
     /// Every leaf's used bytes, flat.
     pub(crate) fn used_all(&self) -> Vec<u32> {
-        self.groups
-            .iter()
-            .flat_map(|g| g.used.iter().copied())
-            .collect()
+        self.groups().flat_map(|g| g.used.iter().copied()).collect()
     }
 
-    /// Bytes of the table itself: the top level and every group's arrays (not the pages'
-    /// bytes).
+    /// Bytes of the table itself: the top level and every supergroup's and group's arrays
+    /// (not the pages' bytes).
     pub(crate) fn size_in_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let top = self.groups.capacity() * size_of::<Arc<Group>>()
-            + self.group_heads.capacity() * size_of::<u64>();
-        let groups: usize = self
-            .groups
-            .iter()
-            .map(|g| {
-                // The `Arc`'s two counts and the group's three vectors, then their contents.
-                2 * size_of::<usize>()
-                    + size_of::<Group>()
-                    + g.pages.capacity() * size_of::<Page>()
-                    + g.heads.capacity() * size_of::<u64>()
-                    + g.used.capacity() * size_of::<u32>()
-            })
-            .sum();
-        top + groups
+        let supers: usize = self.supers.iter().map(|s| super_bytes(s)).sum();
+        let groups: usize = self.groups().map(|g| group_bytes(g)).sum();
+        top_bytes(self) + supers + groups
     }
+
+    /// What this table holds apart from `base` (a table of the same shape): the bytes of
+    /// its levels that the two do not share (counted as [`Table::size_in_bytes`] counts
+    /// them), and `f(first_page, mine, theirs)` called for each group they do not share,
+    /// in order. O(supergroups + groups not shared).
+    pub(crate) fn unshared(
+        &self,
+        base: &Table,
+        page_shift: u32,
+        mut f: impl FnMut(usize, &Group, &Group),
+    ) -> usize {
+        let mut bytes = top_bytes(self);
+        let groups_per_super = 1usize << (self.super_shift - self.group_shift);
+        let pages_per_group = 1usize << (self.group_shift - page_shift);
+        for (s, (mine, theirs)) in self.supers.iter().zip(&base.supers).enumerate() {
+            if Arc::ptr_eq(mine, theirs) {
+                continue;
+            }
+            bytes += super_bytes(mine);
+            for (k, (mine, theirs)) in mine.groups.iter().zip(&theirs.groups).enumerate() {
+                if Arc::ptr_eq(mine, theirs) {
+                    continue;
+                }
+                bytes += group_bytes(mine);
+                f((s * groups_per_super + k) * pages_per_group, mine, theirs);
+            }
+        }
+        bytes
+    }
+}
+
+/// Bytes of a table's top level.
+fn top_bytes(table: &Table) -> usize {
+    use std::mem::size_of;
+    table.supers.capacity() * size_of::<Arc<Super>>()
+        + table.super_heads.capacity() * size_of::<u64>()
+}
+
+/// Bytes of a supergroup: the `Arc`'s two counts, its two vectors, their contents.
+fn super_bytes(sup: &Super) -> usize {
+    use std::mem::size_of;
+    2 * size_of::<usize>()
+        + size_of::<Super>()
+        + sup.groups.capacity() * size_of::<Arc<Group>>()
+        + sup.group_heads.capacity() * size_of::<u64>()
+}
+
+/// Bytes of a group: the `Arc`'s two counts, its three vectors, their contents (not the
+/// pages' bytes).
+fn group_bytes(group: &Group) -> usize {
+    use std::mem::size_of;
+    2 * size_of::<usize>()
+        + size_of::<Group>()
+        + group.pages.capacity() * size_of::<Page>()
+        + group.heads.capacity() * size_of::<u64>()
+        + group.used.capacity() * size_of::<u32>()
 }
 
 #[cfg(test)]
@@ -183,36 +269,62 @@ mod tests {
     use super::*;
 
     #[test]
-    fn groups_hold_about_the_square_root_of_the_pages() {
-        assert_eq!(group_pages_shift(0), 0);
-        assert_eq!(group_pages_shift(1), 0);
-        assert_eq!(group_pages_shift(2), 1);
-        assert_eq!(group_pages_shift(4), 1);
-        assert_eq!(group_pages_shift(5), 2);
-        assert_eq!(group_pages_shift(1 << 14), 7);
-        assert_eq!(group_pages_shift(usize::MAX), MAX_GROUP_PAGES_SHIFT);
+    fn each_level_holds_about_the_cube_root_of_the_pages() {
+        assert_eq!(level_shifts(0), (0, 0));
+        assert_eq!(level_shifts(1), (0, 0));
+        assert_eq!(level_shifts(2), (1, 0));
+        assert_eq!(level_shifts(4), (1, 1));
+        assert_eq!(level_shifts(5), (1, 1));
+        assert_eq!(level_shifts(9), (2, 1));
+        assert_eq!(level_shifts(1 << 15), (5, 5));
+        assert_eq!(level_shifts(15_000), (5, 5));
+        assert_eq!(level_shifts(usize::MAX), (MAX_LEVEL_SHIFT, MAX_LEVEL_SHIFT));
     }
 
     #[test]
     fn flat_arrays_survive_the_grouping() {
-        for (num_leaves, page_shift) in [(1, 0), (7, 1), (100, 2), (1000, 3), (4097, 0)] {
+        let cases = [(1, 0), (7, 1), (100, 2), (1000, 3), (4097, 0), (5000, 1)];
+        for (num_leaves, page_shift) in cases {
             let mut table = Table::empty(num_leaves, 64, page_shift);
             assert_eq!(table.num_leaves(), num_leaves);
             assert_eq!(table.num_pages(), num_leaves.div_ceil(1 << page_shift));
             let heads: Vec<u64> = (0..num_leaves as u64).map(|j| j * 3).collect();
             let used: Vec<u32> = (0..num_leaves as u32).map(|j| j % 64).collect();
             let pages: Vec<Page> = table.pages().cloned().collect();
-            table = Table::new(pages, heads.clone(), used.clone(), page_shift);
+            table = Table::new(pages.clone(), heads.clone(), used.clone(), page_shift);
             assert_eq!(table.heads(), heads);
             assert_eq!(table.used_all(), used);
             for j in 0..num_leaves {
                 assert_eq!((table.head(j), table.used(j)), (heads[j], used[j]));
                 let page = table.page_of_leaf(j, page_shift);
+                assert!(Arc::ptr_eq(page, &pages[j >> page_shift]));
                 let leaves = (num_leaves - ((j >> page_shift) << page_shift)).min(1 << page_shift);
                 assert_eq!(page.len(), leaves * 64 + super::super::PADDING_BYTES);
             }
-            for (g, group) in table.groups.iter().enumerate() {
-                assert_eq!(table.group_heads[g], group.heads[0]);
+            for (p, page) in pages.iter().enumerate() {
+                assert!(Arc::ptr_eq(table.page(p, page_shift).unwrap(), page));
+            }
+            let past = table.supers.len() << (table.super_shift - page_shift);
+            for p in [
+                pages.len(),
+                pages.len() + 1,
+                past,
+                usize::MAX >> 1,
+                usize::MAX,
+            ] {
+                assert!(table.page(p, page_shift).is_none(), "page {p}");
+            }
+            for (s, sup) in table.supers.iter().enumerate() {
+                assert_eq!(table.super_heads[s], sup.group_heads[0]);
+                for (k, group) in sup.groups.iter().enumerate() {
+                    assert_eq!(sup.group_heads[k], group.heads[0]);
+                }
+            }
+            if num_leaves >= 1000 {
+                assert!(
+                    table.supers.len() > 1,
+                    "{num_leaves} leaves in one supergroup"
+                );
             }
         }
     }

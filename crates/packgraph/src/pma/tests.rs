@@ -71,6 +71,25 @@ fn batch() -> impl Strategy<Value = Vec<u64>> {
     })
 }
 
+/// Keys over the span of the array `versions_keep_their_contents_across_table_levels`
+/// starts from (multiples of 1,000 below 3,000,000), half of them present there.
+fn spread_key() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        1 => (0u64..3_000).prop_map(|k| k * 1_000),
+        1 => 0u64..3_100_000,
+    ]
+}
+
+fn spread_op() -> impl Strategy<Value = Op> {
+    let batch = || vec(spread_key(), 0..300);
+    prop_oneof![
+        2 => spread_key().prop_map(Op::Insert),
+        2 => spread_key().prop_map(Op::Remove),
+        2 => batch().prop_map(Op::InsertBatch),
+        2 => batch().prop_map(Op::RemoveBatch),
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => key().prop_map(Op::Insert),
@@ -150,12 +169,13 @@ fn run_ops<C: LeafCodec<Item = u64>>(config: PmaConfig, ops: &[Op]) {
     }
 }
 
-/// Applies `steps` to one writer; after a step whose tag is 0 it clones a version (kept
-/// with a copy of the oracle), after tag 1 it drops the oldest kept version. Every kept
-/// version must keep exactly its contents, and its pages must stay untouched.
-fn run_versioned(config: PmaConfig, steps: &[(Op, u8)]) {
-    let mut pma = Cpma::with_config(config).unwrap();
-    let mut oracle = BTreeSet::new();
+/// Applies `steps` to one writer built from `start` (sorted); after a step whose tag is 0 it
+/// clones a version (kept with a copy of the oracle), after tag 1 it drops the oldest kept
+/// version. Every kept version must keep exactly its contents, and its pages must stay
+/// untouched.
+fn run_versioned(config: PmaConfig, start: &[u64], steps: &[(Op, u8)]) {
+    let mut pma = Cpma::from_sorted_with_config(start, config).unwrap();
+    let mut oracle: BTreeSet<u64> = start.iter().copied().collect();
     let mut versions: Vec<(Cpma, BTreeSet<u64>)> = Vec::new();
     for (op, tag) in steps {
         match op {
@@ -222,9 +242,14 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
         .filter(|&p| !pma.shares_page(&old, p))
         .count();
     assert_eq!(changed, 1);
-    // Of the page table, the point update copied the top level and one group.
-    assert!(pma.table.groups.len() > 4);
-    let groups_copied = (pma.table.groups.iter().zip(&old.table.groups))
+    // Of the page table, the point update copied the top level, one supergroup and one
+    // group.
+    assert!(pma.table.supers.len() > 2);
+    let supers_copied = (pma.table.supers.iter().zip(&old.table.supers))
+        .filter(|(a, b)| !Arc::ptr_eq(a, b))
+        .count();
+    assert_eq!(supers_copied, 1);
+    let groups_copied = (pma.table.groups().zip(old.table.groups()))
         .filter(|(a, b)| !Arc::ptr_eq(a, b))
         .count();
     assert_eq!(groups_copied, 1);
@@ -235,8 +260,9 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     assert_eq!(volume.leaf_bytes_changed, pma.leaf_bytes);
     // (a page's allocation carries a few bytes of padding past its leaves)
     assert!((page_bytes..page_bytes + 64).contains(&volume.page_bytes));
-    let group = &pma.table.groups[0];
-    assert!(volume.table_bytes >= group.used.len() * 12 + group.pages.len() * 16);
+    let (sup, group) = (&pma.table.supers[0], &pma.table.supers[0].groups[0]);
+    let levels = pma.table.supers.len() * 16 + sup.groups.len() * 16;
+    assert!(volume.table_bytes >= levels + group.used.len() * 12 + group.pages.len() * 8);
     assert!(volume.ratio() >= (page_bytes / pma.leaf_bytes) as f64);
     assert_eq!(pma.copy_volume(&pma.clone()).unwrap().ratio(), 1.0);
     // Writing the same page again happens in place.
@@ -291,7 +317,24 @@ proptest! {
     ) {
         for pool in pools() {
             let config = PmaConfig { page_bytes, ..small_config(10) };
-            pool.install(|| run_versioned(config, &steps));
+            pool.install(|| run_versioned(config, &[], &steps));
+        }
+    }
+
+    /// Versions of an array of a few hundred one-leaf pages, so that the page table has
+    /// several supergroups and groups and updates cross their boundaries (keys spread over
+    /// the whole array, batches that span supergroups, heads that start one).
+    #[test]
+    fn versions_keep_their_contents_across_table_levels(
+        steps in vec((spread_op(), 0u8..4), 1..24),
+        page_bytes in prop::sample::select(vec![64usize, 128]),
+    ) {
+        let config = PmaConfig { page_bytes, ..small_config(1000) };
+        let start: Vec<u64> = (0..3_000u64).map(|k| k * 1_000).collect();
+        let probe = Cpma::from_sorted_with_config(&start, config.clone()).unwrap();
+        prop_assert!(probe.table.supers.len() > 2 && probe.table.supers[0].groups.len() > 1);
+        for pool in pools() {
+            pool.install(|| run_versioned(config.clone(), &start, &steps));
         }
     }
 
