@@ -157,7 +157,11 @@ fn store_quick_rows_are_well_formed() {
         "store",
         "--scale 10 --insert-edges 5000 --replay-records 2000 --fsyncs 10",
     );
-    assert_eq!(records.len(), 35, "every store row");
+    assert_eq!(records.len(), 36, "every store row");
+    assert!(
+        records.iter().any(|r| r["op"] == "apply_batch"),
+        "no apply_batch row (replay's floor)"
+    );
     // The property-checkpoint rows: the delta after changing 1% of the values is a fraction
     // of the full checkpoint.
     for op in ["full_bytes", "ckpt_bytes", "ckpt_ratio", "ckpt_time"] {

@@ -291,8 +291,10 @@ pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     /// derived from. Keeps that one version's pages alive until a newer one replaces it;
     /// cleared when no reader is about.
     indexed: ArcSwapOption<Graph<C>>,
-    /// When the last snapshot was taken, in nanoseconds after `created`: the writer builds
-    /// indexes while that was at most `read_window` ago.
+    /// When the last snapshot was taken, in nanoseconds after `created` plus one; 0 until
+    /// the first snapshot, so that a process that only writes (a bulk load, `ingest`)
+    /// builds no index in its first [`READ_RECENTLY`] either. The writer builds indexes
+    /// while the last snapshot was at most `read_window` ago.
     last_read: AtomicU64,
     created: Instant,
     read_window: Duration,
@@ -336,7 +338,8 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// it.
     pub fn snapshot(&self) -> Snapshot<C> {
         let graph = self.latest.load_full();
-        self.last_read.fetch_max(self.now_ns(), Ordering::Relaxed);
+        self.last_read
+            .fetch_max(self.now_ns().saturating_add(1), Ordering::Relaxed);
         if graph.index.get().is_none() {
             match self.indexed.load_full() {
                 Some(base) if base.version < graph.version => {
@@ -446,7 +449,8 @@ impl<C: LeafCodec> SharedGraph<C> {
     fn publish(&self, graph: &Graph<C>) {
         let read = self.last_read.load(Ordering::Relaxed);
         let window = u64::try_from(self.read_window.as_nanos()).unwrap_or(u64::MAX);
-        let readers_about = self.now_ns().saturating_sub(read) <= window;
+        let readers_about =
+            read != 0 && self.now_ns().saturating_sub(read.saturating_sub(1)) <= window;
         if readers_about {
             let latest = self.latest.load_full();
             let derived = match latest.index.get() {
@@ -653,6 +657,12 @@ mod tests {
         let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
         assert_eq!(shared.read_window, READ_RECENTLY);
         let indexed = |shared: &SharedGraph| shared.latest.load().index.get().is_some();
+        // No snapshot taken yet (a process that only writes): nothing is built.
+        shared
+            .commit(Update::new().insert_edges(&[(2, 4)]))
+            .unwrap();
+        assert!(!indexed(&shared), "no snapshot yet: none built");
+        assert!(shared.snapshot().has_edge(2, 4));
         shared
             .commit(Update::new().insert_edges(&[(3, 5)]))
             .unwrap();
