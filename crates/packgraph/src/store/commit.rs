@@ -80,23 +80,8 @@ impl<C: StoreLeaf> AppendGroup<'_, '_, C> {
         let mut payload_bytes = 0;
         let before = std::cell::Cell::new(None);
         let (applied, seq) = self.commit.commit_logged_with(
-            |graph| {
-                before.set(Some(ids::IdCounts::of(graph)));
-                let update = build(graph)?;
-                recover::check_growth(update.borrow(), graph.num_vertices())
-                    .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
-                Ok(update)
-            },
-            |graph, update| {
-                if let Some(before) = before.take() {
-                    inner.id_kind.check(update, before, graph)?;
-                }
-                let payload = update.encode();
-                payload_bytes = payload.len();
-                lock(&inner.log)
-                    .append(&*inner.vfs, &payload)
-                    .inspect_err(|e| lock(&inner.sync).failed = Some(e.to_string()))
-            },
+            |graph| Inner::build_checked(graph, &before, build),
+            |graph, update| inner.log_checked(graph, update, &before, &mut payload_bytes),
         )?;
         *self.log_bytes += payload_bytes as u64 + RECORD_OVERHEAD;
         Ok((seq, applied))
@@ -180,22 +165,9 @@ impl<C: StoreLeaf> Store<C> {
         let mut payload_bytes = 0;
         let before = std::cell::Cell::new(None);
         let (applied, (seq, version)) = inner.shared.commit_logged_with(
-            |graph| {
-                before.set(Some(ids::IdCounts::of(graph)));
-                let update = build(graph)?;
-                recover::check_growth(update.borrow(), graph.num_vertices())
-                    .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
-                Ok(update)
-            },
+            |graph| Inner::build_checked(graph, &before, build),
             |graph, update| {
-                if let Some(before) = before.take() {
-                    inner.id_kind.check(update, before, graph)?;
-                }
-                let payload = update.encode();
-                payload_bytes = payload.len();
-                let seq = lock(&inner.log)
-                    .append(&*inner.vfs, &payload)
-                    .inspect_err(|e| lock(&inner.sync).failed = Some(e.to_string()))?;
+                let seq = inner.log_checked(graph, update, &before, &mut payload_bytes)?;
                 Ok((seq, graph.version()))
             },
         )?;
@@ -424,5 +396,41 @@ impl<C: StoreLeaf> Inner<C> {
                 }
             }
         }
+    }
+}
+
+impl<C: StoreLeaf> Inner<C> {
+    /// `build`'s update from the writer's `graph`, refused if it grows the graph past what
+    /// recovery explains; remembers the id counts before it in `before`.
+    fn build_checked<U: Borrow<Update>>(
+        graph: &Graph<C>,
+        before: &std::cell::Cell<Option<ids::IdCounts>>,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+    ) -> Result<U> {
+        before.set(Some(ids::IdCounts::of(graph)));
+        let update = build(graph)?;
+        recover::check_growth(update.borrow(), graph.num_vertices())
+            .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
+        Ok(update)
+    }
+
+    /// Checks the ids `update` added to `graph` against the directory's kind and appends
+    /// its record to the log (a failed write stops the store's writes); its sequence
+    /// number, and its payload's length in `payload_bytes`.
+    fn log_checked(
+        &self,
+        graph: &Graph<C>,
+        update: &Update,
+        before: &std::cell::Cell<Option<ids::IdCounts>>,
+        payload_bytes: &mut usize,
+    ) -> Result<Seq> {
+        if let Some(before) = before.take() {
+            self.id_kind.check(update, before, graph)?;
+        }
+        let payload = update.encode();
+        *payload_bytes = payload.len();
+        lock(&self.log)
+            .append(&*self.vfs, &payload)
+            .inspect_err(|e| lock(&self.sync).failed = Some(e.to_string()))
     }
 }
