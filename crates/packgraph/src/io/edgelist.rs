@@ -161,9 +161,9 @@ pub(crate) fn push_edge<'l, I>(
 }
 
 /// The first line of a file [`write`] wrote, up to the counts.
-const HEADER_PREFIX: &[u8] = b"# packgraph edge list:";
+pub const HEADER_PREFIX: &[u8] = b"# packgraph edge list:";
 /// The start of a line listing vertices without edges.
-const ISOLATED_PREFIX: &[u8] = b"# isolated vertices:";
+pub const ISOLATED_PREFIX: &[u8] = b"# isolated vertices:";
 /// Isolated vertices per `# isolated vertices:` line.
 const ISOLATED_PER_LINE: usize = 16;
 
@@ -234,8 +234,9 @@ fn read_head(path: &Path, input: &mut text::Input, options: &TextOptions) -> Res
     Ok(head)
 }
 
-/// `(vertices, directed)` from the rest of a packgraph header line.
-fn parse_declared(rest: &[u8]) -> Option<(u64, bool)> {
+/// `(vertices, directed)` from the rest of a packgraph header line (after
+/// [`HEADER_PREFIX`]); `None` if it does not say both.
+pub fn parse_declared(rest: &[u8]) -> Option<(u64, bool)> {
     let text = std::str::from_utf8(rest).ok()?;
     let mut words = text.split([' ', ',']).filter(|w| !w.is_empty());
     let vertices = words.next()?.parse().ok()?;

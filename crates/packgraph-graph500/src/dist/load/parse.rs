@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use packgraph::io::edgelist::{parse_declared, HEADER_PREFIX, ISOLATED_PREFIX};
 use packgraph::io::{parse_id, parse_weight};
 
 use crate::dist::DistError;
@@ -128,21 +129,6 @@ pub(super) struct Piece {
     pub(super) isolated: Vec<u64>,
     /// What a packgraph header on the piece's first line declares: vertices and direction.
     pub(super) declared: Option<(u64, bool)>,
-}
-
-/// The first line of an edge list `packgraph` wrote, up to the counts.
-pub(super) const HEADER_PREFIX: &[u8] = b"# packgraph edge list:";
-/// The start of a line listing vertices without edges.
-pub(super) const ISOLATED_PREFIX: &[u8] = b"# isolated vertices:";
-
-/// `(vertices, directed)` from the rest of a packgraph header line.
-pub(super) fn parse_declared(rest: &[u8]) -> Option<(u64, bool)> {
-    let text = std::str::from_utf8(rest).ok()?;
-    let mut words = text.split([' ', ',']).filter(|w| !w.is_empty());
-    let vertices = words.next()?.parse().ok()?;
-    (words.next()? == "vertices").then_some(())?;
-    let directed = words.find(|w| *w == "directed" || *w == "undirected")? == "directed";
-    Some((vertices, directed))
 }
 
 /// Reads a comment line before the piece's first data line: a packgraph header (on the
