@@ -25,8 +25,8 @@
 //!   then `Store::checkpoint_full`;
 //! * `ids_delta` / `ids_base`: 1% new named vertices, each with a value and an edge to the
 //!   vertex before it;
-//! * `edges_base`: 1% of the values and 30% new edges, then `Store::checkpoint`, which a
-//!   change that large sends to a new base;
+//! * `edges_base`: 1% of the values and as many new random edges as the graph has, then
+//!   `Store::checkpoint`, which a change that large sends to a new base;
 //! * `chain_mean` / `chain_max`: ten rounds of 1% new values, each followed by
 //!   `Store::checkpoint` (a delta grows with the changes since the base until a new base
 //!   is cheaper): the mean and largest round.
@@ -450,10 +450,10 @@ fn measure_checkpoints(reporter: &Reporter, args: &PartArgs) -> anyhow::Result<(
     };
     emit("full_bytes", full_bytes as f64, "bytes", n)?;
     // Each change, committed and checkpointed (fully or not), then made the base.
-    let mut measure = |run: &mut CheckpointRun,
-                       op: &'static str,
-                       full: bool,
-                       change: &dyn Fn(&mut CheckpointRun, &mut Update)|
+    let measure = |run: &mut CheckpointRun,
+                   op: &'static str,
+                   full: bool,
+                   change: &dyn Fn(&mut CheckpointRun, &mut Update)|
      -> anyhow::Result<f64> {
         let mut update = Update::new();
         change(run, &mut update);
@@ -464,6 +464,14 @@ fn measure_checkpoints(reporter: &Reporter, args: &PartArgs) -> anyhow::Result<(
             run.store.checkpoint()?
         };
         let ratio = stats.bytes_written as f64 / full_bytes as f64;
+        eprintln!(
+            "checkpoint {op}: {} of {} bytes, {} ({} units written, {} reused)",
+            stats.bytes_written,
+            full_bytes,
+            if stats.delta { "a delta" } else { "a new base" },
+            stats.units_written,
+            stats.units_reused
+        );
         if !op.is_empty() {
             emit(op, ratio, "x", one_percent)?;
         }
@@ -488,7 +496,7 @@ fn measure_checkpoints(reporter: &Reporter, args: &PartArgs) -> anyhow::Result<(
     measure(&mut run, "ids_base", true, &|run, update| {
         run.add_vertices(update, one_percent);
     })?;
-    let edges = (run.n as f64 * CHECKPOINT_EDGE_FACTOR as f64 * 0.3) as usize;
+    let edges = run.n * CHECKPOINT_EDGE_FACTOR as usize;
     measure(&mut run, "edges_base", false, &|run, update| {
         random(run, update);
         update.insert_edges(&run.edges(edges));
