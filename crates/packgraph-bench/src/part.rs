@@ -30,6 +30,7 @@
 //! * `chain_mean` / `chain_max`: ten rounds of 1% new values, each followed by
 //!   `Store::checkpoint` (a delta grows with the changes since the base until a new base
 //!   is cheaper): the mean and largest round.
+//!
 //! `--checkpoints-only` runs only these rows.
 
 use std::collections::{BTreeMap, HashMap};
