@@ -9,12 +9,38 @@
 //! the same inserts given as batches of 1000 with a snapshot before each (PART sorts a
 //! batch and walks the tree once; the others insert one by one). A measurement that would
 //! pass `--budget` seconds stops early and reports the rate over what it did.
+//!
+//! The `checkpoint` rows measure the section 4.1 idea in the durable store, where the
+//! vertex-id dictionary and the property columns are PARTs written as subtree units: a
+//! graph of `--checkpoint-vertices` vertices named `v0`, `v1`, ... (string ids), an integer
+//! property `rank` on every vertex and 4 random edges per vertex, in a fresh data
+//! directory. `full_bytes` is the size of a full checkpoint (the bytes its units take, a
+//! full checkpoint with nothing changed: everything reused). Then each change below is
+//! committed and checkpointed, with a full checkpoint (not measured) between them to make
+//! the current version the base; each row is the bytes the checkpoint wrote (units and
+//! manifest) over `full_bytes`:
+//! * `props_delta` / `props_base`: 1% of the vertices (distinct, uniform) get a new value,
+//!   then `Store::checkpoint` (the delta route) / `Store::checkpoint_full` (a new base);
+//! * `props_run_base`: 1% of the vertices in one run of consecutive ids get a new value,
+//!   then `Store::checkpoint_full`;
+//! * `ids_delta` / `ids_base`: 1% new named vertices, each with a value and an edge to the
+//!   vertex before it;
+//! * `edges_base`: 1% of the values and as many new random edges as the graph has, then
+//!   `Store::checkpoint`, which a change that large sends to a new base;
+//! * `chain_mean` / `chain_max`: ten rounds of 1% new values, each followed by
+//!   `Store::checkpoint` (a delta grows with the changes since the base until a new base
+//!   is cheaper): the mean and largest round.
+//!
+//! `--checkpoints-only` runs only these rows.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use packgraph::graph::{ExternalId, Graph, PropertyValue, Update, VertexId};
 use packgraph::part::Part;
+use packgraph::store::{Store, StoreOptions};
 
 use crate::args::{usage_error, CommonArgs};
 use crate::{parse_count, Record, Reporter};
@@ -35,6 +61,17 @@ pub(crate) struct PartArgs {
     /// Seconds one measurement may take before it stops early.
     #[arg(long, default_value_t = 10.0)]
     budget: f64,
+    /// Vertices of the graph the `checkpoint` rows store (0 skips them; `--quick` caps it
+    /// at 1e5).
+    #[arg(long, default_value = "1e6", value_parser = parse_count)]
+    checkpoint_vertices: usize,
+    /// Only the `checkpoint` rows.
+    #[arg(long)]
+    checkpoints_only: bool,
+    /// Where the `checkpoint` rows' data directory goes (default: the system's temporary
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
@@ -132,6 +169,7 @@ pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
         args.lookups = args.lookups.min(200_000);
         args.inserts = args.inserts.min(20_000);
         args.budget = args.budget.min(2.0);
+        args.checkpoint_vertices = args.checkpoint_vertices.min(100_000);
     }
     if args.keys == 0
         || args.lookups == 0
@@ -143,7 +181,15 @@ pub(crate) fn run(args: &PartArgs) -> anyhow::Result<()> {
             "--keys, --lookups, --inserts and --budget must be positive".into(),
         ));
     }
-    let reporter = Reporter::new(args.common.json, 4);
+    let reporter = Reporter::new(args.common.json, 5);
+    if args.checkpoint_vertices > 0 {
+        measure_checkpoints(&reporter, &args)?;
+    }
+    reporter.advance();
+    if args.checkpoints_only {
+        reporter.finish();
+        return Ok(());
+    }
     let mut rng = SplitMix64::new(args.common.seed, 0);
     let keys: Vec<u32> = (0..args.keys).map(|_| rng.next_u64() as u32).collect();
     let extra: Vec<u32> = (0..args.inserts).map(|_| rng.next_u64() as u32).collect();
@@ -296,5 +342,178 @@ fn measure<M: BenchMap>(
     let took = start.elapsed().as_secs_f64();
     emit("insert_batch", 1000, done as f64 / took, "ops/s", done)?;
     reporter.advance();
+    Ok(())
+}
+
+/// Edges per vertex of the `checkpoint` rows' graph.
+const CHECKPOINT_EDGE_FACTOR: u64 = 4;
+
+/// The `checkpoint` rows' store: its random source and vertex count.
+struct CheckpointRun {
+    store: Store,
+    rng: SplitMix64,
+    n: usize,
+}
+
+impl CheckpointRun {
+    /// `count` distinct vertices drawn uniformly.
+    fn sample(&mut self, count: usize) -> Vec<VertexId> {
+        let mut vertices: Vec<VertexId> = (0..self.n as VertexId).collect();
+        for i in 0..count {
+            let j = i + self.rng.below((self.n - i) as u64) as usize;
+            vertices.swap(i, j);
+        }
+        vertices.truncate(count);
+        vertices
+    }
+
+    /// New values for `vertices`.
+    fn set_values(&mut self, update: &mut Update, vertices: &[VertexId]) {
+        for &v in vertices {
+            let value = PropertyValue::Int(-1 - self.rng.below(1 << 30) as i64);
+            update.set_property("rank", v, value);
+        }
+    }
+
+    /// `count` random edges among the vertices.
+    fn edges(&mut self, count: usize) -> Vec<(VertexId, VertexId)> {
+        let n = self.n as u64;
+        (0..count)
+            .map(|_| (self.rng.below(n) as VertexId, self.rng.below(n) as VertexId))
+            .collect()
+    }
+
+    /// `count` new named vertices, each with a value and an edge to the vertex before it
+    /// (new vertices take the next internal ids, so this touches the last pages only).
+    fn add_vertices(&mut self, update: &mut Update, count: usize) {
+        let first = self.n as VertexId;
+        update.add_vertices((0..count).map(|i| ExternalId::from(format!("v{}", self.n + i))));
+        let new: Vec<VertexId> = (first..first + count as VertexId).collect();
+        self.set_values(update, &new);
+        let edges: Vec<(VertexId, VertexId)> = new.iter().map(|&v| (v, v - 1)).collect();
+        update.insert_edges(&edges);
+        self.n += count;
+    }
+}
+
+/// The graph of the `checkpoint` rows: `n` named vertices with a value each and
+/// [`CHECKPOINT_EDGE_FACTOR`] random edges per vertex.
+fn checkpoint_graph(n: usize, rng: &mut SplitMix64) -> anyhow::Result<Graph> {
+    let mut update = Update::new();
+    update.add_vertices((0..n).map(|i| ExternalId::from(format!("v{i}"))));
+    for v in 0..n as VertexId {
+        update.set_property("rank", v, PropertyValue::Int(rng.below(1 << 30) as i64));
+    }
+    let edges: Vec<(VertexId, VertexId)> = (0..n as u64 * CHECKPOINT_EDGE_FACTOR)
+        .map(|_| {
+            (
+                rng.below(n as u64) as VertexId,
+                rng.below(n as u64) as VertexId,
+            )
+        })
+        .collect();
+    update.insert_edges(&edges);
+    let mut graph = Graph::new(false);
+    graph.apply(&update)?;
+    Ok(graph)
+}
+
+fn measure_checkpoints(reporter: &Reporter, args: &PartArgs) -> anyhow::Result<()> {
+    let n = args.checkpoint_vertices;
+    let one_percent = (n / 100).max(1);
+    reporter.step(format!("checkpoint: a graph of {n} named vertices"));
+    let temp = match &args.dir {
+        Some(dir) => tempfile::tempdir_in(dir)?,
+        None => tempfile::tempdir()?,
+    };
+    let mut rng = SplitMix64::new(args.common.seed, 23);
+    let graph = checkpoint_graph(n, &mut rng)?;
+    let options = StoreOptions {
+        checkpoint_log_bytes: None,
+        ..StoreOptions::default()
+    };
+    let store = Store::create(&temp.path().join("store"), options, graph)?;
+    let mut run = CheckpointRun { store, rng, n };
+    let full = run.store.checkpoint_full()?;
+    let full_bytes = full.bytes_written + full.bytes_reused;
+    let emit = |op: &'static str, value: f64, unit: &'static str, keys: usize| {
+        reporter.emit(Record {
+            bench: "part",
+            structure: "checkpoint",
+            op,
+            param: n as u64,
+            threads: rayon::current_num_threads(),
+            value,
+            unit,
+            keys: Some(keys as u64),
+            dataset: None,
+        })
+    };
+    emit("full_bytes", full_bytes as f64, "bytes", n)?;
+    // Each change, committed and checkpointed (fully or not), then made the base.
+    let measure = |run: &mut CheckpointRun,
+                   op: &'static str,
+                   full: bool,
+                   change: &dyn Fn(&mut CheckpointRun, &mut Update)|
+     -> anyhow::Result<f64> {
+        let mut update = Update::new();
+        change(run, &mut update);
+        run.store.commit(&update)?;
+        let stats = if full {
+            run.store.checkpoint_full()?
+        } else {
+            run.store.checkpoint()?
+        };
+        let ratio = stats.bytes_written as f64 / full_bytes as f64;
+        eprintln!(
+            "checkpoint {op}: {} of {} bytes, {} ({} units written, {} reused)",
+            stats.bytes_written,
+            full_bytes,
+            if stats.delta { "a delta" } else { "a new base" },
+            stats.units_written,
+            stats.units_reused
+        );
+        if !op.is_empty() {
+            emit(op, ratio, "x", one_percent)?;
+        }
+        Ok(ratio)
+    };
+    let random = |run: &mut CheckpointRun, update: &mut Update| {
+        let vertices = run.sample(one_percent);
+        run.set_values(update, &vertices);
+    };
+    measure(&mut run, "props_delta", false, &random)?;
+    run.store.checkpoint_full()?;
+    measure(&mut run, "props_base", true, &random)?;
+    measure(&mut run, "props_run_base", true, &|run, update| {
+        let start = run.rng.below((run.n - one_percent) as u64 + 1) as VertexId;
+        let vertices: Vec<VertexId> = (start..start + one_percent as VertexId).collect();
+        run.set_values(update, &vertices);
+    })?;
+    measure(&mut run, "ids_delta", false, &|run, update| {
+        run.add_vertices(update, one_percent);
+    })?;
+    run.store.checkpoint_full()?;
+    measure(&mut run, "ids_base", true, &|run, update| {
+        run.add_vertices(update, one_percent);
+    })?;
+    let edges = run.n * CHECKPOINT_EDGE_FACTOR as usize;
+    measure(&mut run, "edges_base", false, &|run, update| {
+        random(run, update);
+        update.insert_edges(&run.edges(edges));
+    })?;
+    run.store.checkpoint_full()?;
+    let mut chain = Vec::new();
+    for _ in 0..10 {
+        chain.push(measure(&mut run, "", false, &random)?);
+    }
+    let mean = chain.iter().sum::<f64>() / chain.len() as f64;
+    emit("chain_mean", mean, "x", one_percent)?;
+    emit(
+        "chain_max",
+        chain.iter().copied().fold(0.0, f64::max),
+        "x",
+        one_percent,
+    )?;
     Ok(())
 }

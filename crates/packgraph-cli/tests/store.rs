@@ -479,3 +479,61 @@ fn grouped_batches_keep_their_records_and_acks() {
     assert_eq!(ack.as_deref(), Ok("acked 301 2"));
     assert!(child.wait().unwrap().success());
 }
+
+/// The units of a pack file in store format 3 or later: (kind, payload offset, length).
+fn pack_units(bytes: &[u8]) -> Vec<(u8, usize, usize)> {
+    // A 40-byte header; per unit a kind byte, 7 zero bytes, the length (u64), the hash
+    // (u128), the payload and a CRC-32C; a 20-byte trailer.
+    let (mut at, mut units) = (40, Vec::new());
+    while at + 20 < bytes.len() {
+        let len = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
+        units.push((bytes[at], at + 32, len));
+        at += 32 + len + 4;
+    }
+    units
+}
+
+#[test]
+fn a_damaged_id_subtree_unit_exits_3_naming_its_pack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = path(tmp.path(), "g");
+    ok(&["create", &dir, "--ids", "name"]);
+    // Enough vertices that the checkpoint is a new base (a delta holds the ids otherwise).
+    let updates: String = (0..12_000)
+        .map(|i| format!("+ n{i} n{}\n", (i * 7 + 1) % 12_000))
+        .collect();
+    assert!(ingest(&dir, &updates, &[]).status.success());
+    ok(&["checkpoint", &dir]);
+    let mut damaged = None;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        if !file.to_string_lossy().ends_with(".pack") {
+            continue;
+        }
+        let mut bytes = std::fs::read(&file).unwrap();
+        // Kind 8: the external ids of a run of vertices.
+        let subtrees: Vec<_> = pack_units(&bytes)
+            .into_iter()
+            .filter(|u| u.0 == 8)
+            .collect();
+        if subtrees.len() < 2 {
+            continue;
+        }
+        let (_, at, len) = subtrees[1];
+        bytes[at + len / 2] ^= 0x20;
+        std::fs::write(&file, bytes).unwrap();
+        damaged = Some(file.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    let name = damaged.expect("a pack of id subtree units");
+    // `verify` finds the pack's own checksum broken first; opening the directory reads
+    // only the units the manifest names, and finds the unit's.
+    for (command, what) in [("verify", "CRC-32C"), ("checkpoint", "IdSubtree unit")] {
+        let output = packgraph().args([command, &dir]).output().unwrap();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{command}: {err}");
+        assert!(
+            err.contains(&name) && err.contains(what),
+            "{command}: {err}"
+        );
+    }
+}

@@ -6,8 +6,10 @@
 //! `tests/store_golden.rs`; the weighted directory's were written again when a
 //! directory came to hold one kind of vertex id, its first batch's named vertex made an
 //! integer; and for store format 4, whose bytes differ from format 3's only in the version
-//! fields: format 3's are kept as `tests/golden/store-v3*`). A change that alters a written
-//! byte without a new format version fails here.
+//! fields: format 3's are kept as `tests/golden/store-v3*`; and for store format 5, which
+//! writes the ids and properties as subtree units: format 4's are kept as
+//! `tests/golden/store-v4*`). A change that alters a written byte without a new format
+//! version fails here.
 //!
 //! `PACKGRAPH_WRITE_GOLDEN=1 cargo test --test formats_written` rewrites them (only with a
 //! new format version).

@@ -303,21 +303,39 @@ fn properties_of(g: &WeightedGraph) -> Vec<(String, u32, String)> {
 
 /// Format 3 (`tests/golden/store-v3`, `store-v3-unweighted`: what `tests/formats_written.rs`
 /// wrote before format 4 put property changes in the delta) reads back; written to, its
-/// first checkpoint is a full one in format 4 (a delta needs a base of format 4), and the
-/// next one a delta again; `packgraph upgrade` is tested in the CLI's tests.
+/// first checkpoint is a full one in the current format (a delta needs a base of the
+/// current format), and the next one a delta again; `packgraph upgrade` is tested in the
+/// CLI's tests.
 #[test]
 fn golden_v3_reads_back_and_its_next_checkpoint_is_full() {
+    old_golden_reads_back_and_its_next_checkpoint_is_full("store-v3", 3);
+}
+
+/// Format 4 (`tests/golden/store-v4`, `store-v4-unweighted`: what `tests/formats_written.rs`
+/// wrote before format 5 split the ids and properties into subtree units) does the same:
+/// its whole ids and properties units read back, and its next checkpoint writes them as
+/// subtree units.
+#[test]
+fn golden_v4_reads_back_and_its_next_checkpoint_is_full() {
+    old_golden_reads_back_and_its_next_checkpoint_is_full("store-v4", 4);
+}
+
+/// The golden directory `name` (and `name-unweighted`) of format `version` holds the graph
+/// of [`expected_v3`] and one log record after its checkpoint; written to, its first
+/// checkpoint is full, the next a delta.
+fn old_golden_reads_back_and_its_next_checkpoint_is_full(name: &str, version: u32) {
     let want = expected_v3();
-    let dir = golden_v2("store-v3");
-    assert_eq!(store::format_version(&dir).unwrap(), 3);
+    let dir = golden_v2(name);
+    assert_eq!(store::format_version(&dir).unwrap(), version);
     let got: WeightedGraph = store::load_graph(&dir).unwrap();
     assert_same(&got, &want);
     assert_eq!(properties_of(&got), properties_of(&want));
     let report = store::verify(&dir).unwrap();
     assert_eq!((report.records, report.torn_bytes), (1, 0));
-    let unweighted: Graph = store::load_graph(&golden_v2("store-v3-unweighted")).unwrap();
+    let unweighted_dir = golden_v2(&format!("{name}-unweighted"));
+    let unweighted: Graph = store::load_graph(&unweighted_dir).unwrap();
     assert_eq!(unweighted.num_vertices(), 61);
-    store::verify(&golden_v2("store-v3-unweighted")).unwrap();
+    store::verify(&unweighted_dir).unwrap();
 
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("g");

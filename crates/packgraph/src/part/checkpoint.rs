@@ -21,10 +21,12 @@
 //!   `top FILE` (the unit of the entries above the threshold), then one `unit FILE` line
 //!   per subtree unit in key order.
 //!
-//! Nothing outside the tests uses this yet: the store writes a version's id dictionary and
-//! its vertex properties each as one whole unit (`store::units`). Both are PART maps, and
-//! their checkpoints are to become incremental through these subtree units (rewriting only
-//! the subtrees a version changed); that is why this module stays.
+//! The durable store does not use these files: it writes a version's id dictionary and
+//! its property columns (PART maps keyed by vertex id) as subtree units in its own packs
+//! (`store::units`, format 5), cut at a fixed key prefix and recognised by content hash
+//! rather than node identity, so that a directory reopened from disk (which holds no
+//! nodes of the last checkpoint) still reuses the subtrees that did not change. This
+//! module is the identity-based form for maps checkpointed on their own.
 
 use std::collections::HashMap;
 use std::io::{self, Write};

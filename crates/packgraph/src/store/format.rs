@@ -14,8 +14,11 @@ use crate::{Error, Result};
 /// The format version of packs and manifests this build writes. Version 2 added group-varint
 /// pages ([`UnitKind::GroupPage`]) for unweighted graphs; version 3 the directory id in
 /// every pack header and manifest; version 4 property changes in the delta unit, whose
-/// manifest's properties unit then holds the base's values.
-pub const STORE_FORMAT_VERSION: u32 = 4;
+/// manifest's properties unit then holds the base's values; version 5 the id dictionary
+/// and the properties as subtree units under an index unit each
+/// ([`UnitKind::IdsIndex`], [`UnitKind::PropertiesIndex`]), so that a new base rewrites
+/// only the subtrees that changed.
+pub const STORE_FORMAT_VERSION: u32 = 5;
 /// The oldest format version this build reads: version 1 data directories are read (their
 /// unweighted pages re-encoded on load) and their next full checkpoint writes version 2.
 pub const STORE_OLDEST_READABLE: u32 = 1;
@@ -23,6 +26,10 @@ pub const STORE_OLDEST_READABLE: u32 = 1;
 /// The first format version whose delta unit carries the property changes since the base
 /// (the properties unit then holds the base's values, applied before the delta).
 pub(super) const DELTA_PROPERTIES: u32 = 4;
+
+/// The first format version whose ids and properties are subtree units listed by an index
+/// unit each (the manifest's ids and properties references name the index units).
+pub(super) const SUBTREE_UNITS: u32 = 5;
 
 /// The first format version whose packs and manifests carry the directory id.
 const FIRST_WITH_ID: u32 = 3;
@@ -119,6 +126,17 @@ pub(super) enum UnitKind {
     /// One page of an unweighted edge array, laid out like [`UnitKind::Page`] with the
     /// leaves in group varint (format version 2).
     GroupPage = 6,
+    /// The id dictionary (format version 5): the dense range, then the references of its
+    /// [`UnitKind::IdSubtree`] units in internal order.
+    IdsIndex = 7,
+    /// The external ids of one run of internal ids (an encoded update that adds them).
+    IdSubtree = 8,
+    /// The properties (format version 5): the references of its
+    /// [`UnitKind::PropertySubtree`] units, in the order they are applied.
+    PropertiesIndex = 9,
+    /// Property values of one column for one run of vertices (an encoded update that sets
+    /// them).
+    PropertySubtree = 10,
 }
 
 impl UnitKind {
@@ -130,6 +148,10 @@ impl UnitKind {
             4 => Self::Properties,
             5 => Self::Delta,
             6 => Self::GroupPage,
+            7 => Self::IdsIndex,
+            8 => Self::IdSubtree,
+            9 => Self::PropertiesIndex,
+            10 => Self::PropertySubtree,
             _ => return None,
         })
     }
@@ -694,12 +716,23 @@ impl Manifest {
         })
     }
 
+    /// The kinds of the units the manifest's ids and properties references name: index
+    /// units since format 5, whole units before.
+    pub(super) fn side_kinds(&self) -> (UnitKind, UnitKind) {
+        if self.version >= SUBTREE_UNITS {
+            (UnitKind::IdsIndex, UnitKind::PropertiesIndex)
+        } else {
+            (UnitKind::Ids, UnitKind::Properties)
+        }
+    }
+
     /// Every unit the manifest names directly.
     pub(super) fn units(&self) -> impl Iterator<Item = (UnitKind, UnitRef)> + '_ {
+        let (ids, properties) = self.side_kinds();
         [
             (UnitKind::Base, self.base),
-            (UnitKind::Ids, self.ids),
-            (UnitKind::Properties, self.properties),
+            (ids, self.ids),
+            (properties, self.properties),
         ]
         .into_iter()
         .chain(self.delta.map(|d| (UnitKind::Delta, d)))

@@ -13,9 +13,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::checkpoint::CheckpointState;
-use super::format::DELTA_PROPERTIES;
+use super::checkpoint::{CheckpointState, PropertySubtrees};
 use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
+use super::format::{DELTA_PROPERTIES, SUBTREE_UNITS};
 use super::replay::{Replayer, MERGE_OPS};
 use super::units::{self, ArrayShape, Base};
 use super::{mark, wal};
@@ -366,22 +366,100 @@ fn load_arrays<C: StoreLeaf>(
     Ok((out, incoming, legacy))
 }
 
+/// The id and property subtree units the manifest's index units list (format 5; none
+/// before, when the ids and the properties are one unit each).
+#[derive(Debug, Default)]
+struct Subtrees {
+    /// The dense range of the id dictionary: first id, length.
+    id_range: (u64, usize),
+    ids: Vec<UnitRef>,
+    /// The property units in the order they apply, the last `overlays` of them overlays.
+    properties: Vec<UnitRef>,
+    overlays: usize,
+}
+
+impl Subtrees {
+    fn all(&self) -> impl Iterator<Item = &UnitRef> {
+        self.ids.iter().chain(&self.properties)
+    }
+}
+
+/// Where the payload of `unit` starts in its pack.
+fn payload_at(unit: &UnitRef) -> u64 {
+    unit.offset + format::UNIT_HEADER as u64
+}
+
+/// Reads the ids and properties index units of `manifest` (format 5) and the subtree
+/// units they list, each of which must lie in a pack below the next pack number.
+fn read_subtree_indexes(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Subtrees> {
+    if manifest.version < SUBTREE_UNITS {
+        return Ok(Subtrees::default());
+    }
+    packs.read(&[&manifest.ids, &manifest.properties])?;
+    let ids_path = packs.path(&manifest.ids);
+    let payload = packs.unit(&manifest.ids, UnitKind::IdsIndex)?;
+    let (id_range, ids) = units::read_ids_index(payload, &ids_path, payload_at(&manifest.ids))?;
+    let props_path = packs.path(&manifest.properties);
+    let payload = packs.unit(&manifest.properties, UnitKind::PropertiesIndex)?;
+    let at = payload_at(&manifest.properties);
+    let (properties, overlays) = units::read_properties_index(payload, &props_path, at)?;
+    for unit in &ids {
+        manifest.check_unit_pack(&ids_path, UnitKind::IdSubtree, unit)?;
+    }
+    for unit in &properties {
+        manifest.check_unit_pack(&props_path, UnitKind::PropertySubtree, unit)?;
+    }
+    Ok(Subtrees {
+        id_range,
+        ids,
+        properties,
+        overlays,
+    })
+}
+
+/// The checked payloads of the subtree units `units` of `kind` (read by [`Packs::read`])
+/// with where each lies.
+fn located<'a>(
+    packs: &'a Packs<'_>,
+    units: &[UnitRef],
+    kind: UnitKind,
+) -> Result<Vec<units::Located<'a>>> {
+    units
+        .par_iter()
+        .map(|unit| Ok((packs.unit(unit, kind)?, packs.path(unit), payload_at(unit))))
+        .collect()
+}
+
+/// The checkpoint's id dictionary: its subtree units (format 5) or its ids unit.
+fn read_id_dictionary(
+    packs: &Packs<'_>,
+    manifest: &Manifest,
+    subtrees: &Subtrees,
+) -> Result<crate::graph::IdMap> {
+    if manifest.version >= SUBTREE_UNITS {
+        let located = located(packs, &subtrees.ids, UnitKind::IdSubtree)?;
+        return units::read_id_subtrees(subtrees.id_range, &located);
+    }
+    let payload = packs.unit(&manifest.ids, UnitKind::Ids)?;
+    units::read_ids(
+        payload,
+        &packs.path(&manifest.ids),
+        payload_at(&manifest.ids),
+    )
+}
+
 /// The checkpoint's base graph: the edge arrays `base` lists, validated, with the vertex
-/// ids of the manifest's ids unit.
+/// ids of the manifest's ids units.
 fn load_base_graph<C: StoreLeaf>(
     packs: &Packs<'_>,
     manifest: &Manifest,
     base: &Base,
+    subtrees: &Subtrees,
 ) -> Result<Graph<C>> {
     let (out, incoming, legacy) = load_arrays::<C>(packs, manifest, base)?;
     let num_vertices =
         usize::try_from(base.num_vertices).map_err(|_| Error::corrupt("vertex count too large"))?;
-    let ids_path = packs.path(&manifest.ids);
-    let ids = units::read_ids(
-        packs.unit(&manifest.ids, UnitKind::Ids)?,
-        &ids_path,
-        manifest.ids.offset + format::UNIT_HEADER as u64,
-    )?;
+    let ids = read_id_dictionary(packs, manifest, subtrees)?;
     let arrays = if legacy {
         C::from_legacy_arrays
     } else {
@@ -412,27 +490,80 @@ fn apply_unit<C: StoreLeaf>(
     let at = unit.offset + format::UNIT_HEADER as u64;
     let payload = packs.unit(unit, kind)?;
     let update = Update::decode(payload).map_err(|e| units::locate(e, &path, at))?;
-    graph.apply(&update).map_err(|e| Error::Corrupt {
-        path: Some(path.clone()),
+    if kind == UnitKind::Properties && !units::only_properties(&update) {
+        return Err(Error::Corrupt {
+            path: Some(path),
+            offset: Some(at),
+            reason: "the Properties unit holds more than property values".into(),
+        });
+    }
+    apply_located(graph, &update, &path, at, kind)
+}
+
+/// Applies the update of a unit of `kind` at `at` of `path` to `graph`, as a corruption
+/// of the unit if it does not apply.
+fn apply_located<C: StoreLeaf>(
+    graph: &mut Graph<C>,
+    update: &Update,
+    path: &Path,
+    at: u64,
+    kind: UnitKind,
+) -> Result<()> {
+    graph.apply(update).map_err(|e| Error::Corrupt {
+        path: Some(path.to_path_buf()),
         offset: Some(at),
         reason: format!("the {kind:?} unit does not apply to the checkpoint: {e}"),
     })?;
     Ok(())
 }
 
+/// Applies the checkpoint's properties to `graph`: its property subtree units in order
+/// (format 5, decoded in parallel), or its properties unit. Returns the subtree units
+/// before the overlays and the values they hold (none before format 5), for the next base.
+fn apply_properties<C: StoreLeaf>(
+    graph: &mut Graph<C>,
+    packs: &Packs<'_>,
+    manifest: &Manifest,
+    subtrees: &Subtrees,
+) -> Result<PropertySubtrees> {
+    if manifest.version < SUBTREE_UNITS {
+        apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+        return Ok(PropertySubtrees::default());
+    }
+    let kind = UnitKind::PropertySubtree;
+    let located = located(packs, &subtrees.properties, kind)?;
+    let updates = units::decode_subtrees(&located, "a property unit", units::only_properties)?;
+    let overlays_from = subtrees.properties.len() - subtrees.overlays;
+    let mut kept = PropertySubtrees::default();
+    for (i, ((_, path, at), update)) in located.iter().zip(&updates).enumerate() {
+        if i == overlays_from {
+            kept.values = graph.properties().clone();
+        }
+        apply_located(graph, update, path, *at, kind)?;
+    }
+    if subtrees.overlays == 0 {
+        kept.values = graph.properties().clone();
+    }
+    kept.units = subtrees.properties[..overlays_from].to_vec();
+    Ok(kept)
+}
+
 /// Brings the base graph to the checkpoint's version: its properties unit, then its delta
 /// unit (if any). Since format 4 the properties unit holds the base's values and the delta
 /// the changes since; before, the properties unit held the checkpoint's values (maybe of
 /// vertices the delta adds) and is applied last. Returns the base version (the base graph
-/// with the base's properties), which the next delta is taken against.
+/// with the base's properties), which the next delta is taken against, and the property
+/// subtree units the next base may list again ([`apply_properties`]).
 fn apply_checkpoint_units<C: StoreLeaf>(
     graph: &mut Graph<C>,
     packs: &Packs<'_>,
     manifest: &Manifest,
-) -> Result<Snapshot<C>> {
+    subtrees: &Subtrees,
+) -> Result<(Snapshot<C>, PropertySubtrees)> {
     let properties_first = manifest.version >= DELTA_PROPERTIES;
+    let mut kept = PropertySubtrees::default();
     if properties_first {
-        apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
+        kept = apply_properties(graph, packs, manifest, subtrees)?;
     }
     let base = graph.snapshot();
     if let Some(delta) = &manifest.delta {
@@ -442,7 +573,7 @@ fn apply_checkpoint_units<C: StoreLeaf>(
         apply_unit(graph, packs, &manifest.properties, UnitKind::Properties)?;
     }
     graph.set_version(manifest.graph_version);
-    Ok(base)
+    Ok((base, kept))
 }
 
 /// Checks the loaded checkpoint against the vertex and arc counts the manifest promises.
@@ -656,11 +787,13 @@ fn load_from<C: StoreLeaf>(
     let started = Instant::now();
     let mut packs = Packs::new(vfs, dir, manifest.dir_id);
     let base = read_base(&mut packs, &manifest)?;
+    let subtrees = read_subtree_indexes(&mut packs, &manifest)?;
     let listed: Vec<UnitRef> = manifest.units().map(|(_, unit)| unit).collect();
-    let units: Vec<&UnitRef> = base.pages().chain(&listed).collect();
+    let units: Vec<&UnitRef> = base.pages().chain(&listed).chain(subtrees.all()).collect();
     packs.read(&units)?;
-    let mut graph = load_base_graph::<C>(&packs, &manifest, &base)?;
-    let base_version = apply_checkpoint_units(&mut graph, &packs, &manifest)?;
+    let mut graph = load_base_graph::<C>(&packs, &manifest, &base, &subtrees)?;
+    let (base_version, property_subtrees) =
+        apply_checkpoint_units(&mut graph, &packs, &manifest, &subtrees)?;
     check_counts(dir, &manifest, &graph)?;
     let checkpoint_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -685,7 +818,15 @@ fn load_from<C: StoreLeaf>(
         high_water: mark,
         lost_seqs: lost,
     };
-    let checkpoint = CheckpointState::new(manifest, base_version, &base, packs.sizes());
+    let subtrees: Vec<UnitRef> = subtrees.all().copied().collect();
+    let checkpoint = CheckpointState::new(
+        manifest,
+        base_version,
+        &base,
+        &subtrees,
+        property_subtrees,
+        packs.sizes(),
+    );
     Ok(Loaded {
         graph,
         checkpoint,

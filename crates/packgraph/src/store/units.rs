@@ -1,8 +1,11 @@
 //! A graph version as checkpoint units and back: the pages of its edge arrays, the base
-//! unit that lists them, its vertex ids and properties, and the delta (the net change of
+//! unit that lists them, its vertex ids and properties (since format 5 as subtree units
+//! under an index unit each, the PART paper's incremental checkpoint, section 4.1: a unit
+//! per subtree of [`SUBTREE_VERTICES`] vertices, content-addressed like pages, so that a
+//! new base writes only the subtrees that changed), and the delta (the net change of
 //! edges and vertices since a base, as an [`Update`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
@@ -313,7 +316,217 @@ impl Base {
     }
 }
 
-/// The ids unit: the dense range, then an encoded update adding the other ids in order.
+/// Vertices per subtree unit of the id dictionary and of each property column: the
+/// vertices whose 4-byte big-endian keys share their first 3 bytes, the subtree one value
+/// node of a PART holds (up to 256 keys). A change to one vertex rewrites its subtree's
+/// unit (about 3 KiB of property values or ids) and the index; units past 256 vertices
+/// would rewrite more for a clustered change, smaller ones cost more index per value (each
+/// unit takes 36 bytes in its pack and 40 in the index). The unit tests use 16, for many
+/// units in small graphs: readers take any run length, since the index lists the units,
+/// not their ranges.
+#[cfg(not(test))]
+pub(super) const SUBTREE_VERTICES: u64 = 256;
+#[cfg(test)]
+pub(super) const SUBTREE_VERTICES: u64 = 16;
+
+/// Calls `emit` on each run of `items` (vertex, item) whose vertices share one subtree of
+/// [`SUBTREE_VERTICES`] (the items come in vertex order).
+fn for_each_subtree<T>(items: impl Iterator<Item = (u64, T)>, mut emit: impl FnMut(Vec<T>)) {
+    let mut run = Vec::new();
+    let mut run_subtree = 0;
+    for (v, item) in items {
+        let subtree = v / SUBTREE_VERTICES;
+        if subtree != run_subtree && !run.is_empty() {
+            emit(std::mem::take(&mut run));
+        }
+        run_subtree = subtree;
+        run.push(item);
+    }
+    if !run.is_empty() {
+        emit(run);
+    }
+}
+
+/// The id dictionary as subtree units (format 5): its dense range, and per subtree of
+/// internal ids past the range the payload of an [`UnitKind::IdSubtree`](super::format::UnitKind)
+/// unit, an encoded update adding their external ids in internal order.
+pub(super) fn id_subtrees(ids: &IdMap) -> ((u64, usize), Vec<Vec<u8>>) {
+    let ((first, dense), rest) = ids.split();
+    let mut runs: Vec<Vec<&ExternalId>> = Vec::new();
+    for_each_subtree((dense as u64..).zip(rest), |run| runs.push(run));
+    let payloads = runs
+        .into_par_iter()
+        .map(|run| {
+            let mut update = Update::new();
+            update.add_vertices(run.into_iter().cloned());
+            update.encode()
+        })
+        .collect();
+    ((first, dense), payloads)
+}
+
+/// The properties as subtree units (format 5): per column in name order, per subtree of
+/// vertices holding a value, the payload of a property subtree unit (an encoded update
+/// setting those values in vertex order).
+pub(super) fn property_subtrees(props: &Properties) -> Vec<Vec<u8>> {
+    let mut runs: Vec<(&str, Vec<(VertexId, &PropertyValue)>)> = Vec::new();
+    for name in props.names() {
+        let column = props.column(name).into_iter().flatten();
+        for_each_subtree(column.map(|(v, value)| (u64::from(v), (v, value))), |run| {
+            runs.push((name, run));
+        });
+    }
+    runs.into_par_iter()
+        .map(|(name, run)| {
+            let mut update = Update::new();
+            for (v, value) in run {
+                update.set_property(name, v, value.clone());
+            }
+            update.encode()
+        })
+        .collect()
+}
+
+/// The ids index unit: the first id of the dense range (u64), its length (u64), the
+/// subtree count (u64), then a reference per id subtree unit in internal order.
+pub(super) fn ids_index((first, dense): (u64, usize), subtrees: &[UnitRef]) -> Vec<u8> {
+    let mut w = ByteWriter::with_capacity(24 + subtrees.len() * UNIT_REF_BYTES);
+    w.u64(first).size(dense);
+    put_refs(&mut w, subtrees);
+    w.into_vec()
+}
+
+/// The properties index unit: how many of the units listed last are overlays (u64), the
+/// unit count (u64), then a reference per property subtree unit, in the order they are
+/// applied. An overlay holds the changes since the subtree units before it (values set or
+/// removed anywhere), so that a new base after scattered changes need not rewrite most
+/// subtrees.
+pub(super) fn properties_index(units: &[UnitRef], overlays: usize) -> Vec<u8> {
+    let mut w = ByteWriter::with_capacity(16 + units.len() * UNIT_REF_BYTES);
+    w.size(overlays);
+    put_refs(&mut w, units);
+    w.into_vec()
+}
+
+fn put_refs(w: &mut ByteWriter, units: &[UnitRef]) {
+    w.size(units.len());
+    for unit in units {
+        unit.put(w);
+    }
+}
+
+fn get_refs(r: &mut ByteReader<&[u8]>) -> Result<Vec<UnitRef>, BytesError> {
+    let count = r.count(UNIT_REF_BYTES as u64, "the subtree unit count")?;
+    let units = (0..count)
+        .map(|_| UnitRef::get(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    r.finish("the index unit's last reference")?;
+    Ok(units)
+}
+
+/// The dense range and the id subtree units an ids index unit (at `offset` of `path`)
+/// lists.
+pub(super) fn read_ids_index(
+    payload: &[u8],
+    path: &Path,
+    offset: u64,
+) -> Result<((u64, usize), Vec<UnitRef>)> {
+    let mut r = reader(payload, offset);
+    let read = |r: &mut ByteReader<&[u8]>| Ok((read_id_range(r)?, get_refs(r)?));
+    read(&mut r).map_err(in_file(path))
+}
+
+/// The property units a properties index unit (at `offset` of `path`) lists, and how many
+/// of the last of them are overlays.
+pub(super) fn read_properties_index(
+    payload: &[u8],
+    path: &Path,
+    offset: u64,
+) -> Result<(Vec<UnitRef>, usize)> {
+    let read = |r: &mut ByteReader<&[u8]>| {
+        let overlays = r.size("the overlay count")?;
+        let at = r.offset();
+        let units = get_refs(r)?;
+        if overlays > units.len() {
+            let problem = format!("{overlays} overlays among {} units", units.len());
+            return Err(r.invalid(at, "the overlay count", problem));
+        }
+        Ok((units, overlays))
+    };
+    read(&mut reader(payload, offset)).map_err(in_file(path))
+}
+
+/// The overlay unit of `current`'s properties over `subtrees` (the values some property
+/// subtree units hold): the changes since, encoded.
+pub(super) fn property_overlay(subtrees: &Properties, current: &Properties) -> Vec<u8> {
+    let mut update = Update::new();
+    property_delta(subtrees, current, &mut update);
+    update.encode()
+}
+
+/// A subtree unit's payload and where it lies: its file and the payload's offset there.
+pub(super) type Located<'a> = (&'a [u8], PathBuf, u64);
+
+/// Decodes the subtree units `subtrees` (in parallel); each must be an update that holds
+/// only what `holds_only` accepts, `what` naming the kind in errors.
+pub(super) fn decode_subtrees(
+    subtrees: &[Located<'_>],
+    what: &str,
+    holds_only: fn(&Update) -> bool,
+) -> Result<Vec<Update>> {
+    subtrees
+        .par_iter()
+        .map(|(payload, path, at)| {
+            let update = Update::decode(payload).map_err(|e| locate(e, path, *at))?;
+            if !holds_only(&update) {
+                return Err(Error::Corrupt {
+                    path: Some(path.clone()),
+                    offset: Some(*at),
+                    reason: format!("{what} holds more than {what} may"),
+                });
+            }
+            Ok(update)
+        })
+        .collect()
+}
+
+/// Whether `update` only adds vertices (what an id subtree unit holds).
+pub(super) fn only_vertices(update: &Update) -> bool {
+    let mut only = Update::new();
+    only.add_vertices(update.vertices().iter().cloned());
+    *update == only
+}
+
+/// Whether `update` only sets or removes property values (what a properties unit or a
+/// property subtree unit holds).
+pub(super) fn only_properties(update: &Update) -> bool {
+    update.vertices().is_empty()
+        && update.required_vertices() == 0
+        && update.inserts().is_empty()
+        && update.deletes().is_empty()
+}
+
+/// The id dictionary of the dense range `range` and the id subtree units `subtrees`, in
+/// internal order.
+pub(super) fn read_id_subtrees(range: (u64, usize), subtrees: &[Located<'_>]) -> Result<IdMap> {
+    let updates = decode_subtrees(subtrees, "an id subtree unit", only_vertices)?;
+    let rest = updates.iter().flat_map(|u| u.vertices().iter().cloned());
+    IdMap::from_split(range, rest).map_err(|_| {
+        let (path, offset) = subtrees
+            .first()
+            .map(|(_, path, at)| (Some(path.clone()), Some(*at)))
+            .unwrap_or_default();
+        Error::Corrupt {
+            path,
+            offset,
+            reason: "the id dictionary repeats an id or holds too many".into(),
+        }
+    })
+}
+
+/// The ids unit of format 1 to 4: the dense range, then an encoded update adding the
+/// other ids in order.
+#[cfg(test)]
 pub(super) fn ids_payload(ids: &IdMap) -> Vec<u8> {
     let ((first, dense), rest) = ids.split();
     let mut update = Update::new();
@@ -323,6 +536,7 @@ pub(super) fn ids_payload(ids: &IdMap) -> Vec<u8> {
     w.into_vec()
 }
 
+/// The id dictionary of an ids unit of format 1 to 4 (at `offset` of `path`).
 pub(super) fn read_ids(payload: &[u8], path: &Path, offset: u64) -> Result<IdMap> {
     let mut r = reader(payload, offset);
     let (first, dense) = read_id_range(&mut r).map_err(in_file(path))?;
@@ -342,20 +556,6 @@ fn read_id_range(r: &mut ByteReader<&[u8]>) -> Result<(u64, usize), BytesError> 
     let first = r.u64("the first id")?;
     let dense = r.size_at_most(u64::from(u32::MAX) + 1, "the dense id count")?;
     Ok((first, dense))
-}
-
-/// The properties unit: an update setting every value, column by column.
-pub(super) fn properties_payload<C: EdgeLeaf>(graph: &Graph<C>) -> Vec<u8> {
-    let props = graph.properties();
-    let mut update = Update::new();
-    for name in props.names() {
-        if let Some(column) = props.column(name) {
-            for (v, value) in column {
-                update.set_property(name, v, value.clone());
-            }
-        }
-    }
-    update.encode()
 }
 
 /// An [`Error::Corrupt`] from decoding an embedded update, placed in the file.
@@ -437,7 +637,7 @@ pub(super) fn delta<C: EdgeLeaf>(base: &Graph<C>, current: &Graph<C>) -> Update 
 /// Adds to `update` the property changes from `base` to `current`: each value that is new
 /// or differs is set, each value `current` lacks is removed (columns in name order, values
 /// in vertex order).
-fn property_delta(base: &Properties, current: &Properties, update: &mut Update) {
+pub(super) fn property_delta(base: &Properties, current: &Properties, update: &mut Update) {
     let mut names: Vec<&str> = base.names().chain(current.names()).collect();
     names.sort_unstable();
     names.dedup();

@@ -2,7 +2,8 @@
 //! every operation of the write path (kill and power cut) and each `fsync` removed in turn
 //! (`crash.rs`), damaged files (`damage.rs`), the write path (`commit.rs`), group appends
 //! (`group.rs`), checkpoints (`checkpoint.rs`), the high-water mark (`mark.rs`), random
-//! scripts of writers, crashes and readers (`scripts.rs`), and creating and opening
+//! scripts of writers, crashes and readers (`scripts.rs`), ids and properties as subtree
+//! units (`subtrees.rs`), and creating and opening
 //! (here). This file holds the helpers they share.
 
 mod checkpoint;
@@ -15,6 +16,7 @@ mod mark;
 mod replay;
 mod scripts;
 mod sharing;
+mod subtrees;
 
 use std::io;
 use std::path::{Path, PathBuf};
