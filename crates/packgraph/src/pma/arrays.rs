@@ -325,7 +325,7 @@ fn check_shape<C: LeafCodec>(
     num_leaves: usize,
 ) -> Result<u32, PmaError> {
     config.validate_for_slack(C::SLACK)?;
-    if leaf_bytes < 64 || leaf_bytes % 64 != 0 || leaf_bytes > 1 << 20 {
+    if leaf_bytes < 64 || !leaf_bytes.is_multiple_of(64) || leaf_bytes > 1 << 20 {
         return Err(broken(0, format!("leaf size {leaf_bytes} is not valid")));
     }
     if config.leaf_bytes.is_some_and(|b| b != leaf_bytes) {
