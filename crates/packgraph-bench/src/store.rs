@@ -37,7 +37,7 @@
 //!    the same graph, no checkpoint after them, then opened again: records replayed per
 //!    second of replay (`replay`), against the same records applied to a copy of the graph
 //!    in memory one by one (`apply_memory`: no log, no decoding; what replay without
-//!    merging could reach) and merged into batches of 2^17 edges as replay merges them
+//!    merging could reach) and merged into batches of 2^20 edges (`--replay-batch`) as replay merges them
 //!    (`apply_batch`: the floor for replay), and the append rate that wrote them.
 //!
 //! `--parts` runs only some of these (the graph is generated whenever a part needs it). The files were just written, so reads come from the page
@@ -85,6 +85,10 @@ pub(crate) struct StoreArgs {
     /// One-edge log records replayed by the replay row.
     #[arg(long, default_value = "2e5", value_parser = parse_count)]
     replay_records: usize,
+    /// Edges per batch of the `apply_batch` row (default: the edge operations replay
+    /// merges into one batch).
+    #[arg(long, default_value_t = REPLAY_BATCH, value_parser = parse_count)]
+    replay_batch: usize,
     /// Where the temporary stores go (default: the system's temporary directory); it must
     /// be on the disk to measure.
     #[arg(long, value_name = "DIR")]
@@ -101,8 +105,9 @@ pub(crate) struct StoreArgs {
 const PARTS: &str = "fsync,ingest,checkpoints,properties,replay";
 
 /// The edge operations replay merges into one batch (`store::replay`'s limit): the
-/// `apply_batch` row applies the replayed records in batches of this many edges.
-const REPLAY_BATCH: usize = 1 << 17;
+/// `apply_batch` row applies the replayed records in batches of this many edges unless
+/// `--replay-batch` says otherwise.
+const REPLAY_BATCH: usize = 1 << 20;
 
 /// The group-commit interval measured.
 const GROUP: Duration = Duration::from_millis(10);
@@ -145,6 +150,7 @@ fn check(args: &StoreArgs) -> anyhow::Result<()> {
         || args.small_batch == 0
         || args.fsyncs == 0
         || args.replay_records == 0
+        || args.replay_batch == 0
         || !(args.change > 0.0 && args.change <= 1.0)
     {
         return Err(usage_error(
@@ -680,7 +686,7 @@ impl Run<'_> {
         // replay merges the records into.
         let mut copy = copy_of(graph);
         let (applied, batch_time) = timed(|| {
-            batches(&edges, REPLAY_BATCH)
+            batches(&edges, args.replay_batch)
                 .iter()
                 .try_for_each(|u| copy.apply(u).map(drop))
         });
@@ -756,6 +762,7 @@ mod tests {
             fsyncs: 5,
             change: 0.05,
             replay_records: 300,
+            replay_batch: 64,
             dir: None,
             parts: PARTS.split(',').map(String::from).collect(),
             common: CommonArgs {

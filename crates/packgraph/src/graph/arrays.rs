@@ -4,7 +4,10 @@
 use std::sync::OnceLock;
 
 use super::{Graph, IdMap, Properties};
-use crate::pma::{DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, Pma, PmaParts, PmaPartsRef};
+use crate::pma::{
+    DeltaLeaf, DeltaMapLeaf, GroupLeaf, IntoPma, LeafCodec, Pma, PmaParts, PmaPartsRef,
+    RebuildError,
+};
 use crate::{Error, Result};
 
 impl<C: LeafCodec> Graph<C> {
@@ -13,14 +16,14 @@ impl<C: LeafCodec> Graph<C> {
         (self.out.parts(), self.incoming.as_ref().map(Pma::parts))
     }
 
-    /// Rebuilds a graph from its edge arrays (as [`Graph::parts`] gives them), checking every
-    /// structural invariant and that each edge joins two distinct vertices below
-    /// `num_vertices`; `item_ok` adds a check per stored item.
-    fn from_parts_checked(
+    /// Rebuilds a graph from its edge arrays (as [`Graph::parts`] gives them, or filled in
+    /// place), checking every structural invariant and that each edge joins two distinct
+    /// vertices below `num_vertices`; `item_ok` adds a check per stored item.
+    fn from_parts_checked<A: IntoPma>(
         directed: bool,
         num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
+        out: A,
+        incoming: Option<A>,
         item_ok: impl Fn(C::Item) -> bool + Sync,
     ) -> Result<Self> {
         if num_vertices > u32::MAX as usize {
@@ -39,10 +42,13 @@ impl<C: LeafCodec> Graph<C> {
             let (u, v) = (key >> 32, key & 0xffff_ffff);
             u < n && v < n && u != v && item_ok(item)
         };
-        let bad = |e: crate::pma::PmaError| Error::corrupt(format!("invalid graph arrays: {e}"));
-        let out = Pma::from_parts(out, ok).map_err(bad)?;
+        let bad = |e: RebuildError| match e {
+            RebuildError::Invalid(e) => Error::corrupt(format!("invalid graph arrays: {e}")),
+            RebuildError::Unreadable(e) => e,
+        };
+        let out = out.into_pma(ok).map_err(bad)?;
         let incoming = incoming
-            .map(|parts| Pma::from_parts(parts, ok).map_err(bad))
+            .map(|parts| parts.into_pma(ok).map_err(bad))
             .transpose()?;
         if let Some(incoming) = &incoming {
             if incoming.len() != out.len() {
@@ -71,11 +77,11 @@ impl Graph<GroupLeaf> {
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the first thing that does not hold.
-    pub fn from_parts(
+    pub fn from_parts<A: IntoPma>(
         directed: bool,
         num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
+        out: A,
+        incoming: Option<A>,
     ) -> Result<Self> {
         Self::from_parts_checked(directed, num_vertices, out, incoming, |_| true)
     }
@@ -86,16 +92,18 @@ impl Graph<GroupLeaf> {
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the first thing that does not hold.
-    pub fn from_byte_coded_parts(
+    pub fn from_byte_coded_parts<A: IntoPma>(
         directed: bool,
         num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
+        out: A,
+        incoming: Option<A>,
     ) -> Result<Self> {
-        let reencode = |parts: PmaParts| -> Result<PmaParts> {
-            let config = parts.config.clone();
-            let old = Pma::<DeltaLeaf>::from_parts(parts, |_| true)
-                .map_err(|e| Error::corrupt(format!("a byte-coded edge array: {e}")))?;
+        let reencode = |parts: A| -> Result<PmaParts> {
+            let old = parts.into_pma::<DeltaLeaf>(|_| true).map_err(|e| match e {
+                RebuildError::Invalid(e) => Error::corrupt(format!("a byte-coded edge array: {e}")),
+                RebuildError::Unreadable(e) => e,
+            })?;
+            let config = old.config().clone();
             let keys: Vec<u64> = old.iter().collect();
             drop(old);
             let new = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config)
@@ -114,11 +122,11 @@ impl Graph<DeltaMapLeaf> {
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the first thing that does not hold.
-    pub fn from_weighted_parts(
+    pub fn from_weighted_parts<A: IntoPma>(
         directed: bool,
         num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
+        out: A,
+        incoming: Option<A>,
     ) -> Result<Self> {
         Self::from_parts_checked(directed, num_vertices, out, incoming, |(_, bits)| {
             f64::from_bits(bits).is_finite()

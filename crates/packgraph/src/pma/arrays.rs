@@ -1,6 +1,13 @@
 //! A PMA's arrays as they are in memory (leaf bytes, per-leaf sizes and heads), exported and
 //! imported whole for snapshot files: borrowed for writing ([`Pma::parts`]), owned and
-//! checked in parallel against every invariant for reading back ([`Pma::from_parts`]).
+//! checked in parallel against every invariant for reading back ([`Pma::from_parts`]), or
+//! written page by page straight into their final pages and checked as each page is
+//! written ([`Pma::from_filled_pages`], how a checkpoint's pages are loaded).
+//!
+//! Checking decodes each leaf once: keys in order, the head, `item_ok`, and the leaf's
+//! size summed as it is decoded ([`EncodedLen`]) against the size it claims, so a leaf
+//! whose bytes decode to keys that encode differently (junk after the keys, a longer code
+//! than needed) is refused without a list of its keys or a second encoding.
 //! (The name `PmaParts` is about these arrays; it has nothing to do with the PART tree.)
 
 use std::marker::PhantomData;
@@ -56,6 +63,90 @@ struct LeafSummary {
     last: u64,
 }
 
+/// What checking a leaf found: `None` for an empty leaf.
+type LeafCheck = Option<LeafSummary>;
+
+/// Where one page's leaves go while a PMA is rebuilt page by page
+/// ([`FilledPages`]): `used.len()` leaves of `leaf_bytes` bytes, zeroed, with their sizes
+/// and heads.
+pub struct PageSlot<'a> {
+    pub(crate) leaf_bytes: usize,
+    pub(crate) data: &'a mut [u8],
+    pub(crate) used: &'a mut [u32],
+    pub(crate) heads: &'a mut [u64],
+}
+
+/// Why a PMA could not be rebuilt from its arrays ([`IntoPma`]).
+#[derive(Debug)]
+pub enum RebuildError {
+    /// The arrays break an invariant of the PMA.
+    Invalid(PmaError),
+    /// A page could not be read into place (its source is damaged).
+    Unreadable(crate::Error),
+}
+
+/// Arrays a [`Pma`] can be rebuilt from, checked against every invariant: [`PmaParts`]
+/// (flat arrays, copied into pages), or pages written straight into place by whoever reads
+/// them ([`FilledPages`], a checkpoint's page units).
+pub trait IntoPma: Send {
+    /// The checked PMA; `item_ok` is checked on every item. Never panics on bad input.
+    ///
+    /// # Errors
+    /// [`RebuildError`] naming what does not hold.
+    fn into_pma<C: LeafCodec>(
+        self,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Pma<C>, RebuildError>;
+}
+
+impl IntoPma for PmaParts {
+    fn into_pma<C: LeafCodec>(
+        self,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Pma<C>, RebuildError> {
+        Pma::from_parts(self, item_ok).map_err(RebuildError::Invalid)
+    }
+}
+
+/// A PMA's arrays written page by page into their final pages: `fill(p, slot)` writes page
+/// `p` (the leaves `p << page_shift` on, for the configuration's page shift) into `slot`.
+/// Each page is checked right after it is filled, while its bytes are in cache, so that
+/// every byte is copied once and decoded once.
+pub struct FilledPages<F> {
+    /// The configuration.
+    pub(crate) config: PmaConfig,
+    /// Bytes per leaf.
+    pub(crate) leaf_bytes: usize,
+    /// Number of leaves.
+    pub(crate) num_leaves: usize,
+    /// Number of keys.
+    pub(crate) len: usize,
+    /// Writes one page's leaves.
+    pub(crate) fill: F,
+}
+
+impl<F> IntoPma for FilledPages<F>
+where
+    F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Send + Sync,
+{
+    fn into_pma<C: LeafCodec>(
+        self,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Pma<C>, RebuildError> {
+        Pma::from_filled_pages(self, item_ok)
+    }
+}
+
+/// A page of `len` zeroed bytes, not shared yet.
+fn zeroed_page(len: usize) -> Page {
+    std::iter::repeat_n(0u8, len).collect()
+}
+
+/// A leaf slot's error as the rebuild's: the leaf index and what does not hold.
+fn broken(leaf: usize, what: String) -> PmaError {
+    PmaError::Invariant { leaf, what }
+}
+
 impl<C: LeafCodec> Pma<C> {
     /// The arrays as they are in memory.
     pub fn parts(&self) -> PmaPartsRef<'_> {
@@ -95,7 +186,6 @@ impl<C: LeafCodec> Pma<C> {
         parts: PmaParts,
         item_ok: impl Fn(C::Item) -> bool + Sync,
     ) -> Result<Self, PmaError> {
-        let broken = |leaf, what: String| PmaError::Invariant { leaf, what };
         let PmaParts {
             config,
             leaf_bytes,
@@ -104,40 +194,186 @@ impl<C: LeafCodec> Pma<C> {
             used,
             heads,
         } = parts;
-        config.validate_for_slack(C::SLACK)?;
-        let num_leaves = used.len();
-        if leaf_bytes < 64 || leaf_bytes % 64 != 0 || leaf_bytes > 1 << 20 {
-            return Err(broken(0, format!("leaf size {leaf_bytes} is not valid")));
-        }
-        if config.leaf_bytes.is_some_and(|b| b != leaf_bytes) {
-            return Err(broken(
-                0,
-                "leaf size disagrees with the configuration".into(),
-            ));
-        }
-        if num_leaves == 0
-            || heads.len() != num_leaves
-            || num_leaves.checked_mul(leaf_bytes) != Some(data.len())
-        {
+        let page_shift = check_shape::<C>(&config, leaf_bytes, used.len())?;
+        if heads.len() != used.len() || used.len().checked_mul(leaf_bytes) != Some(data.len()) {
             return Err(broken(
                 0,
                 "array lengths disagree with the leaf count".into(),
             ));
         }
-        let summaries: Vec<Option<LeafSummary>> = data
-            .par_chunks(leaf_bytes)
-            .zip(used.par_iter())
-            .zip(heads.par_iter())
-            .enumerate()
-            .map(|(j, ((leaf, &used), &head))| {
-                check_leaf::<C>(leaf, used as usize, head, &item_ok).map_err(|what| broken(j, what))
+        let checks: Vec<LeafCheck> = (0..used.len())
+            .into_par_iter()
+            .map(|j| {
+                check_leaf::<C>(
+                    &data[j * leaf_bytes..],
+                    leaf_bytes,
+                    used[j],
+                    heads[j],
+                    &item_ok,
+                )
+                .map_err(|what| broken(j, what))
             })
             .collect::<Result<_, _>>()?;
+        let page_leaves = 1 << page_shift;
+        let pages: Vec<Page> = data
+            .par_chunks(page_leaves * leaf_bytes)
+            .map(|leaves| {
+                let mut page = zeroed_page(leaves.len() + PADDING_BYTES);
+                fresh(&mut page)[..leaves.len()].copy_from_slice(leaves);
+                page
+            })
+            .collect();
+        let arrays = Checked {
+            config,
+            leaf_bytes,
+            page_shift,
+            len,
+            pages,
+            used,
+            heads,
+        };
+        arrays.assemble(&checks)
+    }
+
+    /// Rebuilds a PMA from pages filled in place (see [`FilledPages`]), checking what
+    /// [`Pma::from_parts`] checks; each page is filled and checked by one task.
+    ///
+    /// An error of `fill` wins over an invariant that does not hold (the first page in
+    /// order that `fill` fails names it), since a page that could not be read explains
+    /// whatever else is wrong.
+    ///
+    /// # Errors
+    /// [`RebuildError::Unreadable`] with `fill`'s error, or [`RebuildError::Invalid`].
+    pub fn from_filled_pages<F>(
+        pages: FilledPages<F>,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> Result<Self, RebuildError>
+    where
+        F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Sync,
+    {
+        let FilledPages {
+            config,
+            leaf_bytes,
+            num_leaves,
+            len,
+            fill,
+        } = pages;
+        let page_shift =
+            check_shape::<C>(&config, leaf_bytes, num_leaves).map_err(RebuildError::Invalid)?;
+        let page_leaves = 1usize << page_shift;
+        let (mut used, mut heads) = (vec![0u32; num_leaves], vec![0u64; num_leaves]);
+        let filled: Vec<Result<(Page, Vec<LeafCheck>), RebuildError>> = used
+            .par_chunks_mut(page_leaves)
+            .zip(heads.par_chunks_mut(page_leaves))
+            .enumerate()
+            .map(|(p, (used, heads))| {
+                let mut page = zeroed_page(used.len() * leaf_bytes + PADDING_BYTES);
+                let data = &mut fresh(&mut page)[..used.len() * leaf_bytes];
+                let slot = PageSlot {
+                    leaf_bytes,
+                    data,
+                    used,
+                    heads,
+                };
+                fill(p, slot).map_err(RebuildError::Unreadable)?;
+                let checks = check_page::<C>(&page, leaf_bytes, used, heads, &item_ok).map_err(
+                    |(j, what)| RebuildError::Invalid(broken(p * page_leaves + j, what)),
+                )?;
+                Ok((page, checks))
+            })
+            .collect();
+        let mut pages = Vec::with_capacity(filled.len());
+        let mut checks = Vec::with_capacity(num_leaves);
+        let mut invalid = None;
+        for page in filled {
+            match page {
+                Ok((page, page_checks)) => {
+                    pages.push(page);
+                    checks.extend(page_checks);
+                }
+                Err(e @ RebuildError::Unreadable(_)) => return Err(e),
+                Err(e) => {
+                    invalid.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = invalid {
+            return Err(e);
+        }
+        let arrays = Checked {
+            config,
+            leaf_bytes,
+            page_shift,
+            len,
+            pages,
+            used,
+            heads,
+        };
+        arrays.assemble(&checks).map_err(RebuildError::Invalid)
+    }
+}
+
+/// The mutable bytes of a page just made.
+fn fresh(page: &mut Page) -> &mut [u8] {
+    Arc::get_mut(page).expect("a page just made is not shared")
+}
+
+/// Checks the configuration, the leaf size and the leaf count; returns the page shift.
+fn check_shape<C: LeafCodec>(
+    config: &PmaConfig,
+    leaf_bytes: usize,
+    num_leaves: usize,
+) -> Result<u32, PmaError> {
+    config.validate_for_slack(C::SLACK)?;
+    if leaf_bytes < 64 || !leaf_bytes.is_multiple_of(64) || leaf_bytes > 1 << 20 {
+        return Err(broken(0, format!("leaf size {leaf_bytes} is not valid")));
+    }
+    if config.leaf_bytes.is_some_and(|b| b != leaf_bytes) {
+        return Err(broken(
+            0,
+            "leaf size disagrees with the configuration".into(),
+        ));
+    }
+    if num_leaves == 0 {
+        return Err(broken(
+            0,
+            "array lengths disagree with the leaf count".into(),
+        ));
+    }
+    Ok(config.page_shift(leaf_bytes))
+}
+
+/// Pages whose every leaf passed [`check_leaf`], to be checked across leaves and put in a
+/// table.
+struct Checked {
+    config: PmaConfig,
+    leaf_bytes: usize,
+    page_shift: u32,
+    len: usize,
+    pages: Vec<Page>,
+    used: Vec<u32>,
+    heads: Vec<u64>,
+}
+
+impl Checked {
+    /// Checks across leaves (empty leaves' heads, order, the key count) with each leaf's
+    /// check in `checks`, then builds the PMA.
+    fn assemble<C: LeafCodec>(self, checks: &[LeafCheck]) -> Result<Pma<C>, PmaError> {
+        let Self {
+            config,
+            leaf_bytes,
+            page_shift,
+            len,
+            pages,
+            used,
+            heads,
+        } = self;
+        let num_leaves = used.len();
         let (mut count, mut total_used) = (0usize, 0usize);
         let mut next_head = u64::MAX;
         let mut previous_first: Option<u64> = None;
         for j in (0..num_leaves).rev() {
-            match summaries[j] {
+            match checks[j] {
                 None if heads[j] != next_head => {
                     return Err(broken(
                         j,
@@ -159,19 +395,7 @@ impl<C: LeafCodec> Pma<C> {
         if count != len {
             return Err(broken(0, format!("len {len} but {count} keys stored")));
         }
-        let page_shift = config.page_shift(leaf_bytes);
-        let page_leaves = 1 << page_shift;
-        let pages: Vec<Page> = (0..num_leaves.div_ceil(page_leaves))
-            .into_par_iter()
-            .map(|p| {
-                let leaves = p * page_leaves..((p + 1) * page_leaves).min(num_leaves);
-                let mut bytes = Vec::with_capacity(leaves.len() * leaf_bytes + PADDING_BYTES);
-                bytes.extend_from_slice(&data[leaves.start * leaf_bytes..leaves.end * leaf_bytes]);
-                bytes.resize(leaves.len() * leaf_bytes + PADDING_BYTES, 0);
-                Page::from(bytes)
-            })
-            .collect();
-        Ok(Self {
+        Ok(Pma {
             config,
             leaf_bytes,
             page_shift,
@@ -186,21 +410,87 @@ impl<C: LeafCodec> Pma<C> {
     }
 }
 
-/// Checks one leaf; `None` for an empty one.
+/// Checks the leaves of one page (its bytes with their padding, sizes and heads); on
+/// failure, the leaf (within the page) and what does not hold.
+fn check_page<C: LeafCodec>(
+    page: &[u8],
+    leaf_bytes: usize,
+    used: &[u32],
+    heads: &[u64],
+    item_ok: &(impl Fn(C::Item) -> bool + Sync),
+) -> Result<Vec<LeafCheck>, (usize, String)> {
+    used.iter()
+        .zip(heads)
+        .enumerate()
+        .map(|(j, (&used, &head))| {
+            check_leaf::<C>(&page[j * leaf_bytes..], leaf_bytes, used, head, item_ok)
+                .map_err(|what| (j, what))
+        })
+        .collect()
+}
+
+/// Deltas per window of [`EncodedLen`]: a multiple of 4, since group varint spends a
+/// control byte on every 4 deltas.
+const LEN_WINDOW: usize = 64;
+
+/// A leaf's encoded length summed while it is decoded, without a list of its items:
+/// [`LeafCodec::encoded_len`] of successive windows of [`LEN_WINDOW`] deltas, each window
+/// starting with the last item of the one before and counted without its head. Since
+/// every codec's length is its head plus a sum over the deltas (group varint's control
+/// bytes a sum over groups of 4), the windows add up to the length of the whole list.
+struct EncodedLen<C: LeafCodec> {
+    window: [C::Item; LEN_WINDOW + 1],
+    filled: usize,
+    total: usize,
+}
+
+impl<C: LeafCodec> EncodedLen<C> {
+    fn new() -> Self {
+        Self {
+            window: [C::Item::default(); LEN_WINDOW + 1],
+            filled: 0,
+            total: C::HEAD,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, item: C::Item) {
+        self.window[self.filled] = item;
+        self.filled += 1;
+        if self.filled == LEN_WINDOW + 1 {
+            self.total += C::encoded_len(&self.window) - C::HEAD;
+            self.window[0] = self.window[LEN_WINDOW];
+            self.filled = 1;
+        }
+    }
+
+    /// The encoded length of the items pushed (at least one).
+    fn finish(&self) -> usize {
+        match self.filled {
+            0 | 1 => self.total,
+            n => self.total + C::encoded_len(&self.window[..n]) - C::HEAD,
+        }
+    }
+}
+
+/// Checks one leaf of `leaf_bytes` bytes using `used` of them, decoding it once: `leaf`
+/// is its bytes and whatever follows them (decoders may read a few bytes past `used`; a
+/// leaf without [`PADDING_BYTES`] after its used bytes is decoded from a padded copy).
+/// `None` for an empty leaf.
 fn check_leaf<C: LeafCodec>(
     leaf: &[u8],
-    used: usize,
+    leaf_bytes: usize,
+    used: u32,
     head: u64,
     item_ok: &(impl Fn(C::Item) -> bool + Sync),
-) -> Result<Option<LeafSummary>, String> {
+) -> Result<LeafCheck, String> {
+    let used = used as usize;
     if used == 0 {
         return Ok(None);
     }
-    if used > leaf.len() || used < C::HEAD {
-        return Err(format!("uses {used} of {} bytes", leaf.len()));
+    if used > leaf_bytes.min(leaf.len()) || used < C::HEAD {
+        return Err(format!("uses {used} of {leaf_bytes} bytes"));
     }
-    // Decoders may read a few bytes past `used`: give them a padded copy when the leaf
-    // has no room after its used bytes.
     let buffer: Vec<u8>;
     let bytes: &[u8] = if used + PADDING_BYTES <= leaf.len() {
         leaf
@@ -213,7 +503,7 @@ fn check_leaf<C: LeafCodec>(
         first: 0,
         last: 0,
     };
-    let mut items = Vec::with_capacity(used);
+    let mut size = EncodedLen::<C>::new();
     let mut problem = None;
     C::for_each_while(bytes, used, |item| {
         let key = C::key(item);
@@ -229,7 +519,7 @@ fn check_leaf<C: LeafCodec>(
         }
         summary.last = key;
         summary.count += 1;
-        items.push(item);
+        size.push(item);
         true
     });
     if let Some(problem) = problem {
@@ -238,7 +528,7 @@ fn check_leaf<C: LeafCodec>(
     if summary.count == 0 || summary.first != head {
         return Err(format!("head {head} != first key {}", summary.first));
     }
-    let size = C::encoded_len(&items);
+    let size = size.finish();
     if size != used {
         return Err(format!("uses {used} bytes but its keys encode in {size}"));
     }
@@ -249,7 +539,8 @@ fn check_leaf<C: LeafCodec>(
 mod tests {
     use proptest::prelude::*;
 
-    use crate::pma::{Cpma, CpmaMap, PmaConfig};
+    use super::*;
+    use crate::pma::{Cpma, CpmaMap, DeltaLeaf, DeltaMapLeaf, GroupLeaf, PlainLeaf};
 
     #[test]
     fn parts_round_trip() {
@@ -284,7 +575,140 @@ mod tests {
         assert!(Cpma::from_parts(parts, |_| true).is_err());
     }
 
+    /// The arrays of `parts` as [`FilledPages`]: each page copied from the flat arrays.
+    fn filled(
+        parts: &PmaParts,
+    ) -> FilledPages<impl Fn(usize, PageSlot<'_>) -> crate::Result<()> + '_> {
+        let page_leaves = 1 << parts.config.page_shift(parts.leaf_bytes);
+        FilledPages {
+            config: parts.config.clone(),
+            leaf_bytes: parts.leaf_bytes,
+            num_leaves: parts.used.len(),
+            len: parts.len,
+            fill: move |p: usize, slot: PageSlot<'_>| {
+                let first = p * page_leaves;
+                let leaves = first..first + slot.used.len();
+                slot.used.copy_from_slice(&parts.used[leaves.clone()]);
+                slot.heads.copy_from_slice(&parts.heads[leaves.clone()]);
+                let bytes = leaves.start * parts.leaf_bytes..leaves.end * parts.leaf_bytes;
+                slot.data.copy_from_slice(&parts.data[bytes]);
+                Ok(())
+            },
+        }
+    }
+
+    /// What rebuilding gives: the keys, or whether it failed.
+    fn keys_of<C: LeafCodec<Item = u64>, E>(pma: Result<Pma<C>, E>) -> Option<Vec<u64>> {
+        pma.ok().map(|pma| {
+            pma.check_invariants().unwrap();
+            pma.iter().collect()
+        })
+    }
+
+    #[test]
+    fn a_failed_fill_wins_over_an_invariant() {
+        let set = Cpma::from_sorted(&(0..50_000).map(|i| i * 3).collect::<Vec<_>>()).unwrap();
+        let mut parts = set.into_parts();
+        parts.heads[0] = 77;
+        let copy = filled(&parts);
+        let pages = FilledPages {
+            config: copy.config.clone(),
+            leaf_bytes: copy.leaf_bytes,
+            num_leaves: copy.num_leaves,
+            len: copy.len,
+            fill: |p: usize, slot: PageSlot<'_>| {
+                (copy.fill)(p, slot)?;
+                if p == 2 {
+                    return Err(crate::Error::corrupt("page 2 is damaged"));
+                }
+                Ok(())
+            },
+        };
+        let e = Cpma::from_filled_pages(pages, |_| true).err().unwrap();
+        assert!(
+            matches!(&e, RebuildError::Unreadable(e) if e.to_string().contains("page 2")),
+            "{e:?}"
+        );
+        let e = Cpma::from_filled_pages(filled(&parts), |_| true)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                e,
+                RebuildError::Invalid(PmaError::Invariant { leaf: 0, .. })
+            ),
+            "{e:?}"
+        );
+    }
+
+    fn streamed_len<C: LeafCodec>(items: &[C::Item]) -> usize {
+        let mut size = EncodedLen::<C>::new();
+        for &item in items {
+            size.push(item);
+        }
+        size.finish()
+    }
+
     proptest! {
+        /// The size summed window by window is the codec's length of the whole list, for
+        /// every codec and lengths around the window's.
+        #[test]
+        fn streamed_size_is_encoded_len(
+            mut keys in prop::collection::vec(any::<u64>(), 1..300),
+            small in any::<bool>(),
+        ) {
+            if small {
+                keys.iter_mut().for_each(|k| *k %= 1 << 20);
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            prop_assert_eq!(streamed_len::<GroupLeaf>(&keys), GroupLeaf::encoded_len(&keys));
+            prop_assert_eq!(streamed_len::<DeltaLeaf>(&keys), DeltaLeaf::encoded_len(&keys));
+            prop_assert_eq!(streamed_len::<PlainLeaf>(&keys), PlainLeaf::encoded_len(&keys));
+            let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k ^ 5)).collect();
+            prop_assert_eq!(streamed_len::<DeltaMapLeaf>(&items), DeltaMapLeaf::encoded_len(&items));
+        }
+
+        /// Pages filled in place and checked as they are filled give what the flat arrays
+        /// give, for damaged bytes, sizes and heads, in sets of each codec.
+        #[test]
+        fn filled_pages_are_the_flat_arrays(
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+            used_flip in proptest::option::of(any::<(prop::sample::Index, u32)>()),
+            head_flip in proptest::option::of(any::<(prop::sample::Index, u64)>()),
+            page_bytes in 64usize..4096,
+            group in any::<bool>(),
+        ) {
+            let keys: Vec<u64> = (0..3000).map(|i| i * 8 + i % 7).collect();
+            let config = PmaConfig { page_bytes, ..PmaConfig::default() };
+            let mut parts = if group {
+                Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap().into_parts()
+            } else {
+                Cpma::from_sorted_with_config(&keys, config).unwrap().into_parts()
+            };
+            for (at, byte) in flips {
+                let i = at.index(parts.data.len());
+                parts.data[i] ^= byte;
+            }
+            if let Some((at, used)) = used_flip {
+                let i = at.index(parts.used.len());
+                parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
+            }
+            if let Some((at, head)) = head_flip {
+                let i = at.index(parts.heads.len());
+                parts.heads[i] = head;
+            }
+            if group {
+                let flat = keys_of(Pma::<GroupLeaf>::from_parts(parts.clone(), |_| true));
+                let pages = keys_of(Pma::<GroupLeaf>::from_filled_pages(filled(&parts), |_| true));
+                prop_assert_eq!(pages, flat);
+            } else {
+                let flat = keys_of(Cpma::from_parts(parts.clone(), |k| k % 8 != 7));
+                let pages = keys_of(Cpma::from_filled_pages(filled(&parts), |k| k % 8 != 7));
+                prop_assert_eq!(pages, flat);
+            }
+        }
+
         #[test]
         fn corrupted_parts_never_panic(
             flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),

@@ -69,7 +69,7 @@ use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-pub use self::arrays::{PmaParts, PmaPartsRef};
+pub use self::arrays::{FilledPages, IntoPma, PageSlot, PmaParts, PmaPartsRef, RebuildError};
 pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;

@@ -21,7 +21,7 @@ use super::units::{self, ArrayShape, Base};
 use super::{mark, wal};
 use super::{OsVfs, RecoveryStats, Seq, StoreLeaf, Vfs};
 use crate::graph::{Graph, GraphRead, Snapshot, Update};
-use crate::pma::PmaParts;
+use crate::pma::{FilledPages, IntoPma, LeafCodec, PageSlot, Pma, PmaParts, RebuildError};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -118,25 +118,40 @@ impl<'a> Packs<'a> {
         }
         let mut packs: Vec<_> = by_pack.into_iter().collect();
         packs.sort_unstable_by_key(|(pack, _)| *pack);
-        for (pack, mut spans) in packs {
-            spans.push((0, format::PACK_HEADER_MAX as u64));
-            let path = self.dir.join(pack_name(pack));
-            let bytes = self.vfs.read_ranges(&path, &spans).map_err(|e| {
-                if e.kind() == io::ErrorKind::NotFound {
-                    Error::Corrupt {
-                        path: Some(path.clone()),
-                        offset: None,
-                        reason: "the manifest names this pack, but it is missing".into(),
-                    }
-                } else {
-                    Error::io(&path, e)
-                }
-            })?;
-            check_pack_header(&path, pack, self.dir_id, &bytes)?;
-            self.bytes += read_bytes(&spans, bytes.len() as u64);
+        // Packs are read side by side (each in one pass), and reported in order.
+        let read: Vec<Result<(u64, Vec<u8>, u64)>> = packs
+            .into_par_iter()
+            .map(|(pack, mut spans)| {
+                spans.push((0, format::PACK_HEADER_MAX as u64));
+                let bytes = self.read_pack(pack, &spans)?;
+                let read = read_bytes(&spans, bytes.len() as u64);
+                Ok((pack, bytes, read))
+            })
+            .collect();
+        for found in read {
+            let (pack, bytes, read) = found?;
+            self.bytes += read;
             self.files.insert(pack, bytes);
         }
         Ok(())
+    }
+
+    /// The header and `spans` of pack `pack`, its header checked.
+    fn read_pack(&self, pack: u64, spans: &[(u64, u64)]) -> Result<Vec<u8>> {
+        let path = self.dir.join(pack_name(pack));
+        let bytes = self.vfs.read_ranges(&path, spans).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                Error::Corrupt {
+                    path: Some(path.clone()),
+                    offset: None,
+                    reason: "the manifest names this pack, but it is missing".into(),
+                }
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        check_pack_header(&path, pack, self.dir_id, &bytes)?;
+        Ok(bytes)
     }
 
     fn unit(&self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
@@ -209,45 +224,100 @@ fn read_base(packs: &mut Packs<'_>, manifest: &Manifest) -> Result<Base> {
     Ok(base)
 }
 
-/// Loads the arrays of `shape` from their page units (read by [`Packs::read`]); returns
-/// them with the pages' kind ([`UnitKind::Page`] or [`UnitKind::GroupPage`], the same for
-/// every page).
+/// A page filler of [`FilledPages`]: reads page `p`'s unit into its slot.
+type PageFill<'p> = Box<dyn Fn(usize, PageSlot<'_>) -> Result<()> + Send + Sync + 'p>;
+
+/// One edge array as its pages come: filled straight into the PMA's pages, checked as each
+/// is filled ([`LoadedArray::Pages`]), or, when the pages do not split the leaves as the
+/// configuration's page size does (a crafted base unit), copied into flat arrays first.
+enum LoadedArray<'p> {
+    Pages(FilledPages<PageFill<'p>>),
+    Flat(PmaParts),
+}
+
+impl IntoPma for LoadedArray<'_> {
+    fn into_pma<C: LeafCodec>(
+        self,
+        item_ok: impl Fn(C::Item) -> bool + Sync,
+    ) -> std::result::Result<Pma<C>, RebuildError> {
+        match self {
+            Self::Pages(pages) => pages.into_pma(item_ok),
+            Self::Flat(parts) => parts.into_pma(item_ok),
+        }
+    }
+}
+
+/// Loads the arrays of `shape` from their page units (read by [`Packs::read`]), every page
+/// of kind `kind` ([`UnitKind::Page`] or [`UnitKind::GroupPage`]).
 ///
-/// One parallel pass does all of a page's work: its CRC-32C and hash, its kind and the
-/// copy of its leaves into place (the bytes are still in cache from the checks). Where
-/// each page goes follows from the leaf counts, which are the first word of each payload:
-/// they are read before the checks, and trusted only once the checks pass. A count that
-/// does not add up ([`page_counts`]) sends the load to [`first_page_error`], so that
-/// damage is reported as the checks of the first damaged page in order find it.
-fn load_array(packs: &Packs<'_>, shape: &ArrayShape) -> Result<(PmaParts, UnitKind)> {
+/// One parallel pass does all of a page's work, when the array is rebuilt: its CRC-32C and
+/// hash, its kind, the copy of its leaves into the page the array keeps, and the check of
+/// its leaves (the bytes are still in cache from the copy). Where each page goes follows
+/// from the leaf counts, which are the first word of each payload: they are read before
+/// the checks, and trusted only once the checks pass. A count that does not add up
+/// ([`page_counts`]) sends the load to [`first_page_error`], so that damage is reported
+/// as the checks of the first damaged page in order find it.
+fn load_array<'p>(
+    packs: &'p Packs<'_>,
+    shape: &'p ArrayShape,
+    kind: UnitKind,
+) -> Result<LoadedArray<'p>> {
     let Some(counts) = page_counts(packs, shape) else {
         return Err(first_page_error(packs, shape));
     };
-    let mut parts = shape.zeroed_parts()?;
-    let slots = page_slots(&mut parts, counts.iter().copied());
-    let filled: Vec<Result<UnitKind>> = shape
-        .pages
-        .par_iter()
-        .zip(slots)
-        .map(|(page, slot)| {
-            let (kind, payload) = packs.unit_of(page, &PAGE_KINDS)?;
-            units::fill_page(payload, &packs.path(page), page_at(page), slot)?;
-            Ok(kind)
-        })
-        .collect();
-    let mut kind = None;
-    for (page, found) in shape.pages.iter().zip(filled) {
-        let found = found?;
-        if kind.is_some_and(|k| k != found) {
+    let fill_unit = move |page: &UnitRef, slot: PageSlot<'_>| -> Result<()> {
+        let (found, payload) = packs.unit_of(page, &PAGE_KINDS)?;
+        if found != kind {
             return Err(Error::Corrupt {
                 path: Some(packs.path(page)),
                 offset: Some(page.offset),
-                reason: "an edge array mixes pages of two leaf encodings".into(),
+                reason: "the edge arrays mix pages of two leaf encodings".into(),
             });
         }
-        kind = Some(found);
+        units::fill_page(payload, &packs.path(page), page_at(page), slot)
+    };
+    if splits_as_configured(shape, &counts) {
+        return Ok(LoadedArray::Pages(FilledPages {
+            config: shape.config.clone(),
+            leaf_bytes: shape.leaf_bytes,
+            num_leaves: shape.num_leaves,
+            len: shape.len,
+            fill: Box::new(move |p, slot| fill_unit(&shape.pages[p], slot)),
+        }));
     }
-    Ok((parts, kind.unwrap_or(UnitKind::Page)))
+    let mut parts = shape.zeroed_parts()?;
+    let slots = page_slots(&mut parts, counts.iter().copied());
+    let filled: Vec<Result<()>> = shape
+        .pages
+        .par_iter()
+        .zip(slots)
+        .map(|(page, slot)| fill_unit(page, slot))
+        .collect();
+    filled.into_iter().collect::<Result<()>>()?;
+    Ok(LoadedArray::Flat(parts))
+}
+
+/// Whether pages of `counts` leaves split `shape`'s leaves as its configuration's page
+/// size does (every page but the last full), so that each page unit is one page of the
+/// array.
+fn splits_as_configured(shape: &ArrayShape, counts: &[usize]) -> bool {
+    if !(64..=1 << 20).contains(&shape.leaf_bytes) || shape.config.page_bytes == 0 {
+        return false;
+    }
+    let page_leaves = 1usize << shape.config.page_shift(shape.leaf_bytes);
+    counts.split_last().is_some_and(|(&last, full)| {
+        last <= page_leaves && full.iter().all(|&count| count == page_leaves)
+    })
+}
+
+/// The kind of the pages of an array: that of its first page (checked whole), or `None`
+/// for an array without pages.
+fn page_kind(packs: &Packs<'_>, shape: &ArrayShape) -> Result<Option<UnitKind>> {
+    shape
+        .pages
+        .first()
+        .map(|page| packs.unit_of(page, &PAGE_KINDS).map(|(kind, _)| kind))
+        .transpose()
 }
 
 /// The kinds an edge array's pages may have.
@@ -307,10 +377,7 @@ fn first_page_error(packs: &Packs<'_>, shape: &ArrayShape) -> Error {
 }
 
 /// `parts` cut into one slot per page of `counts` leaves each (which sum to its leaves).
-fn page_slots(
-    parts: &mut PmaParts,
-    counts: impl Iterator<Item = usize>,
-) -> Vec<units::PageSlot<'_>> {
+fn page_slots(parts: &mut PmaParts, counts: impl Iterator<Item = usize>) -> Vec<PageSlot<'_>> {
     let leaf_bytes = parts.leaf_bytes;
     let (mut data, mut used, mut heads) = (
         &mut parts.data[..],
@@ -323,7 +390,7 @@ fn page_slots(
         let (u, rest_u) = std::mem::take(&mut used).split_at_mut(count);
         let (h, rest_h) = std::mem::take(&mut heads).split_at_mut(count);
         (data, used, heads) = (rest_d, rest_u, rest_h);
-        slots.push(units::PageSlot {
+        slots.push(PageSlot {
             leaf_bytes,
             data: d,
             used: u,
@@ -335,26 +402,28 @@ fn page_slots(
 
 /// The out- and (directed) in-arrays of `base`, and whether their pages are in the byte
 /// codes an unweighted graph was stored in before version 2 (to be re-encoded).
-fn load_arrays<C: StoreLeaf>(
-    packs: &Packs<'_>,
+fn load_arrays<'p, C: StoreLeaf>(
+    packs: &'p Packs<'_>,
     manifest: &Manifest,
-    base: &Base,
-) -> Result<(PmaParts, Option<PmaParts>, bool)> {
-    let (out, incoming) = rayon::join(
-        || load_array(packs, &base.out),
-        || base.incoming.as_ref().map(|shape| load_array(packs, shape)),
-    );
-    let (out, out_kind) = out?;
-    let (incoming, in_kind) = match incoming.transpose()? {
-        Some((parts, kind)) => (Some(parts), Some(kind)),
-        None => (None, None),
+    base: &'p Base,
+) -> Result<(LoadedArray<'p>, Option<LoadedArray<'p>>, bool)> {
+    let native = if C::GROUP_PAGES {
+        UnitKind::GroupPage
+    } else {
+        UnitKind::Page
+    };
+    let kind = match page_kind(packs, &base.out)? {
+        Some(kind) => kind,
+        None => match &base.incoming {
+            Some(shape) => page_kind(packs, shape)?.unwrap_or(native),
+            None => native,
+        },
     };
     // Pages of a weighted graph are byte-coded maps in every version; an unweighted graph's
     // are group varint since version 2, byte codes before (re-encoded here).
-    let legacy = match (C::GROUP_PAGES, out_kind, in_kind) {
-        (false, UnitKind::Page, None | Some(UnitKind::Page)) => false,
-        (true, UnitKind::GroupPage, None | Some(UnitKind::GroupPage)) => false,
-        (true, UnitKind::Page, None | Some(UnitKind::Page)) => true,
+    let legacy = match (C::GROUP_PAGES, kind) {
+        (false, UnitKind::Page) | (true, UnitKind::GroupPage) => false,
+        (true, UnitKind::Page) => true,
         _ => {
             return Err(Error::Corrupt {
                 path: Some(packs.path(&manifest.base)),
@@ -363,6 +432,12 @@ fn load_arrays<C: StoreLeaf>(
             })
         }
     };
+    let out = load_array(packs, &base.out, kind)?;
+    let incoming = base
+        .incoming
+        .as_ref()
+        .map(|shape| load_array(packs, shape, kind))
+        .transpose()?;
     Ok((out, incoming, legacy))
 }
 
@@ -460,15 +535,18 @@ fn load_base_graph<C: StoreLeaf>(
     let num_vertices =
         usize::try_from(base.num_vertices).map_err(|_| Error::corrupt("vertex count too large"))?;
     let ids = read_id_dictionary(packs, manifest, subtrees)?;
-    let arrays = if legacy {
-        C::from_legacy_arrays
+    let graph = if legacy {
+        C::from_legacy_arrays(manifest.directed, num_vertices, out, incoming)
     } else {
-        C::from_arrays
+        C::from_arrays(manifest.directed, num_vertices, out, incoming)
     };
     let base_path = packs.path(&manifest.base);
-    arrays(manifest.directed, num_vertices, out, incoming)
+    graph
         .map_err(|e| match e {
-            Error::Corrupt { reason, .. } => Error::Corrupt {
+            // An array that breaks an invariant; a page that could not be read names itself.
+            Error::Corrupt {
+                path: None, reason, ..
+            } => Error::Corrupt {
                 path: Some(base_path),
                 offset: None,
                 reason: format!("the checkpoint's edge arrays: {reason}"),
@@ -868,22 +946,35 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::pma::{PmaConfig, PmaPartsRef};
+    use crate::pma::{GroupLeaf, PmaConfig};
     use crate::store::format::{unit_hash, PackWriter};
     use crate::store::SimVfs;
 
-    /// What loading an array gives: its arrays, or the error's message.
-    type Outcome = std::result::Result<(Vec<u8>, Vec<u32>, Vec<u64>), String>;
+    /// What loading an array gives: its keys, or the error's message (`invalid: ...` for
+    /// arrays that were read but break an invariant).
+    type Outcome = std::result::Result<Vec<u64>, String>;
 
-    fn outcome(result: Result<(PmaParts, UnitKind)>) -> Outcome {
-        result
-            .map(|(parts, _)| (parts.data, parts.used, parts.heads))
-            .map_err(|e| e.to_string())
+    fn rebuilt(pma: std::result::Result<Pma<GroupLeaf>, RebuildError>) -> Outcome {
+        match pma {
+            Ok(pma) => {
+                pma.check_invariants().unwrap();
+                Ok(pma.iter().collect())
+            }
+            Err(RebuildError::Invalid(e)) => Err(format!("invalid: {e}")),
+            Err(RebuildError::Unreadable(e)) => Err(e.to_string()),
+        }
     }
 
-    /// Each page on its own: checked, counted, copied. Returns the arrays, or every error
-    /// a load may report: each page's first (checks, count, copy), and the leaf count's
-    /// mismatch with the base unit when every page has a count.
+    /// The one-pass load: pages filled in place and checked.
+    fn load(packs: &Packs<'_>, shape: &ArrayShape) -> Outcome {
+        let array = load_array(packs, shape, UnitKind::GroupPage).map_err(|e| e.to_string())?;
+        rebuilt(array.into_pma(|_| true))
+    }
+
+    /// Each page on its own: checked, counted, copied into flat arrays, which are then
+    /// checked whole ([`Pma::from_parts`]). Returns what that gives, or every error a load
+    /// may report: each page's first (checks, count, copy), and the leaf count's mismatch
+    /// with the base unit when every page has a count.
     fn oracle(packs: &Packs<'_>, shape: &ArrayShape) -> std::result::Result<Outcome, Vec<String>> {
         let empty = || PmaParts {
             data: Vec::new(),
@@ -929,28 +1020,12 @@ mod tests {
             );
         }
         if errors.is_empty() {
-            Ok(Ok((parts.data, parts.used, parts.heads)))
+            Ok(rebuilt(
+                Pma::from_parts(parts, |_| true).map_err(RebuildError::Invalid),
+            ))
         } else {
             Err(errors)
         }
-    }
-
-    /// A page of leaves of `leaf_bytes` bytes using `used[j]` bytes each.
-    fn page(leaf_bytes: usize, used: &[u32], seed: u8) -> Vec<u8> {
-        let data: Vec<u8> = (0..used.len() * leaf_bytes)
-            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
-            .collect();
-        let config = PmaConfig::default();
-        let heads: Vec<u64> = (0..used.len() as u64).map(|j| j * 7 + 1).collect();
-        let parts = PmaPartsRef {
-            config: &config,
-            leaf_bytes,
-            len: 0,
-            data: vec![&data],
-            used: used.to_vec(),
-            heads,
-        };
-        units::page_payloads(&parts).remove(0)
     }
 
     /// Changes a page payload and gives it a valid CRC and hash: a crafted page.
@@ -962,50 +1037,71 @@ mod tests {
         Size(usize, usize, u32),
         /// Cuts the payload's last bytes.
         Cut(usize, usize),
+        /// Changes a byte (of the leaves, most often): keys out of order, a wrong head,
+        /// codes longer than needed or past the size.
+        Byte(usize, usize, u8),
     }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
-        /// The one-pass load agrees with each page checked and copied on its own, for
-        /// crafted pages (counts, sizes, lengths that lie) and damaged bytes (a flipped
-        /// bit): the same arrays, or an error that one of the damaged pages gives.
+        /// The one-pass load (each page filled into its final place and checked there)
+        /// agrees with each page checked and copied on its own into flat arrays that are
+        /// then checked whole, for crafted pages (counts, sizes, lengths, leaf bytes that
+        /// lie), damaged bytes (a flipped bit) and pages that do not split the leaves as
+        /// the configuration does: the same keys, or an error that one of the damaged pages
+        /// gives, or an invariant that does not hold where the oracle finds one.
         #[test]
         fn one_pass_load_is_the_page_by_page_load(
-            pages in vec(vec(0u32..=64, 1..6), 1..6),
+            keys in vec(0u64..1 << 40, 1..1500),
+            page_shift in 0u32..3,
+            other_split in any::<bool>(),
             lies in vec(
                 prop_oneof![
-                    (0usize..6, prop_oneof![1u32..4, Just(u32::MAX), Just(u32::MAX - 1)])
+                    (0usize..64, prop_oneof![1u32..4, Just(u32::MAX), Just(u32::MAX - 1)])
                         .prop_map(|(p, d)| Lie::Count(p, d)),
-                    (0usize..6, 0usize..6, 0u32..80).prop_map(|(p, j, u)| Lie::Size(p, j, u)),
-                    (0usize..6, 1usize..12).prop_map(|(p, n)| Lie::Cut(p, n)),
+                    (0usize..64, 0usize..8, 0u32..300).prop_map(|(p, j, u)| Lie::Size(p, j, u)),
+                    (0usize..64, 1usize..12).prop_map(|(p, n)| Lie::Cut(p, n)),
+                    (0usize..64, any::<usize>(), 1u8..=255).prop_map(|(p, at, x)| Lie::Byte(p, at, x)),
                 ],
                 0..3,
             ),
-            flip in proptest::option::of((0usize..6, any::<usize>(), 0u8..8)),
+            flip in proptest::option::of((0usize..64, any::<usize>(), 0u8..8)),
             promise in proptest::option::of(0usize..40),
         ) {
-            let leaf_bytes = 64;
-            let mut payloads: Vec<Vec<u8>> = pages
-                .iter()
-                .enumerate()
-                .map(|(p, used)| page(leaf_bytes, used, p as u8))
-                .collect();
+            let mut keys = keys;
+            keys.sort_unstable();
+            keys.dedup();
+            let config = PmaConfig {
+                leaf_bytes: Some(256),
+                page_bytes: 256 << page_shift,
+                ..PmaConfig::default()
+            };
+            let pma = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config.clone()).unwrap();
+            let parts = pma.parts();
+            let mut payloads = units::page_payloads(&parts);
+            let n = payloads.len();
             for lie in &lies {
                 match *lie {
                     Lie::Count(p, d) => {
-                        let payload = &mut payloads[p % pages.len()];
+                        let payload = &mut payloads[p % n];
                         let count = u32::from_le_bytes(payload[..4].try_into().unwrap());
                         payload[..4].copy_from_slice(&count.wrapping_add(d).to_le_bytes());
                     }
                     Lie::Size(p, j, u) => {
-                        let payload = &mut payloads[p % pages.len()];
-                        let at = 4 + 4 * (j % pages[p % pages.len()].len());
+                        let payload = &mut payloads[p % n];
+                        let count = u32::from_le_bytes(payload[..4].try_into().unwrap());
+                        let at = 4 + 4 * (j % count as usize);
                         payload[at..at + 4].copy_from_slice(&u.to_le_bytes());
                     }
-                    Lie::Cut(p, n) => {
-                        let payload = &mut payloads[p % pages.len()];
-                        payload.truncate(payload.len().saturating_sub(n));
+                    Lie::Cut(p, cut) => {
+                        let payload = &mut payloads[p % n];
+                        payload.truncate(payload.len().saturating_sub(cut));
+                    }
+                    Lie::Byte(p, at, x) => {
+                        let payload = &mut payloads[p % n];
+                        let len = payload.len();
+                        payload[at % len] ^= x;
                     }
                 }
             }
@@ -1028,16 +1124,20 @@ mod tests {
             let dir = Path::new("/d");
             let mut packs = Packs::new(&vfs, dir, dir_id);
             packs.files.insert(1, bytes);
-            let leaves: usize = pages.iter().map(Vec::len).sum();
-            let shape = ArrayShape {
-                config: PmaConfig::default(),
-                leaf_bytes,
-                num_leaves: promise.unwrap_or(leaves),
-                len: 0,
-                pages: refs,
-            };
-            let got = outcome(load_array(&packs, &shape));
+            let mut shape = ArrayShape::of(&parts, refs);
+            if let Some(leaves) = promise {
+                shape.num_leaves = leaves;
+            }
+            if other_split {
+                // Pages written at one page size, promised at another.
+                shape.config.page_bytes *= 2;
+            }
+            let got = load(&packs, &shape);
             match oracle(&packs, &shape) {
+                Ok(Err(invalid)) => {
+                    let message = got.unwrap_err();
+                    prop_assert!(message.starts_with("invalid: "), "{message}, expected {invalid}");
+                }
                 Ok(expected) => prop_assert_eq!(got, expected),
                 Err(errors) => {
                     let message = got.unwrap_err();
@@ -1045,5 +1145,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_load_without_lies_gives_back_every_key_in_either_split() {
+        let keys: Vec<u64> = (0..5000).map(|i| i * 7 + (i % 5)).collect();
+        let config = PmaConfig {
+            leaf_bytes: Some(256),
+            page_bytes: 1024,
+            ..PmaConfig::default()
+        };
+        let pma = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap();
+        let parts = pma.parts();
+        let mut writer = PackWriter::new(1, 5);
+        let refs: Vec<UnitRef> = units::page_payloads(&parts)
+            .iter()
+            .map(|payload| {
+                let hash = unit_hash(UnitKind::GroupPage, payload);
+                writer.add(UnitKind::GroupPage, payload, hash)
+            })
+            .collect();
+        let vfs = SimVfs::new();
+        let mut packs = Packs::new(&vfs, Path::new("/d"), 5);
+        packs.files.insert(1, writer.finish());
+        let mut shape = ArrayShape::of(&parts, refs);
+        let split = |shape: &ArrayShape| {
+            let array = load_array(&packs, shape, UnitKind::GroupPage).unwrap();
+            matches!(array, LoadedArray::Pages(_))
+        };
+        assert!(split(&shape));
+        assert_eq!(load(&packs, &shape), Ok(keys.clone()));
+        shape.config.page_bytes = 2048;
+        assert!(!split(&shape));
+        assert_eq!(load(&packs, &shape), Ok(keys));
+        // A page of the other leaf encoding.
+        let error = load_array(&packs, &shape, UnitKind::Page)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("mix pages of two leaf encodings"), "{error}");
     }
 }

@@ -14,12 +14,10 @@ use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::graph::{
     EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Properties, PropertyValue, Update, VertexId,
 };
-use crate::pma::{ArrayDims, DeltaMapLeaf, GroupLeaf, PmaConfig, PmaParts, PmaPartsRef};
+use crate::pma::{
+    ArrayDims, DeltaMapLeaf, GroupLeaf, IntoPma, PageSlot, PmaConfig, PmaParts, PmaPartsRef,
+};
 use crate::{Error, Result};
-
-/// Rebuilds a graph from its arrays (whether it is directed, its vertex count, its out- and
-/// in-arrays), validating them fully.
-type FromArrays<C> = fn(bool, usize, PmaParts, Option<PmaParts>) -> Result<Graph<C>>;
 
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
 pub trait StoreLeaf: EdgeLeaf + Sized {
@@ -27,41 +25,46 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
     #[doc(hidden)]
     const GROUP_PAGES: bool;
 
-    /// The checked rebuild of [`StoreLeaf::from_arrays`].
+    /// Rebuilds a graph from its arrays (whether it is directed, its vertex count, its out-
+    /// and in-arrays), validating them fully.
     #[doc(hidden)]
-    const FROM_ARRAYS: FromArrays<Self>;
-
-    /// The checked rebuild of [`StoreLeaf::from_legacy_arrays`].
-    #[doc(hidden)]
-    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Self::FROM_ARRAYS;
-
-    /// Rebuilds a graph from its arrays, validating them fully.
-    #[doc(hidden)]
-    fn from_arrays(d: bool, n: usize, out: PmaParts, inc: Option<PmaParts>) -> Result<Graph<Self>> {
-        (Self::FROM_ARRAYS)(d, n, out, inc)
-    }
+    fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>>;
 
     /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in format 1's byte codes.
     #[doc(hidden)]
-    fn from_legacy_arrays(
+    fn from_legacy_arrays<A: IntoPma>(
         directed: bool,
         num_vertices: usize,
-        out: PmaParts,
-        incoming: Option<PmaParts>,
+        out: A,
+        incoming: Option<A>,
     ) -> Result<Graph<Self>> {
-        (Self::FROM_LEGACY_ARRAYS)(directed, num_vertices, out, incoming)
+        Self::from_arrays(directed, num_vertices, out, incoming)
     }
 }
 
 impl StoreLeaf for GroupLeaf {
     const GROUP_PAGES: bool = true;
-    const FROM_ARRAYS: FromArrays<Self> = Graph::from_parts;
-    const FROM_LEGACY_ARRAYS: FromArrays<Self> = Graph::from_byte_coded_parts;
+
+    fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>> {
+        Graph::from_parts(d, n, out, inc)
+    }
+
+    fn from_legacy_arrays<A: IntoPma>(
+        d: bool,
+        n: usize,
+        out: A,
+        inc: Option<A>,
+    ) -> Result<Graph<Self>> {
+        Graph::from_byte_coded_parts(d, n, out, inc)
+    }
 }
 
 impl StoreLeaf for DeltaMapLeaf {
     const GROUP_PAGES: bool = false;
-    const FROM_ARRAYS: FromArrays<Self> = Graph::from_weighted_parts;
+
+    fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>> {
+        Graph::from_weighted_parts(d, n, out, inc)
+    }
 }
 
 /// One edge array's pages as unit payloads, in page order.
@@ -105,14 +108,6 @@ fn leaf_count(r: &mut ByteReader<&[u8]>) -> Result<usize, BytesError> {
         return Err(r.invalid(at, "the page's leaf count", "a page of 0 leaves"));
     }
     Ok(count)
-}
-
-/// Where one page's leaves go: `used.len()` leaves of `leaf_bytes` bytes.
-pub(super) struct PageSlot<'a> {
-    pub(super) leaf_bytes: usize,
-    pub(super) data: &'a mut [u8],
-    pub(super) used: &'a mut [u32],
-    pub(super) heads: &'a mut [u64],
 }
 
 /// Copies the page unit `payload` into `slot`, which holds as many leaves as the page
