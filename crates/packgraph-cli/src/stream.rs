@@ -378,6 +378,11 @@ fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
 /// Batches below this many edges are applied on the writer's own thread.
 const SMALL_BATCH: usize = 50;
 
+/// Edges generated at once for small batches: the generator runs on the thread pool, and
+/// one call per batch of one edge would cost a hand-off to it (and a wait behind the
+/// readers' queries) per edge.
+const GENERATE_AHEAD: usize = 1 << 14;
+
 /// The single writer: R-MAT insert batches, and deletions of the oldest inserted batch.
 struct Writer {
     num_vertices: usize,
@@ -387,6 +392,8 @@ struct Writer {
     rng: SplitMix64,
     seed: u64,
     permutation: Vec<VertexId>,
+    /// Edges generated ahead for small batches, taken from the end.
+    ahead: Vec<(VertexId, VertexId)>,
     inserted_batches: std::collections::VecDeque<Vec<(VertexId, VertexId)>>,
     latencies: Vec<f64>,
     /// Seconds spent applying and publishing batches.
@@ -407,6 +414,7 @@ impl Writer {
             rng: SplitMix64::new(args.seed, 0x57_2ea4),
             seed: args.seed,
             permutation: generate::permutation(1 << scale, args.seed ^ 0xba7c),
+            ahead: Vec::new(),
             inserted_batches: std::collections::VecDeque::new(),
             latencies: Vec::new(),
             busy: 0.0,
@@ -416,23 +424,34 @@ impl Writer {
         }
     }
 
+    /// `count` new R-MAT edges over the graph's vertices.
+    fn generate(&mut self, count: usize) -> Vec<(VertexId, VertexId)> {
+        let seed = self.seed ^ self.rng.next_u64();
+        let n = self.num_vertices as VertexId;
+        let mut edges = generate::rmat(self.scale, count, Initiator::GRAPH500, seed);
+        for (u, v) in &mut edges {
+            (*u, *v) = (
+                self.permutation[*u as usize] % n,
+                self.permutation[*v as usize] % n,
+            );
+        }
+        edges
+    }
+
     /// Makes the next batch, applies it and publishes the version; records the latency.
     fn step(&mut self, shared: &Target, pool: &ThreadPool) -> anyhow::Result<()> {
         let delete =
             !self.inserted_batches.is_empty() && self.rng.next_f64() < self.delete_fraction;
         let batch = if delete {
             self.inserted_batches.pop_front().unwrap_or_default()
-        } else {
-            let seed = self.seed ^ self.rng.next_u64();
-            let n = self.num_vertices as VertexId;
-            let mut edges = generate::rmat(self.scale, self.batch_size, Initiator::GRAPH500, seed);
-            for (u, v) in &mut edges {
-                (*u, *v) = (
-                    self.permutation[*u as usize] % n,
-                    self.permutation[*v as usize] % n,
-                );
+        } else if self.batch_size < SMALL_BATCH {
+            if self.ahead.len() < self.batch_size {
+                self.ahead = self.generate(GENERATE_AHEAD);
             }
-            edges
+            let rest = self.ahead.len() - self.batch_size;
+            self.ahead.split_off(rest)
+        } else {
+            self.generate(self.batch_size)
         };
         let mut update = Update::new();
         if delete {

@@ -199,3 +199,28 @@ fn stream_into_an_existing_directory_needs_synthetic() {
     );
     assert!(info() > 2, "the synthetic edges are in the directory");
 }
+
+/// Batches of one edge come from edges generated ahead in blocks; deleting earlier batches
+/// (one edge each) goes on working beside them, and every figure is reported.
+#[test]
+fn stream_of_single_edges_inserts_and_deletes() {
+    let out = records(&[
+        "--threads",
+        "2",
+        "stream",
+        "--scale",
+        "10",
+        "--duration",
+        "0.3",
+        "--batch-size",
+        "1",
+        "--delete-fraction",
+        "0.3",
+        "--algorithms",
+        "bfs",
+        "--json",
+    ]);
+    assert!(out.iter().all(|r| r["param"] == 1));
+    assert!(value(&out, "update") > 0.0);
+    assert!(value(&out, "versions") >= 1.0);
+}

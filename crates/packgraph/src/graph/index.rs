@@ -6,12 +6,15 @@
 //! [`ShortCursor`]: the run's first target, known without decoding, and where the entry
 //! after it starts; and a 4-byte degree).
 //!
-//! The index is persistent, like the CPMA's page table: its entries are cut into segments
-//! of `1 << shift` vertices behind reference-counted pointers, so that a version's index
-//! is a table of segment pointers. An index derived from an earlier version's
-//! ([`RunIndex::update_from`]) shares every segment whose vertices' runs did not move and
-//! copies only the others; a new version after a small batch costs the table of pointers
-//! (about √vertices of them) and the segments the batch touched, not the whole index.
+//! The index is persistent, like the CPMA's page table, and in three levels like it:
+//! entries are cut into segments of `1 << segment_shift` vertices, segments into chunks of
+//! `1 << chunk_shift` vertices, each behind a reference-counted pointer, and a version's
+//! index is one pointer to its table of chunks. Cloning an index is O(1). An index derived
+//! from an earlier version's ([`RunIndex::update_from`]) shares every chunk and segment
+//! whose vertices' runs did not move and copies only the others: a one-edge batch copies
+//! the table of chunks, a chunk or two (each about the fourth root of the vertex count
+//! long) and a segment or two (about the square root: one contiguous copy), not the
+//! O(√vertices) pointers of a flat table of segments per version.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,11 +34,18 @@ const PAIR_MIN_DEGREE: usize = 8;
 /// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
-/// Bounds of log2 of the vertices per segment: segments of about √vertices keep the
-/// pointer table and one segment's copy about equally cheap (a segment of 4096 vertices is
-/// 64 KiB).
-const MIN_SEGMENT_SHIFT: u32 = 8;
-const MAX_SEGMENT_SHIFT: u32 = 12;
+/// Bounds of log2 of the vertices per segment: about half the vertex count's bits. A
+/// version's copy of a pointer level costs a reference-count increment per pointer, each a
+/// cache miss of its own, while a segment's entries are one contiguous copy: so the
+/// segments are long (a segment of 2048 vertices is 32 KiB) and the two pointer levels
+/// short, about the fourth root of the vertex count each (measured: on 3.75 M vertices,
+/// chunks of 128 pointers to segments of 256 entries spent most of a one-edge commit's
+/// index time in the increments).
+const MIN_SEGMENT_SHIFT: u32 = 6;
+const MAX_SEGMENT_SHIFT: u32 = 11;
+/// Bounds of log2 of the segments per chunk.
+const MIN_CHUNK_SEGMENTS_SHIFT: u32 = 1;
+const MAX_CHUNK_SEGMENTS_SHIFT: u32 = 10;
 
 /// One vertex's entry: its run's start and length, side by side so that a neighbor scan
 /// reads one cache line for both.
@@ -45,52 +55,82 @@ struct Entry {
     degree: u32,
 }
 
-/// The entries of `1 << shift` consecutive vertices (past the index's length: zeros), in
-/// one allocation.
+/// The entries of `1 << segment_shift` consecutive vertices (past the index's length:
+/// zeros), in one allocation.
 type Segment = Arc<[Entry]>;
+
+/// The segments of `1 << chunk_shift` consecutive vertices (the last chunk may hold fewer).
+type Chunk = Arc<[Segment]>;
 
 fn empty_segment(len: usize) -> Segment {
     vec![Entry::default(); len].into()
 }
 
+/// `slot`, copied first if another holder shares it: the writable contents.
+#[inline]
+fn unshare<T: Clone>(slot: &mut Arc<[T]>) -> &mut [T] {
+    if Arc::get_mut(slot).is_none() {
+        *slot = slot.iter().cloned().collect();
+    }
+    Arc::get_mut(slot).expect("a slice just copied has one holder")
+}
+
 /// Start and length of every vertex's run in one edge CPMA.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct RunIndex {
     /// log2 of the vertices per segment.
-    shift: u32,
-    segments: Vec<Segment>,
+    segment_shift: u32,
+    /// log2 of the vertices per chunk.
+    chunk_shift: u32,
+    /// Every chunk but the last holds `1 << (chunk_shift - segment_shift)` segments.
+    chunks: Arc<[Chunk]>,
     /// Vertices indexed.
     len: usize,
 }
 
-/// log2 of the vertices per segment for an index of `num_vertices`: half their bits.
-fn segment_shift(num_vertices: usize) -> u32 {
+impl Default for RunIndex {
+    fn default() -> Self {
+        let (segment_shift, chunk_shift) = level_shifts(0);
+        Self {
+            segment_shift,
+            chunk_shift,
+            chunks: Arc::from(Vec::new()),
+            len: 0,
+        }
+    }
+}
+
+/// log2 of the vertices per segment and per chunk for an index of `num_vertices`: half of
+/// their bits for a segment, a quarter for a chunk's segments.
+fn level_shifts(num_vertices: usize) -> (u32, u32) {
     let bits = usize::BITS - num_vertices.max(1).leading_zeros();
-    bits.div_ceil(2).clamp(MIN_SEGMENT_SHIFT, MAX_SEGMENT_SHIFT)
+    let segment = bits.div_ceil(2).clamp(MIN_SEGMENT_SHIFT, MAX_SEGMENT_SHIFT);
+    let segments = (bits.saturating_sub(segment))
+        .div_ceil(2)
+        .clamp(MIN_CHUNK_SEGMENTS_SHIFT, MAX_CHUNK_SEGMENTS_SHIFT);
+    (segment, segment + segments)
 }
 
 impl RunIndex {
     /// Indexes the runs of `edges` (keys `(source << 32) | target`) for `num_vertices`.
     pub(crate) fn build<C: LeafCodec>(edges: &Pma<C>, num_vertices: usize) -> Self {
-        Self::build_in_chunks(
-            edges,
-            num_vertices,
-            BUILD_GRAIN,
-            segment_shift(num_vertices),
-        )
+        let (segment_shift, chunk_shift) = level_shifts(num_vertices);
+        Self::build_in_chunks(edges, num_vertices, BUILD_GRAIN, segment_shift, chunk_shift)
     }
 
-    /// [`RunIndex::build`] with parallel tasks of `grain` leaves and segments of
-    /// `1 << shift` vertices.
+    /// [`RunIndex::build`] with parallel tasks of `grain` leaves, segments of
+    /// `1 << segment_shift` vertices and chunks of `1 << chunk_shift`.
     fn build_in_chunks<C: LeafCodec>(
         edges: &Pma<C>,
         num_vertices: usize,
         grain: usize,
-        shift: u32,
+        segment_shift: u32,
+        chunk_shift: u32,
     ) -> Self {
+        debug_assert!(segment_shift <= chunk_shift);
         let (starts, degrees) = edges.run_starts(num_vertices, grain);
-        let size = 1usize << shift;
-        let segments = starts
+        let size = 1usize << segment_shift;
+        let segments: Vec<Segment> = starts
             .chunks(size)
             .zip(degrees.chunks(size))
             .map(|(s, d)| {
@@ -102,22 +142,34 @@ impl RunIndex {
                 entries.chain(padding).collect()
             })
             .collect();
+        let chunks = segments
+            .chunks(1 << (chunk_shift - segment_shift))
+            .map(Chunk::from)
+            .collect();
         Self {
-            shift,
-            segments,
+            segment_shift,
+            chunk_shift,
+            chunks,
             len: num_vertices,
         }
     }
 
+    /// Segments per full chunk, less one.
     #[inline(always)]
-    fn mask(&self) -> usize {
-        (1 << self.shift) - 1
+    fn chunk_mask(&self) -> usize {
+        (1 << (self.chunk_shift - self.segment_shift)) - 1
+    }
+
+    /// `v`'s segment (`v` below the segments' end).
+    #[inline(always)]
+    fn segment(&self, v: usize) -> &[Entry] {
+        &self.chunks[v >> self.chunk_shift][(v >> self.segment_shift) & self.chunk_mask()]
     }
 
     /// `v`'s entry (`v` below the length).
     #[inline(always)]
     fn entry(&self, v: usize) -> Entry {
-        self.segments[v >> self.shift][v & self.mask()]
+        self.segment(v)[v & ((1 << self.segment_shift) - 1)]
     }
 
     /// `v`'s entry, empty past the length.
@@ -136,33 +188,62 @@ impl RunIndex {
         self.entry(v).start
     }
 
-    /// Grows the index to `num_vertices` with empty entries (new segments are unshared).
+    /// How many segments the index holds.
+    fn num_segments(&self) -> usize {
+        self.chunks.iter().map(|c| c.len()).sum()
+    }
+
+    /// Every segment, in order.
+    fn segments(&self) -> impl Iterator<Item = &Segment> {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    /// Grows the index to `num_vertices` with empty entries (new segments are unshared;
+    /// the table of chunks and the last chunk are copied only when segments are added).
     fn grow(&mut self, num_vertices: usize) {
-        let size = 1usize << self.shift;
-        while self.segments.len() * size < num_vertices {
-            self.segments.push(empty_segment(size));
+        let size = 1usize << self.segment_shift;
+        let per_chunk = self.chunk_mask() + 1;
+        let have = self.num_segments();
+        let want = num_vertices.div_ceil(size);
+        if want > have {
+            let mut segments: Vec<Segment> = match self.chunks.last() {
+                Some(last) if last.len() < per_chunk => last.to_vec(),
+                _ => Vec::new(),
+            };
+            let mut chunks: Vec<Chunk> = self.chunks.to_vec();
+            if !segments.is_empty() {
+                chunks.pop();
+            }
+            for _ in have..want {
+                segments.push(empty_segment(size));
+                if segments.len() == per_chunk {
+                    chunks.push(Chunk::from(std::mem::take(&mut segments)));
+                }
+            }
+            if !segments.is_empty() {
+                chunks.push(Chunk::from(segments));
+            }
+            self.chunks = chunks.into();
         }
         self.len = self.len.max(num_vertices);
     }
 
-    /// The entries of `v`'s segment, copied first if another version shares them, and
-    /// `v`'s position among them.
+    /// The entries of `v`'s segment, copied first (with the path of pointers to it) if
+    /// another version shares them, and `v`'s position among them.
     #[inline]
     fn segment_mut(&mut self, v: usize) -> (&mut [Entry], usize) {
-        let i = v & self.mask();
-        let segment = &mut self.segments[v >> self.shift];
-        if Arc::get_mut(segment).is_none() {
-            *segment = segment.iter().copied().collect();
-        }
-        let entries = Arc::get_mut(segment).expect("a segment just copied has one holder");
-        (entries, i)
+        let i = v & ((1 << self.segment_shift) - 1);
+        let k = (v >> self.segment_shift) & self.chunk_mask();
+        let chunk = &mut unshare(&mut self.chunks)[v >> self.chunk_shift];
+        let segment = &mut unshare(chunk)[k];
+        (unshare(segment), i)
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
     /// of the same array: only the vertices with keys in leaves whose contents differ
-    /// between the two versions are re-scanned, and only their segments are copied; every
-    /// other segment is shared with `base`. `None` when the layouts differ or most leaves
-    /// changed (a full build is then as cheap).
+    /// between the two versions are re-scanned, and only their segments (and the chunks
+    /// holding them) are copied; every other one is shared with `base`. `None` when the
+    /// layouts differ or most leaves changed (a full build is then as cheap).
     pub(crate) fn update_from<C: LeafCodec>(
         base: &Self,
         base_edges: &Pma<C>,
@@ -259,8 +340,8 @@ impl RunIndex {
         let end = vertices.end.min(self.len);
         let mut v = vertices.start;
         while v < end {
-            let segment = &self.segments[v >> self.shift];
-            let i = v & self.mask();
+            let segment = self.segment(v);
+            let i = v & ((1 << self.segment_shift) - 1);
             let stop = (i + end - v).min(segment.len());
             f(v, &segment[i..stop]);
             v += stop - i;
@@ -398,31 +479,49 @@ impl RunIndex {
         found
     }
 
-    /// Bytes of the index (segments shared with other versions counted in full).
+    /// Bytes of the index (segments and chunks shared with other versions counted in
+    /// full).
     pub(crate) fn size_in_bytes(&self) -> usize {
-        // An `Arc<[Entry]>` allocation: two reference counts, then the entries.
-        let segment = (1usize << self.shift) * std::mem::size_of::<Entry>() + 16;
-        self.segments.capacity() * std::mem::size_of::<Segment>() + self.segments.len() * segment
+        use std::mem::size_of;
+        // An `Arc<[T]>` allocation: two reference counts, then the items.
+        let segment = (1usize << self.segment_shift) * size_of::<Entry>() + 16;
+        let chunks: usize = self
+            .chunks
+            .iter()
+            .map(|c| c.len() * size_of::<Segment>() + 16)
+            .sum();
+        16 + self.chunks.len() * size_of::<Chunk>() + chunks + self.num_segments() * segment
     }
 
     /// Checks the index's own layout: enough segments of `1 << shift` vertices for its
     /// length and no more, and no arcs past the length. Returns what is wrong.
     pub(crate) fn check_layout(&self, num_vertices: usize) -> Result<(), String> {
-        let size = 1usize << self.shift;
+        let size = 1usize << self.segment_shift;
+        let per_chunk = self.chunk_mask() + 1;
         if self.len != num_vertices {
             return Err(format!(
                 "the flat index has {} vertices, the graph {num_vertices}",
                 self.len
             ));
         }
-        if self.segments.len() != self.len.div_ceil(size) {
+        if self.num_segments() != self.len.div_ceil(size) {
             return Err(format!(
                 "the flat index has {} segments for {} vertices of {size} a segment",
-                self.segments.len(),
+                self.num_segments(),
                 self.len
             ));
         }
-        for (k, segment) in self.segments.iter().enumerate() {
+        let last = self.chunks.len().saturating_sub(1);
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            if chunk.is_empty() || chunk.len() > per_chunk || (c < last && chunk.len() != per_chunk)
+            {
+                return Err(format!(
+                    "flat index chunk {c} holds {} segments, not {per_chunk} (all but the last) or 1 to {per_chunk} (the last)",
+                    chunk.len()
+                ));
+            }
+        }
+        for (k, segment) in self.segments().enumerate() {
             if segment.len() != size {
                 return Err(format!(
                     "flat index segment {k} is not {size} vertices long"
@@ -528,7 +627,7 @@ mod tests {
         }
 
         /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves, in segments of 1 to
-        /// 256 vertices, give every vertex's degree and run, on skewed graphs whose low vertices' runs cross chunks or span
+        /// 256 vertices and chunks of 1 to 256, give every vertex's degree and run, on skewed graphs whose low vertices' runs cross chunks or span
         /// whole ones (chunks where no run starts).
         #[test]
         fn chunked_builds_match_the_arcs(
@@ -551,8 +650,8 @@ mod tests {
             for &(u, _) in &arcs {
                 degrees[u as usize] += 1;
             }
-            for (grain, shift) in [(1, 0), (2, 1), (3, 3), (64, 8)] {
-                let index = RunIndex::build_in_chunks(&edges, n, grain, shift);
+            for (grain, shift, chunk) in [(1, 0, 0), (2, 1, 3), (3, 3, 4), (64, 8, 8)] {
+                let index = RunIndex::build_in_chunks(&edges, n, grain, shift, chunk);
                 prop_assert_eq!(index.check_layout(n), Ok(()));
                 prop_assert_eq!(&index.degrees(), &degrees, "grain {}", grain);
                 let mut read = Vec::new();
@@ -585,7 +684,7 @@ mod tests {
             let mut out = vec![9; 5];
             // Segments of 4 vertices (ranges across several) and of 256 (one).
             for (width, shift) in widths.into_iter().flat_map(|w| [(w, 2), (w, 8)]) {
-                let index = RunIndex::build_in_chunks(&edges, 60, BUILD_GRAIN, shift);
+                let index = RunIndex::build_in_chunks(&edges, 60, BUILD_GRAIN, shift, shift + 1);
                 for start in (0..62u32).step_by(width as usize) {
                     index.targets_in(&edges, start..start + width, &mut out);
                     let want: Vec<VertexId> = arcs
@@ -610,13 +709,14 @@ mod tests {
                 1..6,
             ),
             shift in 0u32..5,
+            chunk in 0u32..3,
         ) {
             let mut arcs: Vec<(u64, u64)> = set.into_iter().collect();
             let config = crate::pma::PmaConfig { leaf_bytes: Some(256), ..Default::default() };
             let mut edges =
                 Pma::<GroupLeaf>::from_sorted_with_config(&keys_of(&arcs), config).unwrap();
             let mut n = 300;
-            let mut index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift);
+            let mut index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift, shift + chunk);
             for (batch, insert) in steps {
                 let base_edges = edges.clone();
                 let keys = keys_of(&batch);
@@ -632,7 +732,7 @@ mod tests {
                 }
                 let Some(next) = RunIndex::update_from(&index, &base_edges, &edges, n) else {
                     // A changed layout or most leaves changed: the caller builds in full.
-                    index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift);
+                    index = RunIndex::build_in_chunks(&edges, n, BUILD_GRAIN, shift, shift + chunk);
                     continue;
                 };
                 prop_assert_eq!(next.check_layout(n), Ok(()));
@@ -651,9 +751,10 @@ mod tests {
                 prop_assert_eq!(&read, &arcs);
                 // A batch that changed no arc copies no segment.
                 if base_edges.iter().eq(edges.iter()) && n == index.len {
-                    for (segment, old) in next.segments.iter().zip(&index.segments) {
+                    for (segment, old) in next.segments().zip(index.segments()) {
                         prop_assert!(Arc::ptr_eq(segment, old));
                     }
+                    prop_assert!(Arc::ptr_eq(&next.chunks, &index.chunks));
                 }
                 index = next;
             }
@@ -671,12 +772,21 @@ mod tests {
         edges.insert(50_000 << 32);
         let next = RunIndex::update_from(&base, &base_edges, &edges, 100_001).unwrap();
         let copied = next
-            .segments
-            .iter()
-            .zip(&base.segments)
+            .segments()
+            .zip(base.segments())
             .filter(|(a, b)| !Arc::ptr_eq(a, b))
             .count();
         assert!((1..=2).contains(&copied), "{copied} segments copied");
+        let chunks_copied = next
+            .chunks
+            .iter()
+            .zip(base.chunks.iter())
+            .filter(|(a, b)| !Arc::ptr_eq(a, b))
+            .count();
+        assert!(
+            (1..=2).contains(&chunks_copied),
+            "{chunks_copied} chunks copied"
+        );
         assert_eq!(next.degree(50_000), 2);
         assert_eq!(next.check_layout(100_001), Ok(()));
     }

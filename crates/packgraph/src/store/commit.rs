@@ -12,7 +12,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{ids, lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
 use crate::graph::{Applied, Graph, GraphRead, GroupCommit, Update};
@@ -274,14 +274,26 @@ impl<C: StoreLeaf> Store<C> {
 
 /// Starts the group-commit syncer when the policy is [`SyncPolicy::Group`]: it syncs the
 /// log at most every interval while commits are waiting, until the store closes.
+///
+/// The interval runs from the start of one sync to the start of the next, not from the end
+/// of one: a record written just after a sync started waits at most one interval for its
+/// own, however long the sync took (a sync that takes longer than the interval is followed
+/// by the next at once).
 pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHandle<()>> {
     let SyncPolicy::Group(interval) = inner.options.sync else {
         return None;
     };
     let inner = Arc::clone(inner);
     Some(std::thread::spawn(move || {
+        let mut next = Instant::now() + interval;
         while !inner.closing.load(Ordering::Acquire) {
-            std::thread::park_timeout(interval);
+            let now = Instant::now();
+            if now < next {
+                // Woken early by the store closing, or spuriously: the loop looks again.
+                std::thread::park_timeout(next - now);
+                continue;
+            }
+            next = now + interval;
             if inner.written() > lock(&inner.sync).durable {
                 let _ = inner.sync_now();
             }

@@ -513,8 +513,11 @@ impl LogWriter {
         if self.len + record.len() as u64 > self.segment_bytes {
             self.roll(vfs)?;
         }
-        let path = self.dir.join(segment_name(self.first));
-        self.file.append(&record).map_err(|e| Error::io(&path, e))?;
+        // The segment's path only names a failure: not built for every record.
+        let (dir, first) = (&self.dir, self.first);
+        self.file
+            .append(&record)
+            .map_err(|e| Error::io(&dir.join(segment_name(first)), e))?;
         self.len += record.len() as u64;
         self.next_seq += 1;
         Ok(seq)
