@@ -1,7 +1,8 @@
 //! Kernel 1: the distributed graph. Each process sends every arc of its share of the input
 //! edges to the process that stores it (see [`crate::grid`]) and builds two CSR arrays of
 //! the arcs it receives: by column-local source (for top-down steps) and by row-local target
-//! (for bottom-up steps). Both are sorted and free of duplicates and self-loops.
+//! (for bottom-up steps). Both are free of duplicates and self-loops; out-arcs are sorted by
+//! target, in-arcs by the sources' arcs here, most first.
 //!
 //! Owners also learn, for each of their vertices, the degree (distinct neighbours, no
 //! self-loop), which direction switching and root sampling use, and the *edge weight*: the
@@ -32,7 +33,8 @@ pub struct LocalGraph {
     /// See `out_offsets`.
     pub out_targets: Vec<u32>,
     /// `in_sources[in_offsets[y]..in_offsets[y + 1]]`: column-local sources of row-local
-    /// target `y`, increasing.
+    /// target `y`, those with the most arcs here first (ties by increasing id; see
+    /// [`order_by_fanout`]).
     pub in_offsets: Vec<usize>,
     /// See `in_offsets`.
     pub in_sources: Vec<u32>,
@@ -183,6 +185,51 @@ fn csr_of_sorted(len: usize, shift: u32, keys: &[u64]) -> (Vec<usize>, Vec<u32>)
     (offsets, keys.iter().map(|&k| (k & mask) as u32).collect())
 }
 
+/// Sorts each target's sources by their arcs here (`out_offsets`), most first, ties by
+/// increasing id.
+///
+/// A bottom-up step stops at the first source in the frontier, and a vertex with many arcs
+/// is the likeliest to be there: on Kronecker scale 20 (one process, 16 searches, two
+/// alternating pairs) the bottom-up levels took 0.93 and 0.87 of their time in id order.
+/// The targets are sorted in parallel, in blocks of vertices.
+fn order_by_fanout(offsets: &[usize], sources: &mut [u32], out_offsets: &[usize]) {
+    use rayon::prelude::*;
+    let fanout: Vec<u32> = out_offsets
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as u32)
+        .collect();
+    const BLOCK: usize = 1 << 12;
+    let targets = offsets.len() - 1;
+    let mut blocks = Vec::with_capacity(targets.div_ceil(BLOCK));
+    let mut rest = sources;
+    for start in (0..targets).step_by(BLOCK) {
+        let ends = &offsets[start..=(start + BLOCK).min(targets)];
+        let (block, tail) = rest.split_at_mut(ends[ends.len() - 1] - ends[0]);
+        blocks.push((ends, block));
+        rest = tail;
+    }
+    blocks
+        .into_par_iter()
+        .for_each_init(Vec::new, |keys, (ends, block)| {
+            let base = ends[0];
+            for w in ends.windows(2) {
+                let list = &mut block[w[0] - base..w[1] - base];
+                if list.len() < 2 {
+                    continue;
+                }
+                keys.clear();
+                keys.extend(
+                    list.iter()
+                        .map(|&x| u64::from(u32::MAX - fanout[x as usize]) << 32 | u64::from(x)),
+                );
+                keys.sort_unstable();
+                for (slot, &k) in list.iter_mut().zip(keys.iter()) {
+                    *slot = k as u32;
+                }
+            }
+        });
+}
+
 /// The active ranks of the owned vertices (see [`LocalGraph::active_rank`]), and the
 /// column-local ids of the active vertices of every member of the grid column, gathered as
 /// one bitmap per member (`block / 8` bytes each, once per graph).
@@ -262,6 +309,8 @@ impl LocalGraph {
         drop(spare);
         let (out_offsets, out_targets) = csr_of_sorted(layout.col_len(), y_bits, &keys);
         drop(keys);
+        let mut in_sources = in_sources;
+        order_by_fanout(&in_offsets, &mut in_sources, &out_offsets);
         comm.allreduce_sum(Group::Row, &mut row_sums);
         let mine = layout.col * layout.block..(layout.col + 1) * layout.block;
         let degrees = row_sums[mine.clone()].to_vec();
@@ -400,6 +449,41 @@ mod tests {
         assert_eq!(single.edge_weights, parallel.edge_weights);
     }
 
+    /// Each target's sources are its sorted sources reordered: most arcs here first, ties by
+    /// increasing id.
+    #[test]
+    fn in_arcs_come_most_connected_first() {
+        let all = packgraph::io::generate::kronecker(11, 8, 5);
+        let n = 1 << 11;
+        let grid = Grid { rows: 2, cols: 2 };
+        ThreadComm::run(grid, |c| {
+            let layout = Layout::new(grid, n, c.rank());
+            let share = all.len().div_ceil(grid.size());
+            let mine =
+                &all[(c.rank() * share).min(all.len())..((c.rank() + 1) * share).min(all.len())];
+            let g = LocalGraph::build(c, layout, mine);
+            let mut sources = vec![Vec::new(); layout.row_len()];
+            for x in 0..layout.col_len() as u32 {
+                for &y in g.out_arcs(x) {
+                    sources[y as usize].push(x);
+                }
+            }
+            for (y, expected) in sources.iter().enumerate() {
+                let got = g.in_arcs(y as u32);
+                let mut sorted = got.to_vec();
+                sorted.sort_unstable();
+                assert_eq!(&sorted, expected, "sources of {y}");
+                for pair in got.windows(2) {
+                    let (a, b) = (g.out_arcs(pair[0]).len(), g.out_arcs(pair[1]).len());
+                    assert!(
+                        a > b || (a == b && pair[0] < pair[1]),
+                        "order of {y}'s sources"
+                    );
+                }
+            }
+        });
+    }
+
     #[test]
     fn active_ranks_number_the_vertices_with_arcs_and_every_column_member_can_invert_them() {
         let all = packgraph::io::generate::kronecker(8, 4, 3);
@@ -491,7 +575,11 @@ mod tests {
                     let sources = g.in_arcs(y);
                     let empty = g.no_in_arcs[y as usize / 64] >> (y % 64) & 1 == 1;
                     assert_eq!(empty, sources.is_empty(), "no_in_arcs bit of {y}");
-                    assert!(sources.windows(2).all(|w| w[0] < w[1]), "sorted, distinct");
+                    let fanout = |x: u32| std::cmp::Reverse(g.out_arcs(x).len());
+                    assert!(
+                        sources.windows(2).all(|w| (fanout(w[0]), w[0]) < (fanout(w[1]), w[1])),
+                        "distinct, most arcs first"
+                    );
                     incoming.extend(sources.iter().map(|&x| (layout.col_global(x), row_global(y))));
                 }
                 let first = layout.block_start(c.rank());

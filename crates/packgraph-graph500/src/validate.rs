@@ -219,7 +219,7 @@ pub fn validate(comm: &dyn Comm, graph: &LocalGraph, root: u32, parents: &[u32])
         }
         if layout.in_my_col(p) {
             let x = layout.col_local(p);
-            if arcs.binary_search(&x).is_ok() {
+            if arcs.contains(&x) {
                 counts.parent_edges += 1;
             }
             let lp = col_levels[x as usize];

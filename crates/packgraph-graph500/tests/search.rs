@@ -50,6 +50,36 @@ fn one_process_finds_the_levels_of_the_core_bfs() {
     }
 }
 
+/// With several threads, top-down and bottom-up levels split their work into tasks (from
+/// 32 frontier ids or 512 words of row vertices); the levels are the core's and the tree
+/// valid, as on one thread.
+#[test]
+fn threads_find_the_levels_of_the_core_bfs() {
+    let scale = 15;
+    let n = 1 << scale;
+    let edges = kronecker(scale, 16, 11);
+    let core = Graph::from_edges(n, &edges, false).unwrap();
+    let layout = Layout::new(Grid { rows: 1, cols: 1 }, n, 0);
+    let graph = LocalGraph::build(&SelfComm, layout, &edges);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let (mut wide_top_down, mut bottom_up) = (false, false);
+    for root in [2u32, 5, 77, 1000, 4242, 20000] {
+        let expected = core_bfs(&core, root).unwrap().depths;
+        let search = pool.install(|| bfs(&SelfComm, &graph, root, true)).unwrap();
+        assert_eq!(&search.levels[..n], &expected[..], "root {root}");
+        assert!(validate(&SelfComm, &graph, root, &search.parents).is_valid());
+        wide_top_down |= search
+            .stats
+            .iter()
+            .any(|l| !l.bottom_up && l.frontier_ids >= 32);
+        bottom_up |= search.stats.iter().any(|l| l.bottom_up);
+    }
+    assert!(wide_top_down && bottom_up, "both parallel steps reached");
+}
+
 #[test]
 fn grids_find_the_same_levels_with_and_without_compression() {
     let scale = 11;

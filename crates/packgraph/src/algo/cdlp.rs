@@ -13,8 +13,16 @@ use rayon::prelude::*;
 
 use crate::graph::{GraphRead, VertexId};
 
-/// The most frequent label in `labels` (sorted in place), smallest on ties.
-fn most_frequent(labels: &mut [VertexId]) -> Option<VertexId> {
+/// The most frequent label in `labels` (sorted in place), smallest on ties: the label a
+/// vertex takes in a round of label propagation (`None` without neighbours). Public for
+/// label propagation over other label types (packgraph-dist's labels are 64-bit ids).
+///
+/// ```
+/// let mut labels = [7u64, 3, 7, 3, 9];
+/// assert_eq!(packgraph::algo::most_frequent(&mut labels), Some(3));
+/// assert_eq!(packgraph::algo::most_frequent::<u32>(&mut []), None);
+/// ```
+pub fn most_frequent<T: Ord + Copy>(labels: &mut [T]) -> Option<T> {
     labels.sort_unstable();
     let (mut best, mut best_count) = (None, 0);
     for run in labels.chunk_by(|a, b| a == b) {
@@ -104,8 +112,28 @@ pub fn cdlp_serial<G: GraphRead>(graph: &G, iterations: usize) -> Vec<VertexId> 
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
     use super::*;
     use crate::graph::CsrGraph;
+
+    proptest! {
+        /// Against counting in a map: the greatest count, the smallest label among ties.
+        #[test]
+        fn most_frequent_takes_the_smallest_of_the_commonest(
+            mut labels in proptest::collection::vec(0u64..8, 0..40),
+        ) {
+            let mut counts = BTreeMap::new();
+            for &l in &labels {
+                *counts.entry(l).or_insert(0usize) += 1;
+            }
+            let best = counts.values().max().copied();
+            let expected = counts.iter().find(|(_, &c)| Some(c) == best).map(|(&l, _)| l);
+            prop_assert_eq!(most_frequent(&mut labels), expected);
+        }
+    }
 
     #[test]
     fn a_set_stop_flag_ends_before_the_next_round() {

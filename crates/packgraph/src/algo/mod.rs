@@ -31,7 +31,7 @@ mod wcc;
 
 pub use self::bc::{betweenness, betweenness_serial};
 pub use self::bfs::{bfs, bfs_depths_serial, BfsTree, UNREACHED};
-pub use self::cdlp::{cdlp, cdlp_interruptible, cdlp_serial};
+pub use self::cdlp::{cdlp, cdlp_interruptible, cdlp_serial, most_frequent};
 pub use self::edge_map::{edge_map, EdgeOp, PULL_DIVISOR};
 pub use self::kcore::{kcore, kcore_serial};
 pub use self::khop::{khop, khop_vertices};

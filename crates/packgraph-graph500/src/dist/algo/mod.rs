@@ -21,6 +21,7 @@
 //! * [`lcc`]: Graphalytics local clustering coefficient; the out-lists of the ghosts are
 //!   fetched once (4 bytes per arc, 8 per list), then every process counts alone.
 
+use packgraph::algo::most_frequent;
 use packgraph::graph::{VertexId, WeightedGraphRead};
 use rayon::prelude::*;
 
@@ -528,18 +529,6 @@ fn sssp_on<G: WeightedGraphRead>(
         active = next;
     }
     Ok(dist)
-}
-
-/// The most frequent label in `labels` (sorted in place), the smallest on ties.
-fn most_frequent(labels: &mut [u64]) -> Option<u64> {
-    labels.sort_unstable();
-    let (mut best, mut best_count) = (None, 0);
-    for run in labels.chunk_by(|a, b| a == b) {
-        if run.len() > best_count {
-            (best, best_count) = (Some(run[0]), run.len());
-        }
-    }
-    best
 }
 
 /// Community labels (external ids) of each owned vertex after `iterations` rounds of label

@@ -8,6 +8,7 @@ use packgraph::graph::{VertexId, WeightedGraphRead};
 use rayon::prelude::*;
 
 use super::{agree, Around, Ghosts, Meta};
+use crate::bfs::Switch;
 use crate::comm::{Comm, Group};
 use crate::dist::{DistError, Part, Store};
 
@@ -27,8 +28,7 @@ pub fn bfs(
 /// How a search picks the direction of each level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Direction {
-    /// Beamer's rule: bottom-up while the frontier's arcs outnumber the unexplored arcs
-    /// over [`ALPHA`], top-down again once the frontier holds under `n /` [`BETA`] vertices.
+    /// Beamer's rule ([`Switch`], the Graph500 search's) with his α of [`ALPHA`].
     Optimizing,
     /// Top-down levels only.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -38,10 +38,9 @@ pub(super) enum Direction {
     BottomUp,
 }
 
-/// Beamer's α: go bottom-up when frontier arcs > unexplored arcs / α.
+/// Beamer's α: go bottom-up when frontier arcs > unexplored arcs / α (the Graph500 search
+/// measured its own, [`crate::bfs::ALPHA`], on its 2-D partition).
 const ALPHA: u64 = 14;
-/// Beamer's β: go top-down again when frontier vertices < n / β.
-const BETA: u64 = 24;
 
 fn bfs_on<G: WeightedGraphRead + Sync>(
     comm: &dyn Comm,
@@ -80,10 +79,10 @@ pub(super) fn search<G: WeightedGraphRead + Sync>(
         .collect();
     let mut totals = [degree.iter().sum::<u64>(), m.owned as u64];
     comm.allreduce_sum(Group::World, &mut totals);
-    let [mut unexplored, n] = totals;
+    let [arcs_total, n] = totals;
+    let mut switch = Switch::new(n, arcs_total, ALPHA);
     // The ghosts a bottom-up level reads, set up at the first one.
     let mut pull: Option<(Ghosts, Vec<Vec<u64>>)> = None;
-    let mut bottom_up = false;
     let mut level = 0;
     loop {
         let mut sums = [
@@ -95,12 +94,10 @@ pub(super) fn search<G: WeightedGraphRead + Sync>(
         if vertices == 0 {
             break;
         }
-        unexplored = unexplored.saturating_sub(arcs);
-        bottom_up = match direction {
+        let bottom_up = match direction {
             Direction::TopDown => false,
             Direction::BottomUp => true,
-            Direction::Optimizing if bottom_up => vertices >= n / BETA,
-            Direction::Optimizing => arcs > unexplored / ALPHA,
+            Direction::Optimizing => switch.bottom_up(vertices, arcs),
         };
         level += 1;
         frontier = if bottom_up {
