@@ -36,8 +36,9 @@ pub struct PmaConfig {
     /// `min(share_bytes, page_bytes)` (at least one leaf). Pages of one leaf (256) make a
     /// batch of 1e3 random keys under a fresh snapshot copy 2.8 times the bytes of the
     /// leaves it changes instead of 10, but cost a pointer, a reference count and an
-    /// allocation per leaf: `packgraph-bench snapshot` measured batches of 1e4–1e5 under a
-    /// fresh snapshot at 0.4 times the speed of 4 KiB pages, so the default is 4096.
+    /// allocation per leaf: `packgraph-bench snapshot` measured batches of 1e4 and 1e5
+    /// under a fresh snapshot at 0.35 and 0.26 times the speed of 4 KiB pages (one run
+    /// each, loaded machine), so the default is 4096.
     /// Range 64..=16777216.
     pub share_bytes: usize,
 }
