@@ -39,10 +39,14 @@ pub(crate) struct SnapshotArgs {
     /// Arcs of the graphs whose snapshot cost is measured (comma-separated; empty for none).
     #[arg(long, default_value = "1e6,3e7", value_parser = parse_count_list)]
     graph_arcs: CountList,
-    /// Bytes of leaves per page (the unit shared between versions); default from the
-    /// library.
+    /// Bytes of leaves per stored page (the unit of snapshot files and checkpoints);
+    /// default from the library.
     #[arg(long)]
     page_bytes: Option<usize>,
+    /// Bytes of leaves per page in memory (the unit shared between versions and copied on
+    /// write, at least one leaf); default from the library.
+    #[arg(long)]
+    share_bytes: Option<usize>,
     #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
@@ -69,6 +73,9 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     let mut config = PmaConfig::default();
     if let Some(bytes) = args.page_bytes {
         config.page_bytes = bytes;
+    }
+    if let Some(bytes) = args.share_bytes {
+        config.share_bytes = bytes;
     }
     config.validate().map_err(|e| usage_error(e.to_string()))?;
     let mut start = random_keys(args.keys, args.common.seed);

@@ -154,11 +154,7 @@ impl<C: LeafCodec> Pma<C> {
             config: &self.config,
             leaf_bytes: self.leaf_bytes,
             len: self.len,
-            data: self
-                .table
-                .pages()
-                .map(|p| &p[..p.len() - PADDING_BYTES])
-                .collect(),
+            data: self.stored_pages(),
             used: self.table.used_all(),
             heads: self.table.heads(),
         }

@@ -4,7 +4,8 @@ use super::leaf::LeafCodec;
 use super::{Pma, PmaError, PADDING_BYTES};
 
 impl<C: LeafCodec> Pma<C> {
-    /// Checks every invariant listed in the module documentation.
+    /// Checks every invariant listed in the module documentation, the page table's shape,
+    /// and the stored copy of the leaves if one was made.
     ///
     /// # Errors
     /// [`PmaError::Invariant`] naming the first leaf found broken.
@@ -20,6 +21,16 @@ impl<C: LeafCodec> Pma<C> {
                     p * self.page_leaves(),
                     format!("page {p} has the wrong size"),
                 );
+            }
+        }
+        if let Some(copy) = table.stored_copy.get() {
+            if copy.len() != num_leaves * self.leaf_bytes {
+                return broken(0, "the stored copy has the wrong size".into());
+            }
+            for (j, bytes) in copy.chunks(self.leaf_bytes).enumerate() {
+                if bytes != &self.leaf(j)[..self.leaf_bytes] {
+                    return broken(j, "the stored copy differs from the leaf".into());
+                }
             }
         }
         let mut previous: Option<u64> = None;

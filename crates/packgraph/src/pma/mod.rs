@@ -17,17 +17,19 @@
 //!   [`PmaConfig::growth_factor`] when the root's bound breaks.
 //!
 //! Versions (Aspen, section 5.2; PART, sections 3.2–3.4): the leaves are grouped into
-//! fixed-size pages ([`PmaConfig::page_bytes`]) held by reference-counted pointers, pages
-//! into groups (their page pointers plus the per-leaf heads and sizes that search needs),
-//! groups into supergroups (their group pointers and first heads), each level about the
-//! cube root of the page count long, and a version is a table of supergroup pointers,
-//! itself behind a reference count (`table.rs`). `Clone` is therefore O(1) and copies no
-//! key data. The first write to a shared table copies its top level (one pointer and one
-//! head per supergroup), a write to a supergroup, group or page another version holds
-//! copies that one (pages counted by [`Pma::page_copies`]); unshared ones are written in
-//! place, so with no other version alive nothing is copied and updates run as before, and
-//! a one-key update after a snapshot copies three arrays of about ∛pages entries and one
-//! page, not the table.
+//! pages of at most `min(page_bytes, share_bytes)` bytes (see [`PmaConfig::share_bytes`])
+//! held by reference-counted pointers, pages into groups of 8
+//! (their page pointers plus the per-leaf heads and sizes that search needs), groups into
+//! supergroups (their group pointers and first heads), and a version is a table of
+//! supergroup pointers, itself behind a reference count (`table.rs`). `Clone` is therefore
+//! O(1) and copies no key data. The first write to a shared table copies its top level
+//! (one pointer and one head per supergroup), a write to a supergroup, group or page
+//! another version holds copies that one (pages counted by [`Pma::page_copies`]); unshared
+//! ones are written in place, so with no other version alive nothing is copied and updates
+//! run as before, and a write under a snapshot copies the pages it changes, a group of 8
+//! entries per changed page, and two arrays of about √(pages / 8) entries. Files store
+//! pages of [`PmaConfig::page_bytes`]: when in-memory pages are smaller, [`Pma::parts`]
+//! cuts a contiguous copy of the leaves into them.
 //! Growth and shrink build new pages and leave old versions untouched.
 //!
 //! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
@@ -385,6 +387,20 @@ impl<C: LeafCodec> Pma<C> {
     /// Pages copied so far by this handle because a clone shared them.
     pub fn page_copies(&self) -> usize {
         self.page_copies.load(Ordering::Relaxed)
+    }
+
+    /// The leaves' bytes, one slice per stored page (`PmaConfig::page_bytes`, the unit of
+    /// snapshot files and checkpoints), without padding. In-memory pages are smaller at
+    /// the default sizes: then the first call makes one contiguous copy of the leaves,
+    /// kept with this version's page table until a write or the last version sharing the
+    /// table lets go of it.
+    pub(crate) fn stored_pages(&self) -> Vec<&[u8]> {
+        self.table.stored(
+            self.num_leaves,
+            self.leaf_bytes,
+            self.page_shift,
+            self.config.stored_page_shift(self.leaf_bytes),
+        )
     }
 
     /// Whether this version and `other` share their page at `page` (the same memory).

@@ -112,7 +112,7 @@ impl<'a> Leaves<'a> {
     #[inline]
     pub(super) fn target_from(&self, from: usize, key: u64) -> usize {
         if self.next_group_head(from) <= key {
-            return self.target(key);
+            return self.target_past_group(from, key);
         }
         let (group, from_local) = self.group(from);
         let heads = &group.heads[..];
@@ -130,6 +130,29 @@ impl<'a> Leaves<'a> {
             + heads[lo..hi]
                 .partition_point(|&head| head <= key)
                 .saturating_sub(1)
+    }
+}
+
+impl Leaves<'_> {
+    /// [`Self::target`] for a key at or past the group after local leaf `from`'s: a key
+    /// before the next supergroup searches only the later groups of `from`'s supergroup
+    /// (groups are small, so a sorted batch crosses many), any other takes [`Self::target`].
+    fn target_past_group(&self, from: usize, key: u64) -> usize {
+        let (s, k, _) = self.shape.place(from);
+        let sup = &self.supers[s];
+        // (Past the last group only `u64::MAX` is at least the next group's head.)
+        if k + 1 >= sup.groups.len() || self.super_heads.get(s + 1).is_some_and(|&h| h <= key) {
+            return self.target(key);
+        }
+        // The next group's head is at most `key` and lies in this supergroup.
+        let later = &sup.group_heads[k + 1..];
+        let g = k + 1 + later.partition_point(|&head| head <= key).saturating_sub(1);
+        let local = sup.groups[g]
+            .heads
+            .partition_point(|&head| head <= key)
+            .saturating_sub(1);
+        let j = (s << self.shape.sup) + (g << self.shape.group) + local;
+        j.min(self.len.saturating_sub(1))
     }
 }
 
@@ -547,6 +570,8 @@ impl<C: LeafCodec> Pma<C> {
             fence(Ordering::Acquire);
         }
         let table = Arc::make_mut(&mut self.table);
+        // The stored copy (see `Table::stored`) would go stale.
+        table.stored_copy.take();
         LeavesMut {
             first: 0,
             leaf_bytes: self.leaf_bytes,

@@ -169,10 +169,30 @@ fn run_ops<C: LeafCodec<Item = u64>>(config: PmaConfig, ops: &[Op]) {
     }
 }
 
+/// Checks that `pma.parts()` hands out the leaves in stored pages
+/// (`PmaConfig::page_bytes`), whatever the in-memory page size.
+fn assert_stored_pages(pma: &Cpma) {
+    let parts = pma.parts();
+    let stored = pma.leaf_bytes << pma.config.stored_page_shift(pma.leaf_bytes);
+    assert_eq!(
+        parts.data.len(),
+        (pma.num_leaves * pma.leaf_bytes).div_ceil(stored)
+    );
+    for (p, page) in parts.data.iter().enumerate() {
+        let first = p * stored / pma.leaf_bytes;
+        let leaves = (pma.num_leaves - first).min(stored / pma.leaf_bytes);
+        assert_eq!(page.len(), leaves * pma.leaf_bytes, "stored page {p}");
+        for (i, leaf) in page.chunks(pma.leaf_bytes).enumerate() {
+            assert_eq!(leaf, &pma.leaf(first + i)[..pma.leaf_bytes]);
+        }
+    }
+}
+
 /// Applies `steps` to one writer built from `start` (sorted); after a step whose tag is 0 it
 /// clones a version (kept with a copy of the oracle), after tag 1 it drops the oldest kept
-/// version. Every kept version must keep exactly its contents, and its pages must stay
-/// untouched.
+/// version, after tag 2 it takes the stored pages of the writer and of the newest version
+/// (the copy they may keep must follow later writes). Every kept version must keep exactly
+/// its contents, and its pages must stay untouched.
 fn run_versioned(config: PmaConfig, start: &[u64], steps: &[(Op, u8)]) {
     let mut pma = Cpma::from_sorted_with_config(start, config).unwrap();
     let mut oracle: BTreeSet<u64> = start.iter().copied().collect();
@@ -193,6 +213,12 @@ fn run_versioned(config: PmaConfig, start: &[u64], steps: &[(Op, u8)]) {
         match tag {
             0 => versions.push((pma.clone(), oracle.clone())),
             1 if !versions.is_empty() => drop(versions.remove(0)),
+            2 => {
+                assert_stored_pages(&pma);
+                if let Some((version, _)) = versions.last() {
+                    assert_stored_pages(version);
+                }
+            }
             _ => {}
         }
         assert_matches(&pma, &oracle, &[]);
@@ -283,6 +309,75 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     assert_eq!(pma.page_stats().shared, 0);
 }
 
+/// With in-memory pages of one leaf (`share_bytes` 256 at the default leaf sizes): a
+/// one-key update under a snapshot copies that leaf's page, one group, one supergroup and
+/// the top level, and a batch of random keys under a fresh snapshot copies about what it
+/// changes; the stored pages that files are written from keep their size.
+#[test]
+fn with_one_leaf_pages_a_write_under_a_snapshot_copies_about_what_it_changes() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state >> 16
+    };
+    let mut keys: Vec<u64> = (0..200_000).map(|_| random()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let config = PmaConfig {
+        share_bytes: 256,
+        ..PmaConfig::default()
+    };
+    let mut pma = Cpma::from_sorted_with_config(&keys, config).unwrap();
+    assert_eq!(pma.page_leaves(), 1);
+    assert!(pma.config.stored_page_shift(pma.leaf_bytes) > 0);
+    assert_stored_pages(&pma);
+    assert!(pma.table.stored_copy.get().is_some());
+
+    let old = pma.clone();
+    assert!(pma.insert(random()));
+    assert!(pma.table.stored_copy.get().is_none());
+    assert_eq!(pma.page_copies(), 1);
+    let volume = pma.copy_volume(&old).unwrap();
+    assert_eq!(volume.leaves_changed, 1);
+    assert_eq!(volume.page_bytes, pma.leaf_bytes + PADDING_BYTES);
+    let copied = |a: &Table, b: &Table| {
+        let supers = (a.supers.iter().zip(&b.supers))
+            .filter(|(x, y)| !Arc::ptr_eq(x, y))
+            .count();
+        let groups = (a.groups().zip(b.groups()))
+            .filter(|(x, y)| !Arc::ptr_eq(x, y))
+            .count();
+        (supers, groups)
+    };
+    assert_eq!(copied(&pma.table, &old.table), (1, 1));
+    assert!(pma.table.supers.len() > 4 && pma.table.supers[0].groups.len() > 4);
+    assert!(volume.table_bytes < 8 * pma.leaf_bytes, "{volume:?}");
+    // The old version kept its stored copy, which still matches it.
+    old.check_invariants().unwrap();
+    assert_stored_pages(&old);
+    drop(old);
+
+    let mut ratios = Vec::new();
+    for _ in 0..5 {
+        let held = pma.clone();
+        let batch: Vec<u64> = (0..200).map(|_| random()).collect();
+        pma.insert_batch(&batch);
+        let volume = pma.copy_volume(&held).unwrap();
+        assert!(volume.leaves_changed >= 150, "{volume:?}");
+        ratios.push(volume.ratio());
+        held.check_invariants().unwrap();
+    }
+    // With pages of 16 leaves (the stored page size) each changed leaf would drag 15 more.
+    let worst = ratios.iter().copied().fold(0.0, f64::max);
+    assert!(worst < 4.0, "copy ratios {ratios:?}");
+    pma.check_invariants().unwrap();
+    assert_stored_pages(&pma);
+    let back = Cpma::from_parts(pma.clone().into_parts(), |_| true).unwrap();
+    assert!(back.iter().eq(pma.iter()));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
@@ -314,9 +409,10 @@ proptest! {
     fn versions_keep_their_contents(
         steps in vec((op(), 0u8..4), 1..40),
         page_bytes in prop::sample::select(vec![64usize, 128, 512]),
+        share_bytes in prop::sample::select(vec![64usize, 128, 4096]),
     ) {
         for pool in pools() {
-            let config = PmaConfig { page_bytes, ..small_config(10) };
+            let config = PmaConfig { page_bytes, share_bytes, ..small_config(10) };
             pool.install(|| run_versioned(config, &[], &steps));
         }
     }
@@ -327,9 +423,9 @@ proptest! {
     #[test]
     fn versions_keep_their_contents_across_table_levels(
         steps in vec((spread_op(), 0u8..4), 1..24),
-        page_bytes in prop::sample::select(vec![64usize, 128]),
+        page_bytes in prop::sample::select(vec![64usize, 128, 1024]),
     ) {
-        let config = PmaConfig { page_bytes, ..small_config(1000) };
+        let config = PmaConfig { page_bytes, share_bytes: 64, ..small_config(1000) };
         let start: Vec<u64> = (0..3_000u64).map(|k| k * 1_000).collect();
         let probe = Cpma::from_sorted_with_config(&start, config.clone()).unwrap();
         prop_assert!(probe.table.supers.len() > 2 && probe.table.supers[0].groups.len() > 1);
