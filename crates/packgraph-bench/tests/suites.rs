@@ -425,6 +425,8 @@ fn bench_part_reports_every_structure_and_op() {
         "2000",
         "--budget",
         "0.5",
+        "--checkpoint-vertices",
+        "2e4",
     ]);
     for structure in ["part", "hashmap", "btreemap", "imbl_ordmap"] {
         let ops: Vec<(String, u64)> = out
@@ -454,9 +456,29 @@ fn bench_part_reports_every_structure_and_op() {
             );
         }
     }
+    assert!(out.iter().all(|r| r["bench"] == "part"));
+    // The maps' rows run on one thread; the store's checkpoint rows on the pool.
+    let checkpoints: Vec<&str> = out
+        .iter()
+        .filter(|r| r["structure"] == "checkpoint")
+        .map(|r| r["op"].as_str().unwrap())
+        .collect();
+    for op in [
+        "full_bytes",
+        "props_delta",
+        "props_base",
+        "ids_base",
+        "chain_max",
+    ] {
+        assert!(
+            checkpoints.contains(&op),
+            "no checkpoint/{op} in {checkpoints:?}"
+        );
+    }
     assert!(out
         .iter()
-        .all(|r| r["bench"] == "part" && r["threads"] == 1));
+        .filter(|r| r["structure"] != "checkpoint")
+        .all(|r| r["threads"] == 1));
     let output = packgraph_bench()
         .args(["part", "--keys", "0"])
         .output()
