@@ -26,6 +26,7 @@ use packgraph::io::updates::parse_id;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+use crate::answer;
 use crate::backend::{version_of, Backend};
 use crate::error::{json_body, ApiError};
 use crate::metrics::{Gauges, Metrics};
@@ -369,8 +370,8 @@ async fn run(
             Err(e) => return Err(ApiError::from_core(&e)),
         };
         let body = match json {
-            true => query::output_json(&output, graph.ids(), kind, version).into_bytes(),
-            false => query::output_text(&output, graph.ids())?,
+            true => answer::output_json(&output, graph.ids(), kind, version),
+            false => answer::output_text(&output, graph.ids())?,
         };
         Ok((version, body))
     });

@@ -12,7 +12,8 @@
 //! * `backend.rs`: the graph the server holds ([`Backend`]): the write path, snapshots and
 //!   pinned versions.
 //! * `api.rs`: the routes and their handlers; `updates.rs`: request bodies as batches;
-//!   `query.rs`: `/run` and `/vertices`; `error.rs`: every error as a JSON answer.
+//!   `query.rs`: `/run` and `/vertices`; `answer.rs`: `/run`'s answer bodies;
+//!   `error.rs`: every error as a JSON answer.
 //! * `http.rs`: the accept loop (idle timeout, graceful shutdown) and [`Server`], a server
 //!   on its own threads for tests and benchmarks.
 //! * `writer.rs`: the write path, a writer thread that applies queued update bodies in
@@ -25,6 +26,7 @@
 //!
 //! What it leaves out: TLS (put a proxy in front) and HTTP/2.
 
+mod answer;
 mod api;
 mod backend;
 pub mod client;
@@ -40,7 +42,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use self::backend::Backend;
-pub use self::http::{serve, Server};
+pub use self::http::{runtime, serve, Server};
 
 /// How the server listens and what it allows.
 #[derive(Clone)]

@@ -4,10 +4,10 @@
 //! `/run` answers as `packgraph run` writes (`id value` lines, external ids) or, with
 //! `Accept: application/json`, `{"version":V,"algorithm":A,"values":{"id":value,…}}`,
 //! where an unreached vertex's value is `null` (the text form writes
-//! 9223372036854775807 or `Infinity`).
+//! 9223372036854775807 or `Infinity`); `answer.rs` formats both.
 
-use packgraph::algo::{AlgoOutput, Algorithm, AlgorithmKind, Values, UNREACHED};
-use packgraph::graph::{AnyGraph, EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, VertexId};
+use packgraph::algo::{Algorithm, AlgorithmKind};
+use packgraph::graph::{AnyGraph, EdgeLeaf, ExternalId, Graph, GraphRead, VertexId};
 use packgraph::io::updates::parse_id;
 use serde_json::{json, Value};
 
@@ -128,50 +128,6 @@ fn id_json(id: ExternalId) -> Value {
     }
 }
 
-/// The output as text, as `packgraph run` writes it.
-///
-/// # Errors
-/// 500 if it cannot be formatted (writing to memory does not fail otherwise).
-pub(crate) fn output_text(output: &AlgoOutput, ids: &IdMap) -> Result<Vec<u8>, ApiError> {
-    let mut text = Vec::new();
-    output
-        .write_graphalytics(ids, &mut text)
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    Ok(text)
-}
-
-/// The output as a JSON object, values keyed by external id.
-pub(crate) fn output_json(
-    output: &AlgoOutput,
-    ids: &IdMap,
-    kind: AlgorithmKind,
-    version: u64,
-) -> String {
-    let mut text = format!("{{\"version\":{version},\"algorithm\":\"{kind}\",\"values\":{{");
-    for (v, id) in ids.iter().enumerate() {
-        if v > 0 {
-            text.push(',');
-        }
-        let key = match &id {
-            ExternalId::Int(n) => n.to_string(),
-            ExternalId::Name(name) => name.to_string(),
-        };
-        text.push_str(&Value::String(key).to_string());
-        text.push(':');
-        let value = match &output.values {
-            Values::Hops(h) if h[v] == UNREACHED => Value::Null,
-            Values::Hops(h) => json!(h[v]),
-            Values::Reals(r) if r[v].is_finite() => json!(r[v]),
-            Values::Reals(_) => Value::Null,
-            Values::Labels(l) => ids.external_id(l[v]).map_or(Value::Null, id_json),
-            Values::Counts(c) => json!(c[v]),
-        };
-        text.push_str(&value.to_string());
-    }
-    text.push_str("}}\n");
-    text
-}
-
 /// One vertex's degrees and edges as JSON: `out`, and `in` when directed; neighbors as
 /// `[id, weight]` pairs when weighted.
 fn vertex_edges<C: EdgeLeaf>(
@@ -233,6 +189,7 @@ mod tests {
     use packgraph::graph::Update;
 
     use super::*;
+    use crate::answer::{output_json, output_text};
 
     fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|&(k, v)| (k.into(), v.into())).collect()
