@@ -14,9 +14,10 @@
 //!
 //! So the many single-edge requests that arrive during one sync interval cost one hop into
 //! the write pool, one published version and one wait for durability between them,
-//! instead of a blocking thread, a lock, a version and a wait each. The write pool runs one group at a time and nothing else: a
-//! rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a query or a
-//! second batch in that pool could land inside a batch's critical section.
+//! instead of a blocking thread, a lock, a version and a wait each. The writer's loop runs
+//! on a thread of a write pool of its own, which runs one group at a time and nothing
+//! else: a rayon worker waiting in a `join` runs other jobs of its pool meanwhile, so a
+//! query or a second batch in that pool could land inside a batch's critical section.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -72,22 +73,19 @@ struct Applier {
 }
 
 impl Applier {
-    fn run(self, mut jobs: Receiver<Job>, pending: Sender<Pending>) {
+    /// Runs the writer's loop, inside the write pool when there is one: the loop's thread
+    /// is then one of the pool's, so a group needs no hop into the pool and back.
+    fn run(self, jobs: Receiver<Job>, pending: Sender<Pending>) {
+        match &self.pool {
+            Some(pool) => pool.install(|| self.serve(jobs, &pending)),
+            None => self.serve(jobs, &pending),
+        }
+    }
+
+    fn serve(&self, jobs: Receiver<Job>, pending: &Sender<Pending>) {
         while let Ok(first) = jobs.recv() {
             self.metrics.write_groups.fetch_add(1, Ordering::Relaxed);
-            // The queue goes into the pool with the group (a receiver is not `Sync`) and
-            // comes back with the outcomes.
-            let applier = &self;
-            let apply = move || {
-                let done = applier.apply_group(first, &jobs);
-                (done, jobs)
-            };
-            let done;
-            (done, jobs) = match &self.pool {
-                Some(pool) => pool.install(apply),
-                None => apply(),
-            };
-            for (job, outcome) in done {
+            for (job, outcome) in self.apply_group(first, &jobs) {
                 let pending_job = Pending {
                     outcome,
                     reply: job.reply,
