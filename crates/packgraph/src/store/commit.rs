@@ -93,6 +93,9 @@ impl<C: StoreLeaf> AppendGroup<'_, '_, C> {
 pub(super) struct SyncState {
     durable: Seq,
     syncing: bool,
+    /// Set by the group-commit syncer when it found nothing to sync and waits for a
+    /// record: the next append wakes it ([`Store::wake_syncer`]).
+    syncer_idle: bool,
     /// Set when a log write or sync failed: the store takes no more writes.
     failed: Option<String>,
 }
@@ -146,6 +149,7 @@ impl<C: StoreLeaf> Store<C> {
             })
         })?;
         self.count_log_bytes(payload.len());
+        self.wake_syncer();
         Ok((seq, applied))
     }
 
@@ -172,6 +176,7 @@ impl<C: StoreLeaf> Store<C> {
             },
         )?;
         self.count_log_bytes(payload_bytes);
+        self.wake_syncer();
         Ok((seq, applied, version))
     }
 
@@ -219,6 +224,7 @@ impl<C: StoreLeaf> Store<C> {
         // After the writer's lock is let go: a checkpoint this starts takes it.
         if log_bytes > 0 {
             self.count_logged(log_bytes);
+            self.wake_syncer();
         }
         out
     }
@@ -278,7 +284,10 @@ impl<C: StoreLeaf> Store<C> {
 /// The interval runs from the start of one sync to the start of the next, not from the end
 /// of one: a record written just after a sync started waits at most one interval for its
 /// own, however long the sync took (a sync that takes longer than the interval is followed
-/// by the next at once).
+/// by the next at once). When a beat finds nothing to sync, the syncer sleeps until the
+/// next record is appended and syncs it at once (an interval has passed since the last
+/// sync started), rather than at the next beat: a writer whose records come in waves, each
+/// after the last was acknowledged, then waits for no beat it just missed.
 pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHandle<()>> {
     let SyncPolicy::Group(interval) = inner.options.sync else {
         return None;
@@ -293,17 +302,54 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
                 std::thread::park_timeout(next - now);
                 continue;
             }
-            next = now + interval;
-            if inner.written() > lock(&inner.sync).durable {
+            if inner.has_unsynced() {
+                next = now + interval;
                 let _ = inner.sync_now();
+                continue;
             }
+            // Idle until an append says otherwise. The flag is set before the log is
+            // looked at again, and an append sets its record before it looks at the flag
+            // (both under locks), so a record is either seen here or wakes the syncer.
+            lock(&inner.sync).syncer_idle = true;
+            if inner.has_unsynced() {
+                lock(&inner.sync).syncer_idle = false;
+                continue;
+            }
+            // Woken by an append or by the store closing; the timeout only bounds a
+            // spurious miss.
+            std::thread::park_timeout(interval.max(Duration::from_millis(100)));
+            lock(&inner.sync).syncer_idle = false;
         }
     }))
+}
+
+impl<C: StoreLeaf> Store<C> {
+    /// Wakes the group-commit syncer if it sleeps waiting for a record: called after a
+    /// record is appended.
+    fn wake_syncer(&self) {
+        let Some(syncer) = &self.syncer else {
+            return;
+        };
+        let mut state = lock(&self.inner.sync);
+        if state.syncer_idle {
+            state.syncer_idle = false;
+            drop(state);
+            syncer.thread().unpark();
+        }
+    }
 }
 
 impl<C: StoreLeaf> Inner<C> {
     fn written(&self) -> Seq {
         lock(&self.log).next_seq() - 1
+    }
+
+    /// Whether a record was written that is not yet durable.
+    fn has_unsynced(&self) -> bool {
+        // The log's lock is let go before the sync state's is taken (the order elsewhere
+        // is log, then sync state).
+        let written = self.written();
+        written > lock(&self.sync).durable
     }
 
     /// Refuses every later write: a log write or sync failed for `reason`, so what the
