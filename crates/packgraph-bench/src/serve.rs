@@ -12,8 +12,8 @@
 //!    (under group commit, not waited for: the last is, at the end): the loop of
 //!    `packgraph ingest`, in process. Edges acknowledged per second.
 //! 2. **Server** (`http`): the store served in process ([`packgraph_serve::Server`], the
-//!    router `packgraph serve` runs, two runtime threads, algorithms on `--threads`) on
-//!    127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first
+//!    router `packgraph serve` runs, `--io-threads` runtime threads (default 1),
+//!    algorithms on `--threads`) on 127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first
 //!    alone for `--duration` seconds (`query_idle`), then for each batch size while
 //!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
 //!    as fast as they are acknowledged, each client keeping `--in-flight` requests in
@@ -73,6 +73,9 @@ pub(crate) struct ServeArgs {
     /// Edges per update batch, one phase each (comma-separated).
     #[arg(long, default_value = "1,1e4", value_parser = parse_count_list)]
     batch: CountList,
+    /// Threads of the server's runtime, which serves the connections (1 to 16).
+    #[arg(long, default_value_t = 1)]
+    io_threads: usize,
     /// The store's sync policy: batch, group:MS or none.
     #[arg(long, default_value = "group:2")]
     sync: String,
@@ -254,13 +257,19 @@ fn phase(
     let reading: Vec<_> = (0..readers as u64)
         .map(|r| {
             let (c, stop) = (client(), Arc::clone(&stop));
-            std::thread::spawn(move || read_until(c, n, seed + r, stop))
+            std::thread::Builder::new()
+                .name("bench-reader".into())
+                .spawn(move || read_until(c, n, seed + r, stop))
+                .expect("a reader thread")
         })
         .collect();
     let writing: Vec<_> = (0..(writers * in_flight) as u64)
         .map(|w| {
             let (c, stop) = (client(), Arc::clone(&stop));
-            std::thread::spawn(move || write_until(c, n, batch, seed + 1000 + w, stop))
+            std::thread::Builder::new()
+                .name("bench-writer".into())
+                .spawn(move || write_until(c, n, batch, seed + 1000 + w, stop))
+                .expect("a writer thread")
         })
         .collect();
     let started = Instant::now();
@@ -296,6 +305,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         return Err(usage_error(format!(
             "--in-flight {}: must be 1 to 64",
             args.in_flight
+        )));
+    }
+    if !(1..=16).contains(&args.io_threads) {
+        return Err(usage_error(format!(
+            "--io-threads {}: must be 1 to 16",
+            args.io_threads
         )));
     }
     if !(0.1..=600.0).contains(&args.duration) {
@@ -348,11 +363,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .thread_name(|i| format!("packgraph-query-{i}"))
         .build()?;
     let mut config = ServeConfig::new("127.0.0.1:0".parse()?);
     config.pool = Some(Arc::new(pool));
     config.max_queries = args.readers.max(1);
-    let server = Server::start(Arc::new(Backend::durable(store)), config, 2)?;
+    let server = Server::start(Arc::new(Backend::durable(store)), config, args.io_threads)?;
     reporter.step("queries, idle".into());
     let seed = args.common.seed;
     let mut idle = phase(&server, n, args.readers, 0, 1, 1, duration, seed).queries;

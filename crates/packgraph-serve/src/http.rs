@@ -70,8 +70,28 @@ pub async fn serve(
     Ok(())
 }
 
-/// A server on threads of its own (a tokio runtime with `threads` workers), for tests,
-/// benchmarks and embedding; [`Server::stop`] shuts it down gracefully.
+/// The runtime that serves connections with `threads` threads: with one, a single-threaded
+/// runtime driven by the thread that runs it (no work stealing, no wakeups between
+/// workers), else a multi-threaded one. Long work runs on its blocking threads and in
+/// the pools either way.
+///
+/// # Errors
+/// If the runtime cannot be started.
+pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+    let mut builder = match threads {
+        0 | 1 => tokio::runtime::Builder::new_current_thread(),
+        _ => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(threads);
+            builder
+        }
+    };
+    builder.enable_all().build()
+}
+
+/// A server on threads of its own (a tokio runtime with `threads` threads, see
+/// [`runtime`]), for tests, benchmarks and embedding; [`Server::stop`] shuts it down
+/// gracefully.
 #[derive(Debug)]
 pub struct Server {
     addr: SocketAddr,
@@ -92,10 +112,7 @@ impl Server {
         let listener = std::net::TcpListener::bind(config.listen)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .enable_all()
-            .build()?;
+        let runtime = runtime(threads)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             runtime.block_on(async move {
