@@ -294,7 +294,8 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
     };
     let inner = Arc::clone(inner);
     Some(std::thread::spawn(move || {
-        let mut next = Instant::now() + interval;
+        // No sync started within the last interval: the first record is synced at once.
+        let mut next = Instant::now();
         while !inner.closing.load(Ordering::Acquire) {
             let now = Instant::now();
             if now < next {
@@ -490,5 +491,37 @@ impl<C: StoreLeaf> Inner<C> {
         lock(&self.log)
             .append(&*self.vfs, &payload)
             .inspect_err(|e| lock(&self.sync).failed = Some(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::store::StoreOptions;
+
+    /// A record appended while the syncer is idle is synced at once, not at the next beat:
+    /// with an interval of a minute, the wait ends long before one.
+    #[test]
+    fn an_idle_syncer_syncs_the_next_record_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions {
+            sync: SyncPolicy::Group(Duration::from_secs(60)),
+            ..StoreOptions::default()
+        };
+        let store = Arc::new(Store::create(dir.path(), options, Graph::new(false)).unwrap());
+        let (seq, _) = store.append(Update::new().insert_edges(&[(0, 1)])).unwrap();
+        let (done, waited) = mpsc::channel();
+        let waiter = {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || done.send(store.wait_durable(seq)).unwrap())
+        };
+        waited
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the record waited for the next beat")
+            .unwrap();
+        assert_eq!(store.durable_seq(), seq);
+        waiter.join().unwrap();
     }
 }
