@@ -417,6 +417,9 @@ mod tests {
                 _ => ExternalId::Int(i as u64),
             })
             .collect();
-        check(&id_map(&named), Values::Reals((0..n).map(|i| i as f64 / 3.0).collect()));
+        check(
+            &id_map(&named),
+            Values::Reals((0..n).map(|i| i as f64 / 3.0).collect()),
+        );
     }
 }

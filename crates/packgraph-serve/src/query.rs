@@ -236,7 +236,7 @@ mod tests {
             "10 0\n20 1\n30 9223372036854775807\n"
         );
         let json: Value =
-            serde_json::from_str(&output_json(&output, graph.ids(), AlgorithmKind::Bfs, 2))
+            serde_json::from_slice(&output_json(&output, graph.ids(), AlgorithmKind::Bfs, 2))
                 .unwrap();
         assert_eq!(
             json,
@@ -260,7 +260,7 @@ mod tests {
         let output = Algorithm::new(AlgorithmKind::Wcc).run_any(&graph).unwrap();
         assert_eq!(output_text(&output, graph.ids()).unwrap(), b"a a\nb a\n");
         let json: Value =
-            serde_json::from_str(&output_json(&output, graph.ids(), AlgorithmKind::Wcc, 1))
+            serde_json::from_slice(&output_json(&output, graph.ids(), AlgorithmKind::Wcc, 1))
                 .unwrap();
         assert_eq!(json["values"], json!({"a":"a","b":"a"}));
     }
