@@ -12,7 +12,7 @@
 //!    (under group commit, not waited for: the last is, at the end): the loop of
 //!    `packgraph ingest`, in process. Edges acknowledged per second.
 //! 2. **Server** (`http`): the store served in process ([`packgraph_serve::Server`], the
-//!    router `packgraph serve` runs, `--io-threads` runtime threads (default 1),
+//!    router `packgraph serve` runs, `--io-threads` runtime threads (default 2),
 //!    algorithms on `--threads`) on 127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first
 //!    alone for `--duration` seconds (`query_idle`), then for each batch size while
 //!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
@@ -74,7 +74,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "1,1e4", value_parser = parse_count_list)]
     batch: CountList,
     /// Threads of the server's runtime, which serves the connections (1 to 16).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 2)]
     io_threads: usize,
     /// The store's sync policy: batch, group:MS or none.
     #[arg(long, default_value = "group:2")]
