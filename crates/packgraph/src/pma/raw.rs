@@ -1,6 +1,6 @@
-//! Unsafe code of the PMA: a software prefetch hint, [`prefetch`], safe whatever its
-//! input, and the write access to a page that skips the sharing check, [`cow`], an
-//! `unsafe fn` whose callers (`page.rs`) vouch that the page is unshared.
+//! Unsafe code of the PMA: software prefetch hints, [`prefetch`] and [`prefetch_addr`],
+//! safe whatever their input, and the write access to a page that skips the sharing check,
+//! [`cow`], an `unsafe fn` whose callers (`page.rs`) vouch that the page is unshared.
 //!
 //! A batch merge knows the leaves it will touch next (the batch is sorted), but each leaf is
 //! a cache miss; hinting the next few leaves while merging the current one overlaps those
@@ -33,6 +33,21 @@ pub(super) fn prefetch(bytes: &[u8], lines: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (bytes, lines);
+}
+
+/// Asks the CPU to start loading the cache line holding `addr`, which need not point into
+/// anything. A hint only: it never faults and has no effect on results.
+#[inline(always)]
+pub(super) fn prefetch_addr(addr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch never dereferences in the language sense: it cannot fault or
+        // change memory, whatever the address (the pointer is only passed, never read).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(addr.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
 }
 
 /// The bytes of the page in `slot`, for writing in place: copied first (into a fresh page in
@@ -94,6 +109,8 @@ mod tests {
         prefetch(&data, 3);
         prefetch(&data[999..], 8);
         prefetch(&[], 4);
+        prefetch_addr(data.as_ptr().wrapping_add(5000));
+        prefetch_addr(std::ptr::null());
         assert_eq!(data[0], 7);
     }
 

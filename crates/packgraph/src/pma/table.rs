@@ -31,6 +31,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use super::raw::prefetch_addr;
 use super::{empty_page, Page};
 
 /// Pages per group (as a power of two): a write copies a group per leaf it changes, 28
@@ -43,7 +44,7 @@ const MAX_LEVEL_SHIFT: u32 = 10;
 
 /// A run of `1 << group_shift` leaves (fewer in the last group): their pages, heads and
 /// sizes.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(crate) struct Group {
     pub(crate) pages: Vec<Page>,
     /// Each leaf's first key; see the module invariants of `pma` for empty leaves.
@@ -54,11 +55,62 @@ pub(crate) struct Group {
 
 /// A run of `1 << (super_shift - group_shift)` groups (fewer in the last supergroup): their
 /// pointers and first heads.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(crate) struct Super {
     pub(crate) groups: Vec<Arc<Group>>,
     /// Each group's first head (`groups[k].heads[0]`), searched before a group's heads.
     pub(crate) group_heads: Vec<u64>,
+}
+
+/// Hints the reference count of the value behind `ptr` (an `Arc`'s value pointer) into the
+/// cache. Cloning or dropping a level of the table increments or decrements the count of
+/// every page or group it points to, each a cache miss at a random address behind a locked
+/// instruction, so they would be taken one after another; hinting them all first overlaps
+/// them (`packgraph-bench snapshot`, see CHANGELOG).
+#[inline(always)]
+fn hint_counts<T: ?Sized>(arcs: &[Arc<T>]) {
+    for arc in arcs {
+        // The counts sit right before the value, in the same or the previous cache line.
+        let value = Arc::as_ptr(arc).cast::<u8>();
+        prefetch_addr(value.wrapping_sub(2 * std::mem::size_of::<usize>()));
+    }
+}
+
+impl Clone for Group {
+    /// A new group sharing every page: their counts hinted first ([`hint_counts`]).
+    fn clone(&self) -> Self {
+        hint_counts(&self.pages);
+        Self {
+            pages: self.pages.clone(),
+            heads: self.heads.clone(),
+            used: self.used.clone(),
+        }
+    }
+}
+
+impl Drop for Group {
+    /// Hints the pages' counts before the fields drop and decrement them ([`hint_counts`]).
+    fn drop(&mut self) {
+        hint_counts(&self.pages);
+    }
+}
+
+impl Clone for Super {
+    /// A new supergroup sharing every group: their counts hinted first ([`hint_counts`]).
+    fn clone(&self) -> Self {
+        hint_counts(&self.groups);
+        Self {
+            groups: self.groups.clone(),
+            group_heads: self.group_heads.clone(),
+        }
+    }
+}
+
+impl Drop for Super {
+    /// Hints the groups' counts before the fields drop and decrement them ([`hint_counts`]).
+    fn drop(&mut self) {
+        hint_counts(&self.groups);
+    }
 }
 
 /// The page table of one version.
@@ -79,6 +131,7 @@ impl Clone for Table {
     /// The levels (pointers to supergroups, shared); not the stored copy, which the clone
     /// is about to outdate.
     fn clone(&self) -> Self {
+        hint_counts(&self.supers);
         Self {
             group_shift: self.group_shift,
             super_shift: self.super_shift,
