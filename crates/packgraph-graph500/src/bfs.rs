@@ -203,13 +203,14 @@ impl State<'_> {
         let others = self.comm.group_size(Group::Col) as u64 - 1;
         let start = Instant::now();
         let first = graph.layout.block_start(graph.layout.rank) as u32;
-        let ranks: Vec<u32> = self
+        let mut ranks: Vec<u32> = self
             .frontier
             .iter()
             .map(|&v| (v - first) as usize)
             .filter(|&i| graph.degrees[i] > 0)
             .map(|i| graph.active_rank[i])
             .collect();
+        ranks.sort_unstable();
         let mut message = Vec::new();
         frontier::encode(&ranks, self.packing(others == 0), &mut message)?;
         self.level.codec_ns += ns(start);
