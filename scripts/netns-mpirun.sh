@@ -49,9 +49,9 @@ done
 ip -n "$ns_a" link set "${tag}x" up
 ip -n "$ns_b" link set "${tag}y" up
 
-# Open MPI starts its daemon on the second "host" through this agent, in place of ssh: the
+# Open MPI starts its daemon on the second "host" through this launcher, in place of ssh: the
 # host's address names its namespace.
-cat >"$work/agent" <<EOF
+cat >"$work/launch" <<EOF
 #!/bin/sh
 host="\$1"; shift
 case "\$host" in
@@ -61,12 +61,12 @@ case "\$host" in
 esac
 exec ip netns exec "\$ns" sh -c "\$*"
 EOF
-chmod +x "$work/agent"
+chmod +x "$work/launch"
 printf '%s slots=1\n%s slots=1\n' "$net.1" "$net.2" >"$work/hosts"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ip netns exec "$ns_a" mpirun -n 2 --hostfile "$work/hosts" --bind-to none \
-    --mca plm_rsh_agent "$work/agent" --mca plm_rsh_no_tree_spawn 1 \
+    --mca plm_rsh_agent "$work/launch" --mca plm_rsh_no_tree_spawn 1 \
     --mca btl tcp,self --mca btl_tcp_if_include "$net.0/24" \
     --mca oob_tcp_if_include "$net.0/24" \
     "$@"
