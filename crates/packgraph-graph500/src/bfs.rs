@@ -198,22 +198,31 @@ impl State<'_> {
     /// vertices of degree ≥ 1; see [`LocalGraph::active_rank`]): a vertex without arcs has
     /// nothing to expand, and on a Kronecker graph, where many vertices are isolated, ranks
     /// over the active vertices alone have smaller gaps than global ids.
-    fn expand_ids(&mut self) -> packgraph::Result<()> {
+    ///
+    /// Past the root's level, a frontier vertex of degree 1 is left out: its one neighbour
+    /// is the vertex that discovered it, so its arcs find nothing. The raw bytes counted
+    /// are still those of every frontier vertex with arcs (what a raw exchange sends).
+    fn expand_ids(&mut self, depth: u32) -> packgraph::Result<()> {
         let graph = self.graph;
         let others = self.comm.group_size(Group::Col) as u64 - 1;
         let start = Instant::now();
         let first = graph.layout.block_start(graph.layout.rank) as u32;
-        let ranks: Vec<u32> = self
+        let least = if depth == 1 { 1 } else { 2 };
+        let mut with_arcs = 0;
+        let mut ranks: Vec<u32> = self
             .frontier
             .iter()
             .map(|&v| (v - first) as usize)
             .filter(|&i| graph.degrees[i] > 0)
+            .inspect(|_| with_arcs += 1)
+            .filter(|&i| graph.degrees[i] >= least)
             .map(|i| graph.active_rank[i])
             .collect();
+        ranks.sort_unstable();
         let mut message = Vec::new();
         frontier::encode(&ranks, self.packing(others == 0), &mut message)?;
         self.level.codec_ns += ns(start);
-        let raw = frontier::raw_len::<u32>(ranks.len()) as u64 * others;
+        let raw = frontier::raw_len::<u32>(with_arcs) as u64 * others;
         let sent = message.len() as u64 * others;
         self.level.frontier_raw_bytes += raw;
         self.level.frontier_sent_bytes += sent;
@@ -571,7 +580,7 @@ pub fn bfs(
             bottom_up(&mut state);
             state.level.compute_ns += ns(start);
         } else {
-            state.expand_ids()?;
+            state.expand_ids(depth)?;
             let start = Instant::now();
             top_down(&mut state);
             state.level.compute_ns += ns(start);

@@ -19,7 +19,9 @@
 
 use packgraph::pma::sort_key_bits;
 
-use crate::comm::{bytes_to_u64s, u64s_to_bytes, Comm, Group};
+use rayon::prelude::*;
+
+use crate::comm::{get_u32s, put_u32s, Comm, Group};
 use crate::grid::Layout;
 
 /// The arcs one process stores, and the degrees of the vertices it owns.
@@ -48,13 +50,14 @@ pub struct LocalGraph {
     /// Sum of all degrees (the arcs of the whole graph).
     pub total_degree: u64,
     /// For each owned vertex of degree ≥ 1, its index among the owned vertices of degree
-    /// ≥ 1 (its *active rank*; meaningless for a vertex of degree 0). Frontier messages
-    /// carry active ranks: only vertices with arcs need expanding, and ranks over fewer
-    /// vertices have smaller gaps.
+    /// ≥ 1 ordered by non-increasing degree, ties by id (its *active rank*; meaningless for
+    /// a vertex of degree 0). Frontier messages carry active ranks: only vertices with arcs
+    /// need expanding, ranks over fewer vertices have smaller gaps, and a level's frontier,
+    /// mostly of like degrees (hubs early, leaves late), falls in a narrower range of ranks.
     pub active_rank: Vec<u32>,
     /// Column-local ids of the column block's vertices of degree ≥ 1, member by member
-    /// (grid row by grid row), increasing: `active_ids[active_offsets[k]..active_offsets[k +
-    /// 1]]` turns member `k`'s active ranks back into column-local ids.
+    /// (grid row by grid row), in active-rank order: `active_ids[active_offsets[k]..
+    /// active_offsets[k + 1]]` turns member `k`'s active ranks back into column-local ids.
     pub active_ids: Vec<u32>,
     /// See `active_ids`.
     pub active_offsets: Vec<usize>,
@@ -193,7 +196,6 @@ fn csr_of_sorted(len: usize, shift: u32, keys: &[u64]) -> (Vec<usize>, Vec<u32>)
 /// alternating pairs) the bottom-up levels took 0.93 and 0.87 of their time in id order.
 /// The targets are sorted in parallel, in blocks of vertices.
 fn order_by_fanout(offsets: &[usize], sources: &mut [u32], out_offsets: &[usize]) {
-    use rayon::prelude::*;
     let fanout: Vec<u32> = out_offsets
         .windows(2)
         .map(|w| (w[1] - w[0]) as u32)
@@ -232,33 +234,36 @@ fn order_by_fanout(offsets: &[usize], sources: &mut [u32], out_offsets: &[usize]
 
 /// The active ranks of the owned vertices (see [`LocalGraph::active_rank`]), and the
 /// column-local ids of the active vertices of every member of the grid column, gathered as
-/// one bitmap per member (`block / 8` bytes each, once per graph).
+/// each member's owned indices in rank order (4 bytes per active vertex, once per graph).
+///
+/// Ordering by degree narrows the frontier messages: on Kronecker scale 20, 2 processes,
+/// 16 searches, the top-down gathers sent 23.5% of their raw bytes with ranks in id order
+/// and 19.9% with ranks in degree order (the same searches; at scale 22, 19.1%), with no
+/// measurable change of the search's compute time.
 fn active_numbering(
     comm: &dyn Comm,
     layout: &Layout,
     degrees: &[u64],
 ) -> (Vec<u32>, Vec<u32>, Vec<usize>) {
-    let mut bitmap = vec![0u64; layout.block / 64];
+    let mut order: Vec<u32> = (0..degrees.len() as u32)
+        .filter(|&i| degrees[i as usize] > 0)
+        .collect();
+    order.par_sort_unstable_by_key(|&i| (std::cmp::Reverse(degrees[i as usize]), i));
     let mut active_rank = vec![0u32; degrees.len()];
-    let mut next = 0u32;
-    for (i, &d) in degrees.iter().enumerate() {
-        active_rank[i] = next;
-        if d > 0 {
-            bitmap[i / 64] |= 1 << (i % 64);
-            next += 1;
-        }
+    for (r, &i) in order.iter().enumerate() {
+        active_rank[i as usize] = r as u32;
     }
-    let all = comm.allgather(Group::Col, &u64s_to_bytes(&bitmap));
+    let mut message = Vec::new();
+    put_u32s(&order, &mut message);
+    drop(order);
+    let all = comm.allgather(Group::Col, &message);
     let mut active_ids = Vec::new();
     let mut active_offsets = vec![0];
     for k in 0..all.parts() {
         let base = (k * layout.block) as u32;
-        for (w, mut word) in bytes_to_u64s(all.part(k)).into_iter().enumerate() {
-            while word != 0 {
-                active_ids.push(base + (w * 64) as u32 + word.trailing_zeros());
-                word &= word - 1;
-            }
-        }
+        let start = active_ids.len();
+        get_u32s(all.part(k), &mut active_ids);
+        active_ids[start..].iter_mut().for_each(|i| *i += base);
         active_offsets.push(active_ids.len());
     }
     (active_rank, active_ids, active_offsets)
@@ -496,9 +501,11 @@ mod tests {
                 &all[(c.rank() * share).min(all.len())..((c.rank() + 1) * share).min(all.len())];
             let g = LocalGraph::build(c, layout, mine);
             let first = layout.block_start(c.rank()) as u32;
-            let active: Vec<u32> = (0..layout.block as u32)
+            let mut active: Vec<u32> = (0..layout.block as u32)
                 .filter(|&i| g.degrees[i as usize] > 0)
                 .collect();
+            // Non-increasing degree, ties by id.
+            active.sort_by_key(|&i| (std::cmp::Reverse(g.degrees[i as usize]), i));
             for (r, &i) in active.iter().enumerate() {
                 assert_eq!(g.active_rank[i as usize], r as u32);
             }

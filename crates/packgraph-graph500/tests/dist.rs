@@ -1,7 +1,8 @@
 //! `packgraph-dist`'s engine on processes simulated by threads ([`ThreadComm`]): on every
 //! test graph, every algorithm on 1, 2 and 4 processes (1 to 4 on random graphs) equals the core's algorithm on one
 //! (PageRank within 1e-9 relative, the others exactly), before and after update batches;
-//! bad input on any process gives the same error naming file and line on every process.
+//! bad input on any process gives the same error naming file and line on every process;
+//! snapshots and data directories (named ones too) as inputs.
 
 mod common;
 
@@ -12,7 +13,10 @@ use packgraph_graph500::dist::DistError;
 use packgraph_graph500::grid::Grid;
 use proptest::prelude::*;
 
-use common::{assert_same, data, reference, temp_dir, weighted_directed, KINDS};
+use common::{
+    assert_same, data, named_directory, reference, stored_inputs, temp_dir, weighted_directed,
+    KINDS,
+};
 
 /// The distributed output on `ranks` simulated processes (rank 0's), or the error every
 /// process returned (checked to be the same on all).
@@ -95,6 +99,92 @@ fn a_weighted_directed_graph_before_and_after_updates() {
             );
         }
     }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn snapshots_and_data_directories_equal_the_core() {
+    let dir = temp_dir("stored");
+    let (graph, updates) = weighted_directed(&dir, 200, 1000, 5);
+    // The directory's log holds the update file's batches after its first checkpoint.
+    let (snapshot, store) = stored_inputs(&dir, &graph, true, Some(&updates));
+    let undirected = dir.join("undirected");
+    std::fs::create_dir_all(&undirected).expect("a directory");
+    let (plain_snapshot, plain_store) =
+        stored_inputs(&undirected, &data("example-undirected.e"), false, None);
+    for kind in KINDS {
+        for input in [&snapshot, &store] {
+            let mut config = RunConfig::new(kind, input);
+            config.load.weighted = true;
+            check_all_ranks(&config, &format!("{kind} on {}", input.display()));
+            config.updates = Some(updates.clone());
+            config.source = Some("24".into());
+            check_all_ranks(&config, &format!("{kind} on {} updated", input.display()));
+        }
+        for input in [&plain_snapshot, &plain_store] {
+            let mut config = RunConfig::new(kind, input);
+            config.iterations = Some(3);
+            check_all_ranks(&config, &format!("{kind} on {}", input.display()));
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn a_named_data_directory_answers_in_names() {
+    let dir = temp_dir("named");
+    for directed in [false, true] {
+        let (store, updates) = named_directory(&dir, directed);
+        for kind in KINDS {
+            let mut config = RunConfig::new(kind, &store);
+            check_all_ranks(&config, &format!("{kind} on names, directed {directed}"));
+            config.updates = Some(updates.clone());
+            config.source = Some("alpha".into());
+            check_all_ranks(
+                &config,
+                &format!("{kind} on names updated, directed {directed}"),
+            );
+        }
+        let mut config = RunConfig::new(AlgorithmKind::Bfs, &store);
+        config.source = Some("nobody".into());
+        let e = distributed(2, &config).expect_err("no such name");
+        assert!(
+            e.to_string().starts_with("--source nobody: not a vertex"),
+            "{e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn a_damaged_snapshot_is_one_error_on_every_rank() {
+    let dir = temp_dir("damaged");
+    let (graph, _) = weighted_directed(&dir, 100, 400, 3);
+    let (snapshot, _) = stored_inputs(&dir, &graph, true, None);
+    let mut bytes = std::fs::read(&snapshot).expect("reads");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&snapshot, &bytes).expect("writes");
+    let config = RunConfig::new(AlgorithmKind::Wcc, &snapshot);
+    for ranks in 1..=4 {
+        let e = distributed(ranks, &config).expect_err("a damaged snapshot");
+        assert!(
+            e.to_string().contains(&snapshot.display().to_string()),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 3, "{e}");
+    }
+    // Cut short, and --directed against an undirected snapshot.
+    std::fs::write(&snapshot, &bytes[..middle]).expect("writes");
+    assert_eq!(
+        distributed(2, &config).expect_err("cut short").exit_code(),
+        3
+    );
+    let (plain, _) = stored_inputs(&dir, &data("example-undirected.e"), false, None);
+    let mut config = RunConfig::new(AlgorithmKind::Wcc, &plain);
+    config.load.directed = Some(true);
+    let e = distributed(2, &config).expect_err("a direction the file contradicts");
+    assert_eq!(e.exit_code(), 2, "{e}");
     std::fs::remove_dir_all(&dir).expect("cleans up");
 }
 

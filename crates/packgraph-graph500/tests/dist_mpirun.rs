@@ -1,8 +1,9 @@
 //! `packgraph-dist` under `mpirun` on 1, 2 and 4 processes (`--oversubscribe`): every
 //! algorithm's output equals `packgraph run`'s (the core's, PageRank within 1e-9 relative)
 //! on Graphalytics graphs and on a generated weighted directed graph before and after an
-//! update file; a malformed line in one process's range stops every process with one error
-//! naming file and line, and no hang. Needs Open MPI's `mpirun`; built with feature `mpi`.
+//! update file, and on a snapshot, a data directory and a named data directory; a malformed
+//! line in one process's range, or a damaged snapshot, stops every process with one error
+//! (file and line where there is one), and no hang. Needs Open MPI's `mpirun`; built with feature `mpi`.
 
 #![cfg(feature = "mpi")]
 
@@ -12,9 +13,13 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
+use packgraph::algo::AlgorithmKind;
 use packgraph_graph500::dist::run::RunConfig;
 
-use common::{assert_same, data, reference, temp_dir, weighted_directed, KINDS};
+use common::{
+    assert_same, data, named_directory, reference, stored_inputs, temp_dir, weighted_directed,
+    KINDS,
+};
 
 /// How long one `mpirun` may take before the test calls it a hang.
 const HANG: Duration = Duration::from_secs(60);
@@ -96,6 +101,73 @@ fn every_algorithm_equals_packgraph_run_on_one_two_and_four_processes() {
     std::fs::remove_dir_all(&dir).expect("cleans up");
 }
 
+#[test]
+fn snapshots_and_data_directories_equal_packgraph_run_on_one_two_and_four_processes() {
+    use packgraph::algo::AlgorithmKind::{Bfs, Cdlp, Lcc, Pagerank, Sssp, Wcc};
+    let dir = temp_dir("mpirun-stored");
+    let (graph, updates) = weighted_directed(&dir, 300, 1800, 13);
+    let (snapshot, store) = stored_inputs(&dir, &graph, true, Some(&updates));
+    let (named, named_updates) = named_directory(&dir, false);
+    for processes in [1, 2, 4] {
+        for (kind, input) in [(Bfs, &snapshot), (Pagerank, &snapshot), (Sssp, &store)] {
+            let mut config = RunConfig::new(kind, input);
+            config.source = Some("17".into());
+            check(
+                processes,
+                &config,
+                &format!("{kind} on {}", input.display()),
+            );
+        }
+        let mut config = RunConfig::new(Cdlp, &named);
+        config.updates = Some(named_updates.clone());
+        check(processes, &config, &format!("cdlp on {}", named.display()));
+    }
+    for kind in [Wcc, Lcc] {
+        check(
+            4,
+            &RunConfig::new(kind, &store),
+            &format!("{kind} on the directory"),
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+#[test]
+fn two_network_namespaces_over_tcp_equal_packgraph_run() {
+    // Two processes as two hosts: namespaces joined by a veth pair, Open MPI over TCP.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns-mpirun.sh");
+    let dir = temp_dir("netns");
+    let (graph, updates) = weighted_directed(&dir, 300, 1800, 17);
+    for kind in [AlgorithmKind::Bfs, AlgorithmKind::Pagerank] {
+        let mut config = RunConfig::new(kind, &graph);
+        config.load.directed = Some(true);
+        config.source = Some("24".into());
+        config.updates = Some(updates.clone());
+        let mut command = std::process::Command::new(&script);
+        command
+            .arg(env!("CARGO_BIN_EXE_packgraph-dist"))
+            .args(args(&config))
+            .arg("--json");
+        let out = common::run_with_limit(command, HANG);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(77) {
+            eprintln!("{}", stderr.trim());
+            break;
+        }
+        assert!(out.status.success(), "{kind} across namespaces: {stderr}");
+        // The processes saw two hosts: frontiers are packed by default.
+        assert!(stderr.contains("\"compression\":true"), "{stderr}");
+        let got = String::from_utf8(out.stdout).expect("text");
+        assert_same(
+            kind,
+            &got,
+            &reference(&config),
+            &format!("{kind} across namespaces"),
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
 /// A run that must fail: its exit code and rank 0's one error line.
 fn failure(processes: usize, args: &[String]) -> (i32, String) {
     let out = mpirun(processes, args);
@@ -149,5 +221,17 @@ fn a_bad_line_in_any_process_range_stops_every_process_with_one_error() {
     let (code, line) = failure(2, &run(&dir.join("missing.el")));
     assert_eq!(code, 2);
     assert!(line.contains("missing.el"), "{line}");
+    // A damaged snapshot: one error from rank 0, every process exits with code 3.
+    let (graph, _) = weighted_directed(&dir, 100, 400, 3);
+    let (snapshot, _) = stored_inputs(&dir, &graph, true, None);
+    let mut bytes = std::fs::read(&snapshot).expect("reads");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&snapshot, &bytes).expect("writes");
+    for processes in [2, 4] {
+        let (code, line) = failure(processes, &run(&snapshot));
+        assert_eq!(code, 3, "{line}");
+        assert!(line.contains(&snapshot.display().to_string()), "{line}");
+    }
     std::fs::remove_dir_all(&dir).expect("cleans up");
 }

@@ -171,6 +171,12 @@ pub struct Part {
     pub num_vertices: usize,
     /// Every edge with an endpoint this process owns, over the store vertices.
     pub store: Store,
+    /// The input is a snapshot or data directory: the external ids in [`Part::ids`] are its
+    /// vertex numbers (then those of the vertices update files add), not the file's ids.
+    pub numbered: bool,
+    /// On rank 0 of a numbered input, the file's ids, carried by a graph without edges
+    /// whose vertex `k` is key `k` (see `load::stored`).
+    pub file_ids: Option<Graph>,
 }
 
 impl Part {

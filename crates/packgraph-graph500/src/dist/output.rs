@@ -1,6 +1,8 @@
 //! Results in the file's ids: every process sends `(external id, value)` of its vertices to
 //! rank 0, which writes them as `packgraph run` does (the core's Graphalytics writer, in
-//! increasing id order). Rank 0 holds 16 bytes per vertex for this.
+//! increasing id order; for a snapshot or data directory, the keys are its vertex numbers
+//! and rank 0 writes them by the file's ids, names included). Rank 0 holds 16 bytes per
+//! vertex for this.
 
 use std::io::Write;
 use std::path::Path;
@@ -66,8 +68,17 @@ pub fn gather(
             .map(Values::Labels)
             .map_err(|_| DistError::Failed("a component label names no vertex".into())),
     };
-    let map = IdMap::from_sorted(ids)
-        .ok_or_else(|| DistError::Failed("two processes own the same vertex id".into()));
+    let map = match &part.file_ids {
+        // Keys of a numbered input are the vertices of the file's ids, all of them.
+        Some(file) => (ids.len() == file.ids().len()
+            && ids.iter().enumerate().all(|(k, &x)| k as u64 == x))
+        .then(|| file.ids().clone())
+        .ok_or_else(|| {
+            DistError::Failed("the processes' keys do not number the file's vertices".into())
+        }),
+        None => IdMap::from_sorted(ids)
+            .ok_or_else(|| DistError::Failed("two processes own the same vertex id".into())),
+    };
     let outcome = match (values, map) {
         (Ok(values), Ok(map)) => Ok(Some((
             map,

@@ -8,7 +8,7 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use packgraph::graph::{ExternalId, IdKind, Update, MAX_VERTICES};
+use packgraph::graph::{ExternalId, Graph, IdKind, Update, MAX_VERTICES};
 use packgraph::io::updates::{UpdateOp, UpdateReader};
 
 use super::load::{resolve, MISSING};
@@ -36,9 +36,14 @@ pub struct Applied {
 /// line (naming file and line), or a weight given to an unweighted graph; batches before
 /// the bad one stay applied.
 pub fn apply_file(comm: &dyn Comm, part: &mut Part, path: &Path) -> Result<Applied, DistError> {
+    // A numbered input's update lines name its vertices by its ids, names included.
+    let kind = match &part.file_ids {
+        Some(ids) if ids.ids().has_names() => IdKind::Name,
+        _ => IdKind::Int,
+    };
     let reader = if comm.rank() == 0 {
         std::fs::File::open(path)
-            .map(|f| Some(UpdateReader::new(BufReader::new(f), path).ids(IdKind::Int)))
+            .map(|f| Some(UpdateReader::new(BufReader::new(f), path).ids(kind)))
             .map_err(|e| DistError::Usage(format!("{}: {e}", path.display())))
     } else {
         Ok(None)
@@ -46,8 +51,9 @@ pub fn apply_file(comm: &dyn Comm, part: &mut Part, path: &Path) -> Result<Appli
     let mut reader = agree(comm, reader)?;
     let mut applied = Applied::default();
     loop {
+        let weighted = part.weighted();
         let batch = match reader.as_mut() {
-            Some(r) => next_batch(r, part.weighted()),
+            Some(r) => next_batch(r, weighted, part.file_ids.as_mut()),
             None => Ok(None),
         };
         let batch = agree(comm, batch)?;
@@ -63,10 +69,14 @@ pub fn apply_file(comm: &dyn Comm, part: &mut Part, path: &Path) -> Result<Appli
     }
 }
 
-/// The next batch from `reader` as records, or `None` at the end.
+/// The next batch from `reader` as records, or `None` at the end. `file_ids`: the ids of a
+/// numbered input (rank 0's), whose keys the records carry; the batch's new vertices are
+/// numbered there as the core numbers them (in the order the inserts name them), and a
+/// delete naming no vertex is dropped here.
 fn next_batch<R: std::io::BufRead>(
     reader: &mut UpdateReader<R>,
     weighted: bool,
+    mut file_ids: Option<&mut Graph>,
 ) -> Result<Option<Vec<u64>>, DistError> {
     let name = reader.source_name().display().to_string();
     let Some(batch) = reader
@@ -75,31 +85,63 @@ fn next_batch<R: std::io::BufRead>(
     else {
         return Ok(None);
     };
-    let int = |id: &ExternalId, line: u64| match id {
-        ExternalId::Int(x) => Ok(*x),
-        ExternalId::Name(n) => Err(DistError::Usage(format!(
-            "{name}:{line}: vertex ids must be integers: `{n}`"
-        ))),
+    // The first bad line in line order: a name where ids are integers, a weight given to
+    // an unweighted graph.
+    for (op, &line) in batch.ops.iter().zip(&batch.lines) {
+        let (UpdateOp::Insert(u, v, _) | UpdateOp::Delete(u, v)) = op;
+        if let (None, Some(ExternalId::Name(n))) = (
+            &file_ids,
+            [u, v]
+                .into_iter()
+                .find(|x| matches!(x, ExternalId::Name(_))),
+        ) {
+            return Err(DistError::Usage(format!(
+                "{name}:{line}: vertex ids must be integers: `{n}`"
+            )));
+        }
+        if let (UpdateOp::Insert(_, _, Some(_)), false) = (op, weighted) {
+            return Err(DistError::Usage(format!(
+                "{name}:{line}: a weight given to an unweighted graph"
+            )));
+        }
+    }
+    // A numbered input's keys: the inserts' ends interned first, as the core plans a
+    // batch's vertices before its operations.
+    if let Some(ids) = file_ids.as_deref_mut() {
+        let ends: Vec<ExternalId> = batch
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                UpdateOp::Insert(u, v, _) => Some([u.clone(), v.clone()]),
+                UpdateOp::Delete(..) => None,
+            })
+            .flatten()
+            .collect();
+        ids.intern(&ends)
+            .map_err(|e| DistError::Failed(format!("{name}: {e}")))?;
+    }
+    let key = |id: &ExternalId| match (&file_ids, id) {
+        (Some(ids), id) => ids.ids().internal_id(id).map(u64::from),
+        (None, ExternalId::Int(x)) => Some(*x),
+        (None, ExternalId::Name(_)) => None,
     };
     let mut records = Vec::with_capacity(batch.ops.len() * RECORD);
     for (op, &line) in batch.ops.iter().zip(&batch.lines) {
         match op {
             UpdateOp::Insert(u, v, w) => {
-                if w.is_some() && !weighted {
-                    return Err(DistError::Usage(format!(
-                        "{name}:{line}: a weight given to an unweighted graph"
+                let (Some(u), Some(v)) = (key(u), key(v)) else {
+                    return Err(DistError::Failed(format!(
+                        "{name}:{line}: an inserted vertex was not numbered"
                     )));
-                }
+                };
                 let bits = w.unwrap_or(1.0).to_bits();
-                records.extend([
-                    0,
-                    int(u, line)?,
-                    int(v, line)?,
-                    bits,
-                    u64::from(w.is_some()),
-                ]);
+                records.extend([0, u, v, bits, u64::from(w.is_some())]);
             }
-            UpdateOp::Delete(u, v) => records.extend([1, int(u, line)?, int(v, line)?, 0, 0]),
+            UpdateOp::Delete(u, v) => {
+                if let (Some(u), Some(v)) = (key(u), key(v)) {
+                    records.extend([1, u, v, 0, 0]);
+                }
+            }
         }
     }
     Ok(Some(records))

@@ -12,9 +12,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use packgraph::algo::{Algorithm, AlgorithmKind};
-use packgraph::graph::{AnyGraph, IdKind};
+use packgraph::graph::{AnyGraph, Graph, IdKind};
 use packgraph::io::updates::{build_update, UpdateReader};
-use packgraph::io::{load, LoadOptions};
+use packgraph::io::{load, save, Dataset, Format, LoadOptions};
+use packgraph::store::{AnyStore, StoreOptions};
 use packgraph_graph500::dist::run::RunConfig;
 
 pub(crate) const KINDS: [AlgorithmKind; 6] = [
@@ -40,10 +41,33 @@ pub(crate) fn reference(config: &RunConfig) -> String {
         directed: config.load.directed,
         progress: None,
     };
-    let mut data = load(&config.load.path, &options).expect("the reference loads");
+    let path = &config.load.path;
+    let mut data = if packgraph::store::is_store(path) {
+        // A data directory, as `packgraph run` reads it.
+        Dataset {
+            graph: packgraph::store::load_any(path).expect("the reference recovers"),
+            self_loops: 0,
+        }
+    } else {
+        load(path, &options).expect("the reference loads")
+    };
+    // `packgraph run`'s default source: the vertex of the file's smallest id (updates add
+    // vertices after it).
+    let default_source = data
+        .ids()
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.cmp(&b.1))
+        .map_or(0, |(v, _)| v as u32);
+    // Update files name a named graph's vertices by names, as `packgraph ingest` reads them.
+    let kind = if data.ids().has_names() {
+        IdKind::Name
+    } else {
+        IdKind::Int
+    };
     if let Some(path) = &config.updates {
         let file = std::fs::File::open(path).expect("the update file");
-        for batch in UpdateReader::new(BufReader::new(file), path).ids(IdKind::Int) {
+        for batch in UpdateReader::new(BufReader::new(file), path).ids(kind) {
             let batch = batch.expect("a well-formed batch");
             match &mut data.graph {
                 AnyGraph::Unweighted(g) => {
@@ -60,10 +84,15 @@ pub(crate) fn reference(config: &RunConfig) -> String {
     let mut algorithm = Algorithm::new(config.algorithm);
     algorithm.iterations = config.iterations;
     algorithm.damping = config.damping;
-    if let Some(source) = &config.source {
-        let id: u64 = source.parse().expect("an integer source");
-        algorithm.source = data.ids().internal(id).expect("the source is a vertex");
-    }
+    let ids = data.ids();
+    algorithm.source = match &config.source {
+        Some(name) if ids.has_names() => ids.internal_name(name).expect("the source is a vertex"),
+        Some(source) => {
+            let id: u64 = source.parse().expect("an integer source");
+            ids.internal(id).expect("the source is a vertex")
+        }
+        None => default_source,
+    };
     let output = algorithm.run_any(&data.graph).expect("the reference runs");
     let mut text = Vec::new();
     output
@@ -152,15 +181,22 @@ pub(crate) fn mpirun<A: AsRef<OsStr> + std::fmt::Debug>(
     args: &[A],
     hang: Duration,
 ) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = Command::new("mpirun")
+    let mut command = Command::new("mpirun");
+    command
         .args(["-n", &processes.to_string(), "--oversubscribe"])
         .arg(binary)
         .args(args)
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    run_with_limit(command, hang)
+}
+
+/// Runs an `mpirun` command line (one at a time, root allowed); kills it after `hang`.
+pub(crate) fn run_with_limit(mut command: Command, hang: Duration) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = command
         // Containers often run tests as root, which Open MPI refuses without these.
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -169,9 +205,89 @@ pub(crate) fn mpirun<A: AsRef<OsStr> + std::fmt::Debug>(
     while child.try_wait().expect("waiting for mpirun").is_none() {
         if start.elapsed() > hang {
             child.kill().expect("killing a hung mpirun");
-            panic!("mpirun -n {processes} {args:?} hung for {hang:?}");
+            panic!("{command:?} hung for {hang:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().expect("mpirun's output")
+}
+
+/// The graph of the edge list `graph` as `packgraph convert` writes a snapshot
+/// (`NAME.pgb`) and as `packgraph create --from` then `packgraph ingest` leave a data
+/// directory (`NAME.dir`): `batches` (an update file) committed to its log after the first
+/// checkpoint, so that reading it replays them. Returns (snapshot, directory).
+pub(crate) fn stored_inputs(
+    dir: &Path,
+    graph: &Path,
+    directed: bool,
+    batches: Option<&Path>,
+) -> (PathBuf, PathBuf) {
+    let options = LoadOptions {
+        format: None,
+        directed: Some(directed),
+        progress: None,
+    };
+    let stem = graph.file_stem().expect("a file name").to_string_lossy();
+    let snapshot = dir.join(format!("{stem}.pgb"));
+    let data = load(graph, &options).expect("the edge list loads");
+    save(&data, &snapshot, Format::Binary).expect("writes the snapshot");
+    let store_dir = dir.join(format!("{stem}.dir"));
+    let store = AnyStore::create(&store_dir, StoreOptions::default(), data.graph)
+        .expect("creates the data directory");
+    if let Some(path) = batches {
+        commit_file(&store, path, IdKind::Int);
+    }
+    (snapshot, store_dir)
+}
+
+/// Commits every batch of the update file `path` to `store`, as `packgraph ingest` does.
+pub(crate) fn commit_file(store: &AnyStore, path: &Path, kind: IdKind) {
+    let file = std::fs::File::open(path).expect("the update file");
+    for batch in UpdateReader::new(BufReader::new(file), path).ids(kind) {
+        let batch = batch.expect("a well-formed batch");
+        let update = match store.graph() {
+            AnyGraph::Unweighted(g) => build_update(&g, &batch.ops, false),
+            AnyGraph::Weighted(g) => build_update(&g, &batch.ops, true),
+        }
+        .expect("fits");
+        store.commit(&update).expect("commits");
+    }
+}
+
+/// A data directory of named vertices (`packgraph create --ids name`, then `ingest`): a
+/// ring and chords over names given out of their sorted order, and an update file of named
+/// batches (a new name, a delete of an unknown name). Returns (directory, updates).
+pub(crate) fn named_directory(dir: &Path, directed: bool) -> (PathBuf, PathBuf) {
+    let name = |i: usize| format!("v{}", (i * 37) % 101);
+    let mut text = String::new();
+    for i in 0..60 {
+        text.push_str(&format!("+ {} {}\n", name(i), name(i + 1)));
+        if i % 7 == 0 {
+            text.push_str(&format!("+ {} {}\n", name(i), name(i * 3 + 5)));
+        }
+        if i % 20 == 19 {
+            text.push_str("commit\n");
+        }
+    }
+    // Two vertices on their own, to have more than one component.
+    text.push_str("+ zeta omega\ncommit\n");
+    let batches = dir.join("named-batches.txt");
+    std::fs::write(&batches, text).expect("writes");
+    let store_dir = dir.join(format!("named-{directed}.dir"));
+    let store = AnyStore::create_with_ids(
+        &store_dir,
+        StoreOptions::default(),
+        AnyGraph::Unweighted(Graph::new(directed)),
+        Some(IdKind::Name),
+    )
+    .expect("creates the data directory");
+    commit_file(&store, &batches, IdKind::Name);
+    drop(store);
+    let updates = dir.join("named-updates.txt");
+    std::fs::write(
+        &updates,
+        "+ alpha v3\n- nobody v3\n- v0 v37\n+ omega v74\ncommit\n+ alpha beta\ncommit\n",
+    )
+    .expect("writes");
+    (store_dir, updates)
 }

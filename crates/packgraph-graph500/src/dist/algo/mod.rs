@@ -410,10 +410,10 @@ fn send_pairs(
         .collect()
 }
 
-/// The component label of each owned vertex: the smallest external id in its weakly
-/// connected component.
-pub fn wcc(comm: &dyn Comm, part: &Part) -> Vec<u64> {
-    on_store!(part, g => wcc_on(comm, Meta::of(part), g, &part.ids))
+/// The component label of each owned vertex: the smallest of `ids` (by local index: the
+/// external ids, or keys in their order) in its weakly connected component.
+pub fn wcc(comm: &dyn Comm, part: &Part, ids: &[u64]) -> Vec<u64> {
+    on_store!(part, g => wcc_on(comm, Meta::of(part), g, ids))
 }
 
 fn wcc_on<G: WeightedGraphRead>(comm: &dyn Comm, m: Meta, g: &G, ids: &[u64]) -> Vec<u64> {
@@ -531,7 +531,7 @@ fn sssp_on<G: WeightedGraphRead>(
     Ok(dist)
 }
 
-/// Community labels (external ids) of each owned vertex after `iterations` rounds of label
+/// Community labels (of `ids`, by local index) of each owned vertex after `iterations` rounds of label
 /// propagation, as Graphalytics defines CDLP and the core computes it: each vertex takes
 /// the most frequent label among its neighbours (out- and in-neighbours of a directed
 /// graph, a reciprocal one twice), the smallest on ties, and keeps its own without
@@ -539,8 +539,13 @@ fn sssp_on<G: WeightedGraphRead>(
 ///
 /// # Errors
 /// [`DistError::Failed`] if the processes disagree on what they exchange.
-pub fn cdlp(comm: &dyn Comm, part: &Part, iterations: usize) -> Result<Vec<u64>, DistError> {
-    on_store!(part, g => cdlp_on(comm, Meta::of(part), g, &part.ids, iterations))
+pub fn cdlp(
+    comm: &dyn Comm,
+    part: &Part,
+    ids: &[u64],
+    iterations: usize,
+) -> Result<Vec<u64>, DistError> {
+    on_store!(part, g => cdlp_on(comm, Meta::of(part), g, ids, iterations))
 }
 
 fn cdlp_on<G: WeightedGraphRead + Sync>(

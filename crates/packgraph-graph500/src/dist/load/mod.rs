@@ -5,8 +5,9 @@
 //! Inputs: an edge list (`u v` or `u v weight` a line, fields separated by blanks or commas,
 //! `#` and `%` comment lines, integer ids) or a Graphalytics dataset (`NAME.v` and `NAME.e`,
 //! named by either file or their prefix; `graph.NAME.directed` of `NAME.properties` sets the
-//! direction unless `--directed` is given). Compressed files and the other formats of
-//! `packgraph run` are refused with a message.
+//! direction unless `--directed` is given). A snapshot (`.pgb`) or a data directory is read
+//! whole by every process with the core's reader, which keeps its share (see `stored`).
+//! Compressed files and the other formats of `packgraph run` are refused with a message.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -91,8 +92,11 @@ fn first_line(comm: &dyn Comm, newlines: u64, data: bool) -> (u64, bool) {
 }
 
 mod parse;
+mod stored;
 pub use parse::line_error;
 use parse::*;
+pub(crate) use stored::source_key;
+use stored::{load_stored, Stored};
 
 /// Edges parsed from one process's lines, in file order, piece after piece.
 #[derive(Debug, Default)]
@@ -244,7 +248,7 @@ fn directed_property(files: &Files) -> Result<Option<bool>, DistError> {
 
 /// Loads the graph of `options`: every process returns its part. A collective.
 ///
-/// Each process parses its byte range in pieces on its threads, finds the distinct
+/// A snapshot or data directory: see [`stored`]. Otherwise each process parses its byte range in pieces on its threads, finds the distinct
 /// endpoints of its edges (a bitmap over their range when the ids are dense enough, a
 /// parallel sort otherwise), asks the dictionary once for their dense ids, and sends each
 /// edge, 8 bytes (16 with a weight), to the owners of its endpoints; the owners receive the
@@ -256,6 +260,9 @@ fn directed_property(files: &Files) -> Result<Option<bool>, DistError> {
 /// dataset's vertex file, a vertex listed twice, `--weighted` without weights or an empty
 /// graph; [`DistError::Failed`] past 2^32 − 1 vertex slots.
 pub fn load(comm: &dyn Comm, options: &LoadOptions) -> Result<Part, DistError> {
+    if let Some(kind) = Stored::agreed(comm, &options.path)? {
+        return load_stored(comm, options, kind);
+    }
     let dataset = agree(comm, Ok(Files::find(&options.path)))?;
     let (edge_path, directed) = match &dataset {
         Some(files) => {
@@ -429,6 +436,8 @@ fn empty_part(
         store_of: IntMap::with_capacity_and_hasher(ids.len(), Default::default()),
         num_vertices: total[0] as usize,
         store,
+        numbered: false,
+        file_ids: None,
     };
     for x in ids {
         part.add_owned(x);
