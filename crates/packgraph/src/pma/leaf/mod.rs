@@ -322,6 +322,14 @@ mod tests {
             assert_eq!(decoded, keys);
             if !keys.is_empty() {
                 assert_eq!(used, C::encoded_len(&keys));
+                // What the edits leave is what the encoder writes: a checkpoint of it
+                // passes the check of a leaf read back.
+                let mut padded = leaf[..used].to_vec();
+                padded.resize(used + 16, 0);
+                if let Some(found) = C::check_encoding(&padded, used, &|_| true) {
+                    let want = (keys.len(), keys[0], keys[keys.len() - 1]);
+                    assert_eq!(found.map(|k| (k.count, k.first, k.last)), Ok(want));
+                }
             }
             assert_eq!(C::last(&leaf, used), keys.last().copied());
             assert_eq!(
