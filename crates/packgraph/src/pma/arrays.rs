@@ -5,7 +5,8 @@
 //! written ([`Pma::from_filled_pages`], how a checkpoint's pages are loaded).
 //!
 //! Checking decodes each leaf once: keys in order, the head, `item_ok`, and the leaf's
-//! size summed as it is decoded ([`EncodedLen`]) against the size it claims, so a leaf
+//! size summed as it is decoded ([`EncodedLen`]) against the size it claims (or the codec's
+//! own one-pass check, [`LeafCodec::check_encoding`], where it has one), so a leaf
 //! whose bytes decode to keys that encode differently (junk after the keys, a longer code
 //! than needed) is refused without a list of its keys or a second encoding.
 //! (The name `PmaParts` is about these arrays; it has nothing to do with the PART tree.)
@@ -494,6 +495,17 @@ fn check_leaf<C: LeafCodec>(
         buffer = [&leaf[..used], &[0u8; PADDING_BYTES][..]].concat();
         &buffer
     };
+    if let Some(found) = C::check_encoding(bytes, used, item_ok) {
+        let keys = found?;
+        if keys.first != head {
+            return Err(format!("head {head} != first key {}", keys.first));
+        }
+        return Ok(Some(LeafSummary {
+            count: keys.count,
+            first: keys.first,
+            last: keys.last,
+        }));
+    }
     let mut summary = LeafSummary {
         count: 0,
         first: 0,

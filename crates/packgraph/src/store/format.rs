@@ -412,16 +412,30 @@ fn unit_header(
     at: u64,
     end: usize,
 ) -> Result<(UnitKind, UnitRef)> {
-    let start = at as usize;
-    if start + UNIT_HEADER + 4 > end {
+    unit_header_in(path, (bytes, 0), pack, at, end as u64)
+}
+
+/// [`unit_header`] in `piece`, the bytes of the pack from byte `base` on (they hold every
+/// byte of the unit up to `end`, the end of the pack's units).
+fn unit_header_in(
+    path: &Path,
+    (piece, base): (&[u8], u64),
+    pack: u64,
+    at: u64,
+    end: u64,
+) -> Result<(UnitKind, UnitRef)> {
+    if at < base || at.saturating_add((UNIT_HEADER + 4) as u64) > end {
         return Err(corrupt_at(
             path,
             at,
             "a unit header runs past the end of the pack",
         ));
     }
-    let (kind, len, hash) =
-        read_unit_header(&mut reader(&bytes[start..end], at)).map_err(in_file(path))?;
+    let start = (at - base) as usize;
+    let header = piece
+        .get(start..start + UNIT_HEADER)
+        .ok_or_else(|| corrupt_at(path, at, "a unit header that was not read"))?;
+    let (kind, len, hash) = read_unit_header(&mut reader(header, at)).map_err(in_file(path))?;
     let kind = UnitKind::from_byte(kind)
         .ok_or_else(|| corrupt_at(path, at, format!("unknown unit kind {kind}")))?;
     let unit = UnitRef {
@@ -430,7 +444,7 @@ fn unit_header(
         len,
         hash,
     };
-    if unit.stored_bytes() > (end - start) as u64 {
+    if unit.stored_bytes() > end - at {
         return Err(corrupt_at(
             path,
             at,
@@ -457,8 +471,20 @@ pub(super) fn read_unit_of<'a>(
     unit: &UnitRef,
     kinds: &[UnitKind],
 ) -> Result<(UnitKind, &'a [u8])> {
-    let end = bytes.len().saturating_sub(PACK_TRAILER);
-    let (kind, stored) = unit_header(path, bytes, unit.pack, unit.offset, end)?;
+    read_unit_in(path, (bytes, 0), bytes.len() as u64, unit, kinds)
+}
+
+/// [`read_unit_of`] in `piece`, the bytes of a pack of `len` bytes from byte `base` on,
+/// which hold at least the unit's bytes within the pack.
+pub(super) fn read_unit_in<'a>(
+    path: &Path,
+    (piece, base): (&'a [u8], u64),
+    len: u64,
+    unit: &UnitRef,
+    kinds: &[UnitKind],
+) -> Result<(UnitKind, &'a [u8])> {
+    let end = len.saturating_sub(PACK_TRAILER as u64);
+    let (kind, stored) = unit_header_in(path, (piece, base), unit.pack, unit.offset, end)?;
     if !kinds.contains(&kind) || stored.len != unit.len || stored.hash != unit.hash {
         return Err(corrupt_at(
             path,
@@ -469,17 +495,21 @@ pub(super) fn read_unit_of<'a>(
             ),
         ));
     }
-    let start = unit.offset as usize;
+    let start = (unit.offset - base) as usize;
     let body = start + UNIT_HEADER + unit.len as usize;
-    let sum = u32::from_le_bytes(bytes[body..body + 4].try_into().unwrap_or_default());
-    if crc32c::crc32c(&bytes[start..body]) != sum {
+    let Some(stored) = piece.get(start..body + 4) else {
+        return Err(corrupt_at(path, unit.offset, "a unit that was not read"));
+    };
+    let (covered, sum) = stored.split_at(stored.len() - 4);
+    let sum = u32::from_le_bytes(sum.try_into().unwrap_or_default());
+    if crc32c::crc32c(covered) != sum {
         return Err(corrupt_at(
             path,
             unit.offset,
             format!("the {kind:?} unit's CRC-32C does not match"),
         ));
     }
-    let payload = &bytes[start + UNIT_HEADER..body];
+    let payload = &covered[UNIT_HEADER..];
     if unit_hash(kind, payload) != unit.hash {
         return Err(corrupt_at(
             path,

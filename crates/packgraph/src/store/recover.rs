@@ -85,14 +85,46 @@ fn check_kind<C: StoreLeaf>(dir: &Path, manifest: &Manifest) -> Result<()> {
     Ok(())
 }
 
-/// Pack files read so far, by number: each as long as the file, holding its header and
-/// the units asked for (a pack's dead units are not read).
+/// Bytes a piece of a pack read by one task grows to before the next unit starts another:
+/// large enough that a piece costs little more than its bytes, small enough that the pieces
+/// of one large pack are read side by side. (Tests read in small pieces, so that their
+/// packs come in many.)
+const PIECE_BYTES: u64 = if cfg!(test) { 4096 } else { 1 << 20 };
+
+/// The bytes read of one pack: its length, and pieces of it (each a start and the bytes
+/// from there), sorted, disjoint, each holding whole units (and the first, the header).
+#[derive(Debug, Default)]
+struct PackBytes {
+    len: u64,
+    pieces: Vec<(u64, Vec<u8>)>,
+}
+
+impl PackBytes {
+    /// The whole file `bytes` as one piece.
+    #[cfg(test)]
+    fn whole(bytes: Vec<u8>) -> Self {
+        Self {
+            len: bytes.len() as u64,
+            pieces: vec![(0, bytes)],
+        }
+    }
+
+    /// The piece holding byte `at` (its bytes and start), if one was read.
+    fn piece_at(&self, at: u64) -> Option<(&[u8], u64)> {
+        let i = self.pieces.partition_point(|(start, _)| *start <= at);
+        let (start, bytes) = self.pieces.get(i.checked_sub(1)?)?;
+        (at - start < bytes.len() as u64).then_some((bytes.as_slice(), *start))
+    }
+}
+
+/// Pack files read so far, by number: each its length and the pieces read, holding its
+/// header and the units asked for (a pack's dead units are not read).
 struct Packs<'a> {
     vfs: &'a dyn Vfs,
     dir: &'a Path,
     /// The directory's id, which every pack's header must carry.
     dir_id: u128,
-    files: HashMap<u64, Vec<u8>>,
+    files: HashMap<u64, PackBytes>,
     /// Bytes read from the packs.
     bytes: u64,
 }
@@ -109,7 +141,8 @@ impl<'a> Packs<'a> {
     }
 
     /// Reads the header and `units` of every pack they lie in (replacing what was read of
-    /// those packs before), each pack's units in one pass over the file.
+    /// those packs before), in pieces of whole units ([`pieces`]), [`PIECE_BYTES`] or so
+    /// read by each task, side by side.
     fn read(&mut self, units: &[&UnitRef]) -> Result<()> {
         let mut by_pack: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
         for unit in units {
@@ -121,28 +154,64 @@ impl<'a> Packs<'a> {
         }
         let mut packs: Vec<_> = by_pack.into_iter().collect();
         packs.sort_unstable_by_key(|(pack, _)| *pack);
-        // Packs are read side by side (each in one pass), and reported in order.
-        let read: Vec<Result<(u64, Vec<u8>, u64)>> = packs
-            .into_par_iter()
-            .map(|(pack, mut spans)| {
-                spans.push((0, format::PACK_HEADER_MAX as u64));
-                let bytes = self.read_pack(pack, &spans)?;
-                let read = read_bytes(&spans, bytes.len() as u64);
-                Ok((pack, bytes, read))
-            })
+        // Each task reads consecutive pieces of one pack, about PIECE_BYTES in all.
+        let mut jobs: Vec<(u64, Vec<(u64, u64)>)> = Vec::new();
+        for (pack, spans) in &mut packs {
+            spans.push((0, format::PACK_HEADER_MAX as u64));
+            let mut job: Vec<(u64, u64)> = Vec::new();
+            let mut bytes = 0;
+            for (start, end) in pieces(spans) {
+                job.push((start, end - start));
+                bytes += end - start;
+                if bytes >= PIECE_BYTES {
+                    jobs.push((*pack, std::mem::take(&mut job)));
+                    bytes = 0;
+                }
+            }
+            if !job.is_empty() {
+                jobs.push((*pack, job));
+            }
+        }
+        let read: Vec<Result<(u64, Vec<Vec<u8>>)>> = jobs
+            .par_iter()
+            .map(|(pack, ranges)| self.read_ranges(*pack, ranges))
             .collect();
-        for found in read {
-            let (pack, bytes, read) = found?;
-            self.bytes += read;
-            self.files.insert(pack, bytes);
+        // Reported in order of pack and offset: a pack's header before its units.
+        let mut files: Vec<(u64, PackBytes)> = Vec::with_capacity(packs.len());
+        for ((pack, ranges), found) in jobs.iter().zip(read) {
+            let (len, pieces) = found?;
+            if files.last().is_none_or(|(last, _)| last != pack) {
+                let path = self.dir.join(pack_name(*pack));
+                check_pack_header(
+                    &path,
+                    *pack,
+                    self.dir_id,
+                    pieces.first().map_or(&[], Vec::as_slice),
+                )?;
+                files.push((
+                    *pack,
+                    PackBytes {
+                        len,
+                        pieces: Vec::new(),
+                    },
+                ));
+            }
+            if let Some((_, file)) = files.last_mut() {
+                file.pieces
+                    .extend(ranges.iter().map(|&(at, _)| at).zip(pieces));
+            }
+        }
+        for ((pack, file), (_, spans)) in files.into_iter().zip(&packs) {
+            self.bytes += read_bytes(spans, file.len);
+            self.files.insert(pack, file);
         }
         Ok(())
     }
 
-    /// The header and `spans` of pack `pack`, its header checked.
-    fn read_pack(&self, pack: u64, spans: &[(u64, u64)]) -> Result<Vec<u8>> {
+    /// The length of pack `pack` and its bytes in each of `ranges` (cut at its end).
+    fn read_ranges(&self, pack: u64, ranges: &[(u64, u64)]) -> Result<(u64, Vec<Vec<u8>>)> {
         let path = self.dir.join(pack_name(pack));
-        let bytes = self.vfs.read_ranges(&path, spans).map_err(|e| {
+        self.vfs.read_pieces(&path, ranges).map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {
                 Error::Corrupt {
                     path: Some(path.clone()),
@@ -152,9 +221,7 @@ impl<'a> Packs<'a> {
             } else {
                 Error::io(&path, e)
             }
-        })?;
-        check_pack_header(&path, pack, self.dir_id, &bytes)?;
-        Ok(bytes)
+        })
     }
 
     fn unit(&self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
@@ -165,12 +232,23 @@ impl<'a> Packs<'a> {
     /// and its kind.
     fn unit_of(&self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
         let path = self.path(unit);
-        let bytes = self.files.get(&unit.pack).ok_or_else(|| Error::Corrupt {
+        let not_read = || Error::Corrupt {
             path: Some(path.clone()),
             offset: Some(unit.offset),
             reason: "a unit of a pack that was not read".into(),
-        })?;
-        format::read_unit_of(&path, bytes, unit, kinds)
+        };
+        let pack = self.files.get(&unit.pack).ok_or_else(not_read)?;
+        // A unit past the pack's end is in no piece: the check names it.
+        let piece = pack.piece_at(unit.offset).unwrap_or((&[], unit.offset));
+        format::read_unit_in(&path, piece, pack.len, unit, kinds)
+    }
+
+    /// The payload's first four bytes of `page`, if they were read (before any check).
+    fn first_word(&self, page: &UnitRef) -> Option<[u8; 4]> {
+        let at = pages::page_at(page);
+        let (bytes, start) = self.files.get(&page.pack)?.piece_at(at)?;
+        let from = usize::try_from(at - start).ok()?;
+        bytes.get(from..from.checked_add(4)?)?.try_into().ok()
     }
 
     fn path(&self, unit: &UnitRef) -> PathBuf {
@@ -178,11 +256,26 @@ impl<'a> Packs<'a> {
     }
 
     fn sizes(&self) -> HashMap<u64, u64> {
-        self.files
-            .iter()
-            .map(|(&n, b)| (n, b.len() as u64))
-            .collect()
+        self.files.iter().map(|(&n, b)| (n, b.len)).collect()
     }
+}
+
+/// `spans` (offset, length) cut into pieces (start, end) to read: sorted, each span in
+/// exactly one piece, spans that touch or overlap in the same piece until it holds
+/// [`PIECE_BYTES`].
+fn pieces(spans: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
+    spans.sort_unstable();
+    let mut pieces: Vec<(u64, u64)> = Vec::new();
+    for &(at, n) in spans.iter() {
+        let end = at.saturating_add(n);
+        match pieces.last_mut() {
+            Some(last) if at < last.1 || (at == last.1 && last.1 - last.0 < PIECE_BYTES) => {
+                last.1 = last.1.max(end);
+            }
+            _ => pieces.push((at, end)),
+        }
+    }
+    pieces
 }
 
 /// Bytes in the union of `spans` (offset, length) within a file of `len` bytes.
@@ -912,7 +1005,7 @@ mod tests {
             let vfs = SimVfs::new();
             let dir = Path::new("/d");
             let mut packs = Packs::new(&vfs, dir, dir_id);
-            packs.files.insert(1, bytes);
+            packs.files.insert(1, PackBytes::whole(bytes));
             let mut shape = ArrayShape::of(&parts, refs);
             if let Some(leaves) = promise {
                 shape.num_leaves = leaves;
@@ -936,6 +1029,121 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Every span lies in exactly one piece; pieces are sorted and apart, except that
+        /// a piece of at least `PIECE_BYTES` may end where the next starts.
+        #[test]
+        fn pieces_hold_each_span_whole(
+            mut spans in vec((0u64..40_000, 0u64..6_000), 1..40),
+        ) {
+            let cut = pieces(&mut spans);
+            for pair in cut.windows(2) {
+                let ((a, b), (c, _)) = (pair[0], pair[1]);
+                prop_assert!(b < c || (b == c && b - a >= PIECE_BYTES), "{cut:?}");
+            }
+            for &(at, n) in &spans {
+                let holding = cut.iter().filter(|&&(a, b)| a <= at && at + n <= b).count();
+                let touching = cut.iter().filter(|&&(a, b)| at < b && a < at + n).count();
+                prop_assert!(holding == 1 && touching <= 1, "{at}+{n} in {cut:?}");
+            }
+        }
+    }
+
+    /// A pack read in pieces gives each unit from the piece that holds it; a unit past
+    /// what was read is damage, not a panic.
+    #[test]
+    fn units_read_in_pieces_are_found_in_them() {
+        let vfs = SimVfs::new();
+        let dir = Path::new("/d");
+        vfs.create_dir_all(dir).unwrap();
+        let mut writer = PackWriter::new(1, 9);
+        let units: Vec<UnitRef> = (0..40u8)
+            .map(|i| {
+                let payload = vec![i; 1000 + usize::from(i) * 37];
+                writer.add(
+                    UnitKind::Delta,
+                    &payload,
+                    unit_hash(UnitKind::Delta, &payload),
+                )
+            })
+            .collect();
+        let file = vfs.create(&dir.join(pack_name(1))).unwrap();
+        file.append(&writer.finish()).unwrap();
+        let mut packs = Packs::new(&vfs, dir, 9);
+        // Every other unit: the pack's dead units in between are not read.
+        let live: Vec<&UnitRef> = units.iter().step_by(2).collect();
+        packs.read(&live).unwrap();
+        assert!(packs.files[&1].pieces.len() > 2);
+        for (i, unit) in units.iter().enumerate() {
+            match packs.unit(unit, UnitKind::Delta) {
+                Ok(payload) => {
+                    assert!(i % 2 == 0);
+                    assert_eq!(payload, vec![i as u8; 1000 + i * 37]);
+                }
+                Err(e) => {
+                    assert!(i % 2 == 1);
+                    assert!(e.to_string().contains("not read"), "{e}");
+                }
+            }
+        }
+        let past = UnitRef {
+            offset: packs.files[&1].len + 100,
+            ..units[0]
+        };
+        assert!(packs.unit(&past, UnitKind::Delta).is_err());
+    }
+
+    /// A leaf that decodes to the right keys, in the right number of bytes, but whose last
+    /// control byte gives a length to a slot past the leaf's end (bytes the encoder never
+    /// writes, which later edits of the leaf would misread) is refused, in either split.
+    #[test]
+    fn a_leaf_the_encoder_would_not_write_is_damage() {
+        let keys: Vec<u64> = (0..3000).map(|i| i * 3).collect();
+        let config = PmaConfig {
+            leaf_bytes: Some(256),
+            page_bytes: 1024,
+            ..PmaConfig::default()
+        };
+        let pma = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap();
+        let parts = pma.parts();
+        let mut payloads = units::page_payloads(&parts);
+        // The first leaf whose last group (differences of 3: one byte each) is short.
+        let payload = &mut payloads[0];
+        let count = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
+        let mut leaf_at = 4 + 12 * count;
+        let (leaf_at, used) = (0..count)
+            .find_map(|j| {
+                let used = u32::from_le_bytes(payload[4 + 4 * j..8 + 4 * j].try_into().unwrap());
+                let (at, used) = (leaf_at, used as usize);
+                leaf_at += used;
+                ((used - 8) % 5 != 0).then_some((at, used))
+            })
+            .expect("a leaf with a short last group");
+        let last = leaf_at + 8 + (used - 8) / 5 * 5;
+        assert_eq!(payload[last] >> 6, 0, "slot 3 of the last group is unused");
+        payload[last] |= 1 << 6;
+        let mut writer = PackWriter::new(1, 5);
+        let refs: Vec<UnitRef> = payloads
+            .iter()
+            .map(|payload| {
+                let hash = unit_hash(UnitKind::GroupPage, payload);
+                writer.add(UnitKind::GroupPage, payload, hash)
+            })
+            .collect();
+        let vfs = SimVfs::new();
+        let mut packs = Packs::new(&vfs, Path::new("/d"), 5);
+        packs.files.insert(1, PackBytes::whole(writer.finish()));
+        let mut shape = ArrayShape::of(&parts, refs);
+        for page_bytes in [1024, 2048] {
+            shape.config.page_bytes = page_bytes;
+            let message = load(&packs, &shape).unwrap_err();
+            assert!(
+                message.starts_with("invalid: ") && message.contains("past the leaf's end"),
+                "{message}"
+            );
+        }
+    }
+
     #[test]
     fn a_load_without_lies_gives_back_every_key_in_either_split() {
         let keys: Vec<u64> = (0..5000).map(|i| i * 7 + (i % 5)).collect();
@@ -956,7 +1164,7 @@ mod tests {
             .collect();
         let vfs = SimVfs::new();
         let mut packs = Packs::new(&vfs, Path::new("/d"), 5);
-        packs.files.insert(1, writer.finish());
+        packs.files.insert(1, PackBytes::whole(writer.finish()));
         let mut shape = ArrayShape::of(&parts, refs);
         let split = |shape: &ArrayShape| {
             let array = load_array(&packs, shape, UnitKind::GroupPage).unwrap();

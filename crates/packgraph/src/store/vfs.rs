@@ -35,12 +35,20 @@ pub trait Vfs: Send + Sync {
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
     /// The whole contents of `path`.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
-    /// A buffer as long as `path` that holds the file's bytes at least in `ranges` (each
-    /// an offset and a length, cut at the file's end); what it holds elsewhere is zero or
-    /// the file's. The store reads the live units of a pack so, not its dead ones.
-    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
-        let _ = ranges;
-        self.read(path)
+    /// The length of `path` and its bytes in each of `ranges` (an offset and a length,
+    /// cut at the file's end): one buffer per range, holding exactly those bytes. The store
+    /// reads the live units of a pack so, in pieces read side by side.
+    fn read_pieces(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<(u64, Vec<Vec<u8>>)> {
+        let bytes = self.read(path)?;
+        let len = bytes.len() as u64;
+        let pieces = ranges
+            .iter()
+            .map(|&(at, n)| {
+                let (start, end) = (at.min(len), at.saturating_add(n).min(len));
+                bytes[start as usize..end as usize].to_vec()
+            })
+            .collect();
+        Ok((len, pieces))
     }
     /// Whether `path` exists.
     fn exists(&self, path: &Path) -> bool;
@@ -61,24 +69,6 @@ pub trait Vfs: Send + Sync {
     /// # Errors
     /// [`io::ErrorKind::WouldBlock`] if another handle holds either.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn VfsLock>>;
-}
-
-/// `ranges` (offset, length) as sorted, merged `start..end` spans within `len` bytes.
-fn clamped(ranges: &[(u64, u64)], len: u64) -> Vec<(u64, u64)> {
-    let mut spans: Vec<(u64, u64)> = ranges
-        .iter()
-        .map(|&(at, n)| (at.min(len), at.saturating_add(n).min(len)))
-        .filter(|(start, end)| start < end)
-        .collect();
-    spans.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
-    for (start, end) in spans {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    merged
 }
 
 /// The operating system's files.
@@ -128,15 +118,30 @@ impl Vfs for OsVfs {
         Ok(bytes)
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
+    fn read_pieces(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<(u64, Vec<Vec<u8>>)> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
-        let mut bytes = vec![0; usize::try_from(len).map_err(io::Error::other)?];
-        for (start, end) in clamped(ranges, len) {
+        let mut pieces = Vec::with_capacity(ranges.len());
+        for &(at, n) in ranges {
+            let (start, end) = (at.min(len), at.saturating_add(n).min(len));
+            // Read straight into the buffer's spare capacity, which is not zeroed first.
+            let mut piece =
+                Vec::with_capacity(usize::try_from(end - start).map_err(io::Error::other)?);
             file.seek(SeekFrom::Start(start))?;
-            file.read_exact(&mut bytes[start as usize..end as usize])?;
+            let read = (&mut file).take(end - start).read_to_end(&mut piece)?;
+            if read as u64 != end - start {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "{} ended at byte {}, {end} expected",
+                        path.display(),
+                        start + read as u64
+                    ),
+                ));
+            }
+            pieces.push(piece);
         }
-        Ok(bytes)
+        Ok((len, pieces))
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -445,15 +450,17 @@ impl Vfs for SimVfs {
         Ok(state.inodes[inode].data.clone())
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<Vec<u8>> {
+    fn read_pieces(&self, path: &Path, ranges: &[(u64, u64)]) -> io::Result<(u64, Vec<Vec<u8>>)> {
         let state = self.lock_state();
         let data = &state.inodes[state.inode(path)?].data;
-        let mut bytes = vec![0; data.len()];
-        for (start, end) in clamped(ranges, data.len() as u64) {
-            let (start, end) = (start as usize, end as usize);
-            bytes[start..end].copy_from_slice(&data[start..end]);
-        }
-        Ok(bytes)
+        let len = data.len() as u64;
+        let pieces = ranges
+            .iter()
+            .map(|&(at, n)| {
+                data[at.min(len) as usize..at.saturating_add(n).min(len) as usize].to_vec()
+            })
+            .collect();
+        Ok((len, pieces))
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -557,6 +564,44 @@ impl Vfs for SimVfs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// The OS read of pieces (into each buffer's spare capacity) and the simulation's
+        /// give the file's length and exactly each range's bytes within the file, for
+        /// overlapping, empty and past-the-end ranges.
+        #[test]
+        fn read_pieces_reads_each_range_within_the_file(
+            file in proptest::collection::vec(any::<u8>(), 0..20_000),
+            ranges in proptest::collection::vec((0u64..22_000, 0u64..9_000), 0..8),
+        ) {
+            let len = file.len() as u64;
+            let pieces: Vec<Vec<u8>> = ranges
+                .iter()
+                .map(|&(at, n)| file[at.min(len) as usize..(at + n).min(len) as usize].to_vec())
+                .collect();
+            let want = (len, pieces);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("pack");
+            std::fs::write(&path, &file).unwrap();
+            prop_assert_eq!(&OsVfs.read_pieces(&path, &ranges).unwrap(), &want);
+            let sim = SimVfs::new();
+            sim.create_dir_all(dir.path()).unwrap();
+            sim.create(&path).unwrap().append(&file).unwrap();
+            prop_assert_eq!(&sim.read_pieces(&path, &ranges).unwrap(), &want);
+        }
+    }
+
+    #[test]
+    fn read_pieces_of_a_missing_file_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = OsVfs
+            .read_pieces(&dir.path().join("gone"), &[(0, 10)])
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn power_cut_keeps_only_what_was_synced() {

@@ -57,6 +57,17 @@ pub enum LeafRemove {
     Full,
 }
 
+/// What a leaf holds, as [`LeafCodec::check_encoding`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafKeys {
+    /// How many keys.
+    pub count: usize,
+    /// The first key (the head).
+    pub first: u64,
+    /// The last key.
+    pub last: u64,
+}
+
 /// Where a run decoded by [`LeafCodec::low_halves_pair`] starts: a leaf (as the read
 /// functions take it), its number, the bytes it uses, and the first entry's offset and
 /// predecessor.
@@ -224,6 +235,23 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         items.par_sort_by_key(|&item| Self::key(item));
     }
 
+    /// Checks a leaf read from outside (a file) in one decode: that its `used` bytes (at
+    /// least [`LeafCodec::HEAD`]; `leaf` holds at least 8 bytes past them) are exactly what
+    /// [`LeafCodec::encode`] writes for some keys in strictly increasing order, each item
+    /// passing `item_ok`. Returns what the leaf holds, or what does not hold.
+    ///
+    /// `None` where the codec has no check of its own: the caller then decodes the leaf and
+    /// measures the encoding of what it decoded against `used`.
+    #[inline]
+    fn check_encoding(
+        leaf: &[u8],
+        used: usize,
+        item_ok: &impl Fn(Self::Item) -> bool,
+    ) -> Option<Result<LeafKeys, String>> {
+        let _ = (leaf, used, item_ok);
+        None
+    }
+
     /// Appends the leaf's items to `out`.
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<Self::Item>) {
         Self::for_each_while(leaf, used, |item| {
@@ -294,6 +322,14 @@ mod tests {
             assert_eq!(decoded, keys);
             if !keys.is_empty() {
                 assert_eq!(used, C::encoded_len(&keys));
+                // What the edits leave is what the encoder writes: a checkpoint of it
+                // passes the check of a leaf read back.
+                let mut padded = leaf[..used].to_vec();
+                padded.resize(used + 16, 0);
+                if let Some(found) = C::check_encoding(&padded, used, &|_| true) {
+                    let want = (keys.len(), keys[0], keys[keys.len() - 1]);
+                    assert_eq!(found.map(|k| (k.count, k.first, k.last)), Ok(want));
+                }
             }
             assert_eq!(C::last(&leaf, used), keys.last().copied());
             assert_eq!(

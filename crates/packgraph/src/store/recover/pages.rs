@@ -118,22 +118,17 @@ pub(super) fn page_at(page: &UnitRef) -> u64 {
 /// any check: `None` unless every page holds one (at least 1, within the unit) and they
 /// add up to the leaves the base unit promises.
 fn page_counts(packs: &Packs<'_>, shape: &ArrayShape) -> Option<Vec<usize>> {
-    let mut total = 0usize;
     let counts = shape
         .pages
-        .iter()
+        .par_iter()
         .map(|page| {
-            let bytes = packs.files.get(&page.pack)?;
-            let at = usize::try_from(page_at(page)).ok()?;
-            let word = bytes.get(at..at.checked_add(4)?)?;
-            let count = u32::from_le_bytes(word.try_into().ok()?) as usize;
-            if count == 0 || count as u64 > page.len / 12 {
-                return None;
-            }
-            total = total.checked_add(count)?;
-            Some(count)
+            let count = u32::from_le_bytes(packs.first_word(page)?) as usize;
+            (count != 0 && count as u64 <= page.len / 12).then_some(count)
         })
         .collect::<Option<Vec<usize>>>()?;
+    let total = counts
+        .iter()
+        .try_fold(0usize, |total, &c| total.checked_add(c))?;
     (total == shape.num_leaves).then_some(counts)
 }
 

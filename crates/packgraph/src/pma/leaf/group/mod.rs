@@ -27,6 +27,7 @@
 
 use crate::pma::sort;
 
+mod check;
 mod edit;
 mod slice;
 #[cfg(target_arch = "x86_64")]
@@ -35,7 +36,8 @@ mod x86;
 use self::slice::{low_halves, low_halves_two, simd_available};
 
 use super::{
-    read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, SliceRun, HEAD_BYTES,
+    read_head, sealed, write_head, LeafCodec, LeafInsert, LeafKeys, LeafRemove, SliceRun,
+    HEAD_BYTES,
 };
 
 /// The group-varint leaf (see the module documentation).
@@ -501,6 +503,18 @@ impl LeafCodec for GroupLeaf {
                 scan(leaf, used, FIRST, head, usize::MAX, &mut f).1,
                 Scan::Stopped
             )
+    }
+
+    fn check_encoding(
+        leaf: &[u8],
+        used: usize,
+        item_ok: &impl Fn(u64) -> bool,
+    ) -> Option<Result<LeafKeys, String>> {
+        Some(if used.saturating_add(8) <= leaf.len() {
+            check::check::<true>(leaf, used, item_ok)
+        } else {
+            check::check::<false>(leaf, used, item_ok)
+        })
     }
 
     fn for_each_from(
