@@ -8,13 +8,12 @@
 //! where known, the byte offset. [`load`] takes no lock: [`Store::open`](super::Store::open)
 //! takes the writer's lock first, [`load_graph`] reads beside a writer.
 
-use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use super::checkpoint::{CheckpointState, PropertySubtrees};
-use super::format::{self, check_pack_header, pack_name, Manifest, UnitKind, UnitRef, MANIFEST};
+use super::format::{self, Manifest, UnitKind, UnitRef, MANIFEST};
 use super::format::{DELTA_PROPERTIES, SUBTREE_UNITS};
 use super::replay::{Replayer, MERGE_OPS};
 use super::units::{self, Base};
@@ -24,8 +23,10 @@ use crate::graph::{Graph, GraphRead, Snapshot, Update};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
+mod packs;
 mod pages;
 
+use packs::Packs;
 use pages::load_arrays;
 
 /// A graph loaded from a directory: the latest durable state.
@@ -83,217 +84,6 @@ fn check_kind<C: StoreLeaf>(dir: &Path, manifest: &Manifest) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Bytes a piece of a pack read by one task grows to before the next unit starts another:
-/// large enough that a piece costs little more than its bytes, small enough that the pieces
-/// of one large pack are read side by side. (Tests read in small pieces, so that their
-/// packs come in many.)
-const PIECE_BYTES: u64 = if cfg!(test) { 4096 } else { 1 << 20 };
-
-/// The bytes read of one pack: its length, and pieces of it (each a start and the bytes
-/// from there), sorted, disjoint, each holding whole units (and the first, the header).
-#[derive(Debug, Default)]
-struct PackBytes {
-    len: u64,
-    pieces: Vec<(u64, Vec<u8>)>,
-}
-
-impl PackBytes {
-    /// The whole file `bytes` as one piece.
-    #[cfg(test)]
-    fn whole(bytes: Vec<u8>) -> Self {
-        Self {
-            len: bytes.len() as u64,
-            pieces: vec![(0, bytes)],
-        }
-    }
-
-    /// The piece holding byte `at` (its bytes and start), if one was read.
-    fn piece_at(&self, at: u64) -> Option<(&[u8], u64)> {
-        let i = self.pieces.partition_point(|(start, _)| *start <= at);
-        let (start, bytes) = self.pieces.get(i.checked_sub(1)?)?;
-        (at - start < bytes.len() as u64).then_some((bytes.as_slice(), *start))
-    }
-}
-
-/// Pack files read so far, by number: each its length and the pieces read, holding its
-/// header and the units asked for (a pack's dead units are not read).
-struct Packs<'a> {
-    vfs: &'a dyn Vfs,
-    dir: &'a Path,
-    /// The directory's id, which every pack's header must carry.
-    dir_id: u128,
-    files: HashMap<u64, PackBytes>,
-    /// Bytes read from the packs.
-    bytes: u64,
-}
-
-impl<'a> Packs<'a> {
-    fn new(vfs: &'a dyn Vfs, dir: &'a Path, dir_id: u128) -> Self {
-        Self {
-            vfs,
-            dir,
-            dir_id,
-            files: HashMap::new(),
-            bytes: 0,
-        }
-    }
-
-    /// Reads the header and `units` of every pack they lie in (replacing what was read of
-    /// those packs before), in pieces of whole units ([`pieces`]), [`PIECE_BYTES`] or so
-    /// read by each task, side by side.
-    fn read(&mut self, units: &[&UnitRef]) -> Result<()> {
-        let mut by_pack: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
-        for unit in units {
-            let span = (
-                unit.offset,
-                unit.len.saturating_add(format::UNIT_HEADER as u64 + 4),
-            );
-            by_pack.entry(unit.pack).or_default().push(span);
-        }
-        let mut packs: Vec<_> = by_pack.into_iter().collect();
-        packs.sort_unstable_by_key(|(pack, _)| *pack);
-        // Each task reads consecutive pieces of one pack, about PIECE_BYTES in all.
-        let mut jobs: Vec<(u64, Vec<(u64, u64)>)> = Vec::new();
-        for (pack, spans) in &mut packs {
-            spans.push((0, format::PACK_HEADER_MAX as u64));
-            let mut job: Vec<(u64, u64)> = Vec::new();
-            let mut bytes = 0;
-            for (start, end) in pieces(spans) {
-                job.push((start, end - start));
-                bytes += end - start;
-                if bytes >= PIECE_BYTES {
-                    jobs.push((*pack, std::mem::take(&mut job)));
-                    bytes = 0;
-                }
-            }
-            if !job.is_empty() {
-                jobs.push((*pack, job));
-            }
-        }
-        let read: Vec<Result<(u64, Vec<Vec<u8>>)>> = jobs
-            .par_iter()
-            .map(|(pack, ranges)| self.read_ranges(*pack, ranges))
-            .collect();
-        // Reported in order of pack and offset: a pack's header before its units.
-        let mut files: Vec<(u64, PackBytes)> = Vec::with_capacity(packs.len());
-        for ((pack, ranges), found) in jobs.iter().zip(read) {
-            let (len, pieces) = found?;
-            if files.last().is_none_or(|(last, _)| last != pack) {
-                let path = self.dir.join(pack_name(*pack));
-                check_pack_header(
-                    &path,
-                    *pack,
-                    self.dir_id,
-                    pieces.first().map_or(&[], Vec::as_slice),
-                )?;
-                files.push((
-                    *pack,
-                    PackBytes {
-                        len,
-                        pieces: Vec::new(),
-                    },
-                ));
-            }
-            if let Some((_, file)) = files.last_mut() {
-                file.pieces
-                    .extend(ranges.iter().map(|&(at, _)| at).zip(pieces));
-            }
-        }
-        for ((pack, file), (_, spans)) in files.into_iter().zip(&packs) {
-            self.bytes += read_bytes(spans, file.len);
-            self.files.insert(pack, file);
-        }
-        Ok(())
-    }
-
-    /// The length of pack `pack` and its bytes in each of `ranges` (cut at its end).
-    fn read_ranges(&self, pack: u64, ranges: &[(u64, u64)]) -> Result<(u64, Vec<Vec<u8>>)> {
-        let path = self.dir.join(pack_name(pack));
-        self.vfs.read_pieces(&path, ranges).map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                Error::Corrupt {
-                    path: Some(path.clone()),
-                    offset: None,
-                    reason: "the manifest names this pack, but it is missing".into(),
-                }
-            } else {
-                Error::io(&path, e)
-            }
-        })
-    }
-
-    fn unit(&self, unit: &UnitRef, kind: UnitKind) -> Result<&[u8]> {
-        self.unit_of(unit, &[kind]).map(|(_, payload)| payload)
-    }
-
-    /// The payload of `unit` (read by [`Packs::read`]), which must be of one of `kinds`,
-    /// and its kind.
-    fn unit_of(&self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
-        let path = self.path(unit);
-        let not_read = || Error::Corrupt {
-            path: Some(path.clone()),
-            offset: Some(unit.offset),
-            reason: "a unit of a pack that was not read".into(),
-        };
-        let pack = self.files.get(&unit.pack).ok_or_else(not_read)?;
-        // A unit past the pack's end is in no piece: the check names it.
-        let piece = pack.piece_at(unit.offset).unwrap_or((&[], unit.offset));
-        format::read_unit_in(&path, piece, pack.len, unit, kinds)
-    }
-
-    /// The payload's first four bytes of `page`, if they were read (before any check).
-    fn first_word(&self, page: &UnitRef) -> Option<[u8; 4]> {
-        let at = pages::page_at(page);
-        let (bytes, start) = self.files.get(&page.pack)?.piece_at(at)?;
-        let from = usize::try_from(at - start).ok()?;
-        bytes.get(from..from.checked_add(4)?)?.try_into().ok()
-    }
-
-    fn path(&self, unit: &UnitRef) -> PathBuf {
-        self.dir.join(pack_name(unit.pack))
-    }
-
-    fn sizes(&self) -> HashMap<u64, u64> {
-        self.files.iter().map(|(&n, b)| (n, b.len)).collect()
-    }
-}
-
-/// `spans` (offset, length) cut into pieces (start, end) to read: sorted, each span in
-/// exactly one piece, spans that touch or overlap in the same piece until it holds
-/// [`PIECE_BYTES`].
-fn pieces(spans: &mut [(u64, u64)]) -> Vec<(u64, u64)> {
-    spans.sort_unstable();
-    let mut pieces: Vec<(u64, u64)> = Vec::new();
-    for &(at, n) in spans.iter() {
-        let end = at.saturating_add(n);
-        match pieces.last_mut() {
-            Some(last) if at < last.1 || (at == last.1 && last.1 - last.0 < PIECE_BYTES) => {
-                last.1 = last.1.max(end);
-            }
-            _ => pieces.push((at, end)),
-        }
-    }
-    pieces
-}
-
-/// Bytes in the union of `spans` (offset, length) within a file of `len` bytes.
-fn read_bytes(spans: &[(u64, u64)], len: u64) -> u64 {
-    let mut spans: Vec<(u64, u64)> = spans
-        .iter()
-        .map(|&(at, n)| (at.min(len), at.saturating_add(n).min(len)))
-        .collect();
-    spans.sort_unstable();
-    let (mut total, mut reached) = (0, 0);
-    for (start, end) in spans {
-        let start = start.max(reached);
-        if end > start {
-            total += end - start;
-            reached = end;
-        }
-    }
-    total
 }
 
 /// Reads the manifest's base unit, which must agree with the manifest on whether the graph
@@ -821,6 +611,7 @@ pub fn is_store(dir: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::packs::{pieces, PackBytes, PIECE_BYTES};
     use super::pages::{load_array, page_at, LoadedArray, PAGE_KINDS};
     use crate::pma::{IntoPma, Pma, PmaParts, RebuildError};
     use crate::store::units::ArrayShape;
@@ -829,7 +620,7 @@ mod tests {
 
     use super::*;
     use crate::pma::{GroupLeaf, PmaConfig};
-    use crate::store::format::{unit_hash, PackWriter};
+    use crate::store::format::{pack_name, unit_hash, PackWriter};
     use crate::store::SimVfs;
 
     /// What loading an array gives: its keys, or the error's message (`invalid: ...` for
