@@ -14,8 +14,8 @@ use packgraph_graph500::grid::Grid;
 use proptest::prelude::*;
 
 use common::{
-    assert_same, data, named_directory, reference, stored_inputs, temp_dir, weighted_directed,
-    KINDS,
+    assert_same, damaged_snapshot, data, named_directory, reference, stored_inputs, temp_dir,
+    weighted_directed, KINDS,
 };
 
 /// The distributed output on `ranks` simulated processes (rank 0's), or the error every
@@ -159,12 +159,7 @@ fn a_named_data_directory_answers_in_names() {
 #[test]
 fn a_damaged_snapshot_is_one_error_on_every_rank() {
     let dir = temp_dir("damaged");
-    let (graph, _) = weighted_directed(&dir, 100, 400, 3);
-    let (snapshot, _) = stored_inputs(&dir, &graph, true, None);
-    let mut bytes = std::fs::read(&snapshot).expect("reads");
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x5a;
-    std::fs::write(&snapshot, &bytes).expect("writes");
+    let snapshot = damaged_snapshot(&dir);
     let config = RunConfig::new(AlgorithmKind::Wcc, &snapshot);
     for ranks in 1..=4 {
         let e = distributed(ranks, &config).expect_err("a damaged snapshot");
@@ -175,7 +170,8 @@ fn a_damaged_snapshot_is_one_error_on_every_rank() {
         assert_eq!(e.exit_code(), 3, "{e}");
     }
     // Cut short, and --directed against an undirected snapshot.
-    std::fs::write(&snapshot, &bytes[..middle]).expect("writes");
+    let bytes = std::fs::read(&snapshot).expect("reads");
+    std::fs::write(&snapshot, &bytes[..bytes.len() / 2]).expect("writes");
     assert_eq!(
         distributed(2, &config).expect_err("cut short").exit_code(),
         3

@@ -17,8 +17,8 @@ use packgraph::algo::AlgorithmKind;
 use packgraph_graph500::dist::run::RunConfig;
 
 use common::{
-    assert_same, data, named_directory, reference, stored_inputs, temp_dir, weighted_directed,
-    KINDS,
+    assert_same, damaged_snapshot, data, named_directory, reference, stored_inputs, temp_dir,
+    weighted_directed, KINDS,
 };
 
 /// How long one `mpirun` may take before the test calls it a hang.
@@ -222,12 +222,7 @@ fn a_bad_line_in_any_process_range_stops_every_process_with_one_error() {
     assert_eq!(code, 2);
     assert!(line.contains("missing.el"), "{line}");
     // A damaged snapshot: one error from rank 0, every process exits with code 3.
-    let (graph, _) = weighted_directed(&dir, 100, 400, 3);
-    let (snapshot, _) = stored_inputs(&dir, &graph, true, None);
-    let mut bytes = std::fs::read(&snapshot).expect("reads");
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x5a;
-    std::fs::write(&snapshot, &bytes).expect("writes");
+    let snapshot = damaged_snapshot(&dir);
     for processes in [2, 4] {
         let (code, line) = failure(processes, &run(&snapshot));
         assert_eq!(code, 3, "{line}");

@@ -291,3 +291,15 @@ pub(crate) fn named_directory(dir: &Path, directed: bool) -> (PathBuf, PathBuf) 
     .expect("writes");
     (store_dir, updates)
 }
+
+/// A snapshot of a generated weighted directed graph (100 vertices, 400 edges) written into
+/// `dir`, with one byte in its middle flipped: damage every reader must report.
+pub(crate) fn damaged_snapshot(dir: &Path) -> PathBuf {
+    let (graph, _) = weighted_directed(dir, 100, 400, 3);
+    let (snapshot, _) = stored_inputs(dir, &graph, true, None);
+    let mut bytes = std::fs::read(&snapshot).expect("reads");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&snapshot, &bytes).expect("writes");
+    snapshot
+}

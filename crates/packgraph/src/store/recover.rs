@@ -627,6 +627,19 @@ mod tests {
     /// arrays that were read but break an invariant).
     type Outcome = std::result::Result<Vec<u64>, String>;
 
+    /// Pack 1 of directory `dir_id` holding `payloads` as page units, and their references.
+    fn page_pack(dir_id: u128, payloads: &[Vec<u8>]) -> (Vec<u8>, Vec<UnitRef>) {
+        let mut writer = PackWriter::new(1, dir_id);
+        let refs = payloads
+            .iter()
+            .map(|payload| {
+                let hash = unit_hash(UnitKind::GroupPage, payload);
+                writer.add(UnitKind::GroupPage, payload, hash)
+            })
+            .collect();
+        (writer.finish(), refs)
+    }
+
     fn rebuilt(pma: std::result::Result<Pma<GroupLeaf>, RebuildError>) -> Outcome {
         match pma {
             Ok(pma) => {
@@ -779,15 +792,7 @@ mod tests {
                 }
             }
             let dir_id = 77;
-            let mut writer = PackWriter::new(1, dir_id);
-            let refs: Vec<UnitRef> = payloads
-                .iter()
-                .map(|payload| {
-                    let hash = unit_hash(UnitKind::GroupPage, payload);
-                    writer.add(UnitKind::GroupPage, payload, hash)
-                })
-                .collect();
-            let mut bytes = writer.finish();
+            let (mut bytes, refs) = page_pack(dir_id, &payloads);
             if let Some((p, at, bit)) = flip {
                 let unit = &refs[p % refs.len()];
                 let at = unit.offset as usize + at % (format::UNIT_HEADER + unit.len as usize + 4);
@@ -913,17 +918,10 @@ mod tests {
         let last = leaf_at + 8 + (used - 8) / 5 * 5;
         assert_eq!(payload[last] >> 6, 0, "slot 3 of the last group is unused");
         payload[last] |= 1 << 6;
-        let mut writer = PackWriter::new(1, 5);
-        let refs: Vec<UnitRef> = payloads
-            .iter()
-            .map(|payload| {
-                let hash = unit_hash(UnitKind::GroupPage, payload);
-                writer.add(UnitKind::GroupPage, payload, hash)
-            })
-            .collect();
+        let (bytes, refs) = page_pack(5, &payloads);
         let vfs = SimVfs::new();
         let mut packs = Packs::new(&vfs, Path::new("/d"), 5);
-        packs.files.insert(1, PackBytes::whole(writer.finish()));
+        packs.files.insert(1, PackBytes::whole(bytes));
         let mut shape = ArrayShape::of(&parts, refs);
         for page_bytes in [1024, 2048] {
             shape.config.page_bytes = page_bytes;
@@ -945,17 +943,10 @@ mod tests {
         };
         let pma = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap();
         let parts = pma.parts();
-        let mut writer = PackWriter::new(1, 5);
-        let refs: Vec<UnitRef> = units::page_payloads(&parts)
-            .iter()
-            .map(|payload| {
-                let hash = unit_hash(UnitKind::GroupPage, payload);
-                writer.add(UnitKind::GroupPage, payload, hash)
-            })
-            .collect();
+        let (bytes, refs) = page_pack(5, &units::page_payloads(&parts));
         let vfs = SimVfs::new();
         let mut packs = Packs::new(&vfs, Path::new("/d"), 5);
-        packs.files.insert(1, PackBytes::whole(writer.finish()));
+        packs.files.insert(1, PackBytes::whole(bytes));
         let mut shape = ArrayShape::of(&parts, refs);
         let split = |shape: &ArrayShape| {
             let array = load_array(&packs, shape, UnitKind::GroupPage).unwrap();
