@@ -163,6 +163,8 @@ struct State<'a> {
     levels: Vec<u32>,
     /// Owned frontier, sorted global ids.
     frontier: Vec<u32>,
+    /// Sum of the degrees of `frontier`.
+    frontier_arcs: u64,
     /// Row-block vertices known visited (exact after a bottom-up gather, a filter otherwise).
     row_seen: Vec<u64>,
     /// Column-block frontier (bottom-up).
@@ -335,11 +337,13 @@ impl State<'_> {
         let first = layout.block_start(layout.rank) as u32;
         let mine = me as u64 * block;
         let mut next = Vec::new();
-        let (parents, levels) = (&mut self.parents, &mut self.levels);
+        let (parents, levels, degrees) = (&mut self.parents, &mut self.levels, &self.graph.degrees);
+        let mut arcs = 0;
         let mut claim = |i: usize, parent: u32| {
             if parents[i] == UNREACHED {
                 parents[i] = parent;
                 levels[i] = depth;
+                arcs += degrees[i];
                 next.push(first + i as u32);
             }
         };
@@ -377,6 +381,7 @@ impl State<'_> {
             set_bit(&mut self.row_seen, v - row_first);
         }
         self.frontier = next;
+        self.frontier_arcs = arcs;
         self.level.codec_ns += decode_ns;
         self.level.compute_ns += ns(start).saturating_sub(decode_ns);
         Ok(())
@@ -445,9 +450,6 @@ fn sort_found(state: &mut State<'_>) {
     sort_key_bits(&mut state.found, &mut state.spare, 32, 32 + bits);
 }
 
-/// How far ahead, in words of 64 vertices, [`bottom_up`] touches the arcs it will read.
-const AHEAD_WORDS: usize = 4;
-
 /// Words of 64 row vertices per task of a parallel bottom-up step.
 const BOTTOM_UP_TASK: usize = 256;
 
@@ -477,6 +479,9 @@ fn bottom_up(state: &mut State<'_>) {
 
 /// The bottom-up scan of the row vertices in `words` (64 each), discoveries appended to
 /// `found` in increasing order.
+///
+/// Each vertex checks its first in-arc, from the dense [`LocalGraph::in_first`], before it
+/// reads its offsets and the rest of its arcs.
 fn scan_words(
     graph: &LocalGraph,
     row_seen: &[u64],
@@ -486,29 +491,21 @@ fn scan_words(
 ) {
     for w in words {
         let mut unseen = !(row_seen[w] | graph.no_in_arcs[w]);
-        // Touch the first in-arc of the vertices a few words ahead, so that their cache
-        // misses overlap with this word's work (each vertex here mostly reads one arc).
-        if let (Some(&seen), Some(&empty)) = (
-            row_seen.get(w + AHEAD_WORDS),
-            graph.no_in_arcs.get(w + AHEAD_WORDS),
-        ) {
-            let mut ahead = !(seen | empty);
-            let mut touched = 0u32;
-            while ahead != 0 {
-                let y = (w + AHEAD_WORDS) * 64 + ahead.trailing_zeros() as usize;
-                ahead &= ahead - 1;
-                touched ^= graph
-                    .in_sources
-                    .get(graph.in_offsets[y])
-                    .copied()
-                    .unwrap_or(0);
-            }
-            std::hint::black_box(touched);
-        }
         while unseen != 0 {
             let y = (w * 64) as u32 + unseen.trailing_zeros();
             unseen &= unseen - 1;
-            if let Some(&x) = graph.in_arcs(y).iter().find(|&&x| bit(col_frontier, x)) {
+            let first = graph.in_first[y as usize];
+            let parent = if bit(col_frontier, first) {
+                Some(first)
+            } else {
+                graph
+                    .in_arcs(y)
+                    .iter()
+                    .skip(1)
+                    .copied()
+                    .find(|&x| bit(col_frontier, x))
+            };
+            if let Some(x) = parent {
                 found.push(u64::from(y) << 32 | u64::from(graph.layout.col_global(x)));
             }
         }
@@ -536,6 +533,7 @@ pub fn bfs(
         parents: vec![UNREACHED; layout.block],
         levels: vec![UNREACHED; layout.block],
         frontier: Vec::new(),
+        frontier_arcs: 0,
         row_seen: vec![0; layout.row_len() / 64],
         col_frontier: Vec::new(),
         col_ids: Vec::new(),
@@ -547,6 +545,7 @@ pub fn bfs(
         state.parents[(root - first) as usize] = root;
         state.levels[(root - first) as usize] = 0;
         state.frontier.push(root);
+        state.frontier_arcs = graph.degrees[(root - first) as usize];
     }
     if (root as usize).wrapping_sub(layout.row_start()) < layout.row_len() {
         set_bit(&mut state.row_seen, layout.row_local(root));
@@ -555,12 +554,7 @@ pub fn bfs(
     let mut switch = Switch::new(layout.num_vertices as u64, graph.total_degree, ALPHA);
     for depth in 1.. {
         let start = Instant::now();
-        let frontier_arcs: u64 = state
-            .frontier
-            .iter()
-            .map(|&v| graph.degrees[(v - first) as usize])
-            .sum();
-        let mut sizes = [state.frontier.len() as u64, frontier_arcs];
+        let mut sizes = [state.frontier.len() as u64, state.frontier_arcs];
         comm.allreduce_sum(Group::World, &mut sizes);
         let [size, arcs] = sizes;
         if size == 0 {

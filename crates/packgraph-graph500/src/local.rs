@@ -40,6 +40,11 @@ pub struct LocalGraph {
     pub in_offsets: Vec<usize>,
     /// See `in_offsets`.
     pub in_sources: Vec<u32>,
+    /// `in_first[y]`: the first of `in_arcs(y)` (the source with the most arcs here), 0
+    /// where `y` has none. A bottom-up step reads it before the rest: it is where most
+    /// targets find their parent, and reading it from this dense array streams through
+    /// memory, where `in_sources[in_offsets[y]]` is a jump per target.
+    pub in_first: Vec<u32>,
     /// One bit per row-local target, set where `in_arcs` is empty: bottom-up steps skip
     /// these a word at a time.
     pub no_in_arcs: Vec<u64>,
@@ -316,6 +321,10 @@ impl LocalGraph {
         drop(keys);
         let mut in_sources = in_sources;
         order_by_fanout(&in_offsets, &mut in_sources, &out_offsets);
+        let in_first = in_offsets
+            .windows(2)
+            .map(|w| if w[0] < w[1] { in_sources[w[0]] } else { 0 })
+            .collect();
         comm.allreduce_sum(Group::Row, &mut row_sums);
         let mine = layout.col * layout.block..(layout.col + 1) * layout.block;
         let degrees = row_sums[mine.clone()].to_vec();
@@ -329,6 +338,7 @@ impl LocalGraph {
             out_targets,
             in_offsets,
             in_sources,
+            in_first,
             no_in_arcs,
             degrees,
             edge_weights,
@@ -582,6 +592,9 @@ mod tests {
                     let sources = g.in_arcs(y);
                     let empty = g.no_in_arcs[y as usize / 64] >> (y % 64) & 1 == 1;
                     assert_eq!(empty, sources.is_empty(), "no_in_arcs bit of {y}");
+                    if let Some(&first) = sources.first() {
+                        assert_eq!(g.in_first[y as usize], first, "in_first of {y}");
+                    }
                     let fanout = |x: u32| std::cmp::Reverse(g.out_arcs(x).len());
                     assert!(
                         sources.windows(2).all(|w| (fanout(w[0]), w[0]) < (fanout(w[1]), w[1])),
