@@ -10,6 +10,10 @@
 //! weights over a search's tree is the number of input edges in its component, the
 //! Graph500 edge count for TEPS.
 //!
+//! Beside the in-arcs, each target's first source (the one with the most arcs here) is
+//! kept in a dense array, [`LocalGraph::in_first`], which a bottom-up step reads before
+//! anything else of the target.
+//!
 //! CSR, not packgraph's compressed graph (CPMA and flat index), is the local store because
 //! it measured faster: a direction-optimizing BFS on one process, Kronecker scale 20, the
 //! same 16 roots, took 1.17–1.19× as long on the compressed graph (two rounds). The

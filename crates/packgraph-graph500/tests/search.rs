@@ -303,3 +303,29 @@ fn an_input_file_is_searched_and_validated() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// On random graphs dense enough for bottom-up levels (a target's first in-arc, read
+    /// from its own array, then the rest of its arcs), every grid finds the core's levels
+    /// and a valid tree.
+    #[test]
+    fn random_graphs_search_like_the_core_on_every_grid(
+        n in 2usize..150,
+        raw in proptest::collection::vec((0u32..150, 0u32..150), 0..700),
+        root in 0u32..150,
+        shape in 0usize..4,
+    ) {
+        let edges: Vec<(u32, u32)> = raw
+            .iter()
+            .map(|&(u, v)| (u % n as u32, v % n as u32))
+            .collect();
+        let root = root % n as u32;
+        let core = Graph::from_edges(n, &edges, false).unwrap();
+        let expected = core_bfs(&core, root).unwrap().depths;
+        let (rows, cols) = [(1, 1), (2, 1), (1, 2), (2, 2)][shape];
+        let levels = grid_levels(Grid { rows, cols }, n, &edges, root, true);
+        proptest::prop_assert_eq!(levels, expected);
+    }
+}
