@@ -501,8 +501,10 @@ pub(super) fn read_unit_in<'a>(
         return Err(corrupt_at(path, unit.offset, "a unit that was not read"));
     };
     let (covered, sum) = stored.split_at(stored.len() - 4);
+    // The sum is read after the bytes before it, which bring it into cache.
+    let computed = crc32c::crc32c(covered);
     let sum = u32::from_le_bytes(sum.try_into().unwrap_or_default());
-    if crc32c::crc32c(covered) != sum {
+    if computed != sum {
         return Err(corrupt_at(
             path,
             unit.offset,

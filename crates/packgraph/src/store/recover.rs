@@ -27,7 +27,7 @@ mod packs;
 mod pages;
 
 use packs::Packs;
-use pages::load_arrays;
+use pages::{load_arrays, Placing};
 
 /// A graph loaded from a directory: the latest durable state.
 pub(super) struct Loaded<C: StoreLeaf> {
@@ -194,13 +194,32 @@ fn read_id_dictionary(
 
 /// The checkpoint's base graph: the edge arrays `base` lists, validated, with the vertex
 /// ids of the manifest's ids units.
+///
+/// The pages are first placed as the configuration's page size splits the leaves, without
+/// reading their leaf counts first ([`Placing::Configured`]). A load that fails so is done
+/// again with the counts read first ([`Placing::Counted`]), whose result stands: it places
+/// the pages of any split the counts allow and names damage as the checks of the first
+/// damaged page in order find it. Where the first load succeeds, every page held exactly
+/// the leaves of its configured page, so the second would have built the same graph.
 fn load_base_graph<C: StoreLeaf>(
     packs: &Packs<'_>,
     manifest: &Manifest,
     base: &Base,
     subtrees: &Subtrees,
 ) -> Result<Graph<C>> {
-    let (out, incoming, legacy) = load_arrays::<C>(packs, manifest, base)?;
+    load_base_graph_placed(packs, manifest, base, subtrees, Placing::Configured)
+        .or_else(|_| load_base_graph_placed(packs, manifest, base, subtrees, Placing::Counted))
+}
+
+/// [`load_base_graph`] with its pages placed as `placing` says.
+fn load_base_graph_placed<C: StoreLeaf>(
+    packs: &Packs<'_>,
+    manifest: &Manifest,
+    base: &Base,
+    subtrees: &Subtrees,
+    placing: Placing,
+) -> Result<Graph<C>> {
+    let (out, incoming, legacy) = load_arrays::<C>(packs, manifest, base, placing)?;
     let num_vertices =
         usize::try_from(base.num_vertices).map_err(|_| Error::corrupt("vertex count too large"))?;
     let ids = read_id_dictionary(packs, manifest, subtrees)?;
@@ -612,7 +631,7 @@ pub fn is_store(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::packs::{pieces, PackBytes, PIECE_BYTES};
-    use super::pages::{load_array, page_at, LoadedArray, PAGE_KINDS};
+    use super::pages::{load_array, page_at, LoadedArray, Placing, PAGE_KINDS};
     use crate::pma::{IntoPma, Pma, PmaParts, RebuildError};
     use crate::store::units::ArrayShape;
     use proptest::collection::vec;
@@ -651,9 +670,17 @@ mod tests {
         }
     }
 
-    /// The one-pass load: pages filled in place and checked.
+    /// The one-pass load as recovery does it ([`load_base_graph`]): pages placed as the
+    /// configuration splits them, and where that fails, as their counts say.
     fn load(packs: &Packs<'_>, shape: &ArrayShape) -> Outcome {
-        let array = load_array(packs, shape, UnitKind::GroupPage).map_err(|e| e.to_string())?;
+        placed(packs, shape, Placing::Configured)
+            .or_else(|_| placed(packs, shape, Placing::Counted))
+    }
+
+    /// The one-pass load with pages placed as `placing` says: filled in place and checked.
+    fn placed(packs: &Packs<'_>, shape: &ArrayShape, placing: Placing) -> Outcome {
+        let array =
+            load_array(packs, shape, UnitKind::GroupPage, placing).map_err(|e| e.to_string())?;
         rebuilt(array.into_pma(|_| true))
     }
 
@@ -811,6 +838,12 @@ mod tests {
                 shape.config.page_bytes *= 2;
             }
             let got = load(&packs, &shape);
+            // Pages placed as configured without their counts give what placing them by
+            // their counts gives, or fail (and the load places them by their counts).
+            let configured = placed(&packs, &shape, Placing::Configured);
+            if configured.is_ok() {
+                prop_assert_eq!(&configured, &placed(&packs, &shape, Placing::Counted));
+            }
             match oracle(&packs, &shape) {
                 Ok(Err(invalid)) => {
                     let message = got.unwrap_err();
@@ -949,7 +982,7 @@ mod tests {
         packs.files.insert(1, PackBytes::whole(bytes));
         let mut shape = ArrayShape::of(&parts, refs);
         let split = |shape: &ArrayShape| {
-            let array = load_array(&packs, shape, UnitKind::GroupPage).unwrap();
+            let array = load_array(&packs, shape, UnitKind::GroupPage, Placing::Counted).unwrap();
             matches!(array, LoadedArray::Pages(_))
         };
         assert!(split(&shape));
@@ -958,7 +991,7 @@ mod tests {
         assert!(!split(&shape));
         assert_eq!(load(&packs, &shape), Ok(keys));
         // A page of the other leaf encoding.
-        let error = load_array(&packs, &shape, UnitKind::Page)
+        let error = load_array(&packs, &shape, UnitKind::Page, Placing::Counted)
             .err()
             .unwrap()
             .to_string();

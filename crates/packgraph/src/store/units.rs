@@ -112,13 +112,15 @@ fn leaf_count(r: &mut ByteReader<&[u8]>) -> Result<usize, BytesError> {
 
 /// Copies the page unit `payload` into `slot`, which holds as many leaves as the page
 /// ([`page_leaf_count`]) and is zeroed (the leaves' free tails stay zero).
+///
+/// `path` names the file, made only for an error.
 pub(super) fn fill_page(
     payload: &[u8],
-    path: &Path,
+    path: impl FnOnce() -> PathBuf,
     offset: u64,
     slot: PageSlot<'_>,
 ) -> Result<()> {
-    fill_page_from(&mut reader(payload, offset), slot).map_err(in_file(path))
+    fill_page_from(&mut reader(payload, offset), slot).map_err(|e| in_file(&path())(e))
 }
 
 fn fill_page_from(r: &mut ByteReader<&[u8]>, slot: PageSlot<'_>) -> Result<(), BytesError> {
@@ -171,7 +173,7 @@ pub(super) fn read_page(
         used: &mut parts.used[first..],
         heads: &mut parts.heads[first..],
     };
-    fill_page(payload, path, offset, slot)
+    fill_page(payload, || path.to_path_buf(), offset, slot)
 }
 
 /// One edge array's shape in the base unit.

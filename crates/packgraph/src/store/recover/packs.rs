@@ -6,7 +6,7 @@ use crate::store::format::{self, check_pack_header, pack_name, UnitKind, UnitRef
 use crate::store::Vfs;
 use crate::{Error, Result};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -43,13 +43,15 @@ impl PackBytes {
 }
 
 /// Pack files read so far, by number: each its length and the pieces read, holding its
-/// header and the units asked for (a pack's dead units are not read).
+/// header and the units asked for (a pack's dead units are not read). A checkpoint lies in
+/// a few packs: a lookup per page costs a few comparisons in a `BTreeMap`, less than
+/// hashing the number.
 pub(super) struct Packs<'a> {
     vfs: &'a dyn Vfs,
     dir: &'a Path,
     /// The directory's id, which every pack's header must carry.
     dir_id: u128,
-    pub(super) files: HashMap<u64, PackBytes>,
+    pub(super) files: BTreeMap<u64, PackBytes>,
     /// Bytes read from the packs.
     pub(super) bytes: u64,
 }
@@ -60,7 +62,7 @@ impl<'a> Packs<'a> {
             vfs,
             dir,
             dir_id,
-            files: HashMap::new(),
+            files: BTreeMap::new(),
             bytes: 0,
         }
     }
@@ -155,17 +157,21 @@ impl<'a> Packs<'a> {
 
     /// The payload of `unit` (read by [`Packs::read`]), which must be of one of `kinds`,
     /// and its kind.
+    ///
+    /// The pack's path is made only for an error: the checks run first without it, and
+    /// again, naming it, when they fail.
     pub(super) fn unit_of(&self, unit: &UnitRef, kinds: &[UnitKind]) -> Result<(UnitKind, &[u8])> {
-        let path = self.path(unit);
-        let not_read = || Error::Corrupt {
-            path: Some(path.clone()),
-            offset: Some(unit.offset),
-            reason: "a unit of a pack that was not read".into(),
+        let Some(pack) = self.files.get(&unit.pack) else {
+            return Err(Error::Corrupt {
+                path: Some(self.path(unit)),
+                offset: Some(unit.offset),
+                reason: "a unit of a pack that was not read".into(),
+            });
         };
-        let pack = self.files.get(&unit.pack).ok_or_else(not_read)?;
         // A unit past the pack's end is in no piece: the check names it.
         let piece = pack.piece_at(unit.offset).unwrap_or((&[], unit.offset));
-        format::read_unit_in(&path, piece, pack.len, unit, kinds)
+        format::read_unit_in(Path::new(""), piece, pack.len, unit, kinds)
+            .or_else(|_| format::read_unit_in(&self.path(unit), piece, pack.len, unit, kinds))
     }
 
     /// The payload's first four bytes of `page`, if they were read (before any check).

@@ -33,24 +33,37 @@ impl IntoPma for LoadedArray<'_> {
     }
 }
 
+/// Where [`load_array`] puts each page unit's leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placing {
+    /// Page unit `p` into the array's page `p`, as the configuration's page size splits the
+    /// leaves, without reading the leaf counts first (one pass over the pages fewer): a
+    /// page unit whose count does not fill its page fails, and the caller loads again
+    /// [`Placing::Counted`], which decides as the counts say.
+    Configured,
+    /// Where the leaf counts, read first, say ([`page_counts`]).
+    Counted,
+}
+
 /// Loads the arrays of `shape` from their page units (read by [`Packs::read`]), every page
-/// of kind `kind` ([`UnitKind::Page`] or [`UnitKind::GroupPage`]).
+/// of kind `kind` ([`UnitKind::Page`] or [`UnitKind::GroupPage`]), placed as `placing`
+/// says.
 ///
 /// One parallel pass does all of a page's work, when the array is rebuilt: its CRC-32C and
 /// hash, its kind, the copy of its leaves into the page the array keeps, and the check of
-/// its leaves (the bytes are still in cache from the copy). Where each page goes follows
-/// from the leaf counts, which are the first word of each payload: they are read before
-/// the checks, and trusted only once the checks pass. A count that does not add up
-/// ([`page_counts`]) sends the load to [`first_page_error`], so that damage is reported
-/// as the checks of the first damaged page in order find it.
+/// its leaves (the bytes are still in cache from the copy). [`Placing::Configured`] takes
+/// the array's page `p` from unit `p` whenever the units are as many as those pages.
+/// Otherwise where each page goes follows from the leaf counts, which are the first word
+/// of each payload: they are read before the checks, and trusted only once the checks
+/// pass. A count that does not add up ([`page_counts`]) sends the load to
+/// [`first_page_error`], so that damage is reported as the checks of the first damaged
+/// page in order find it.
 pub(super) fn load_array<'p>(
     packs: &'p Packs<'_>,
     shape: &'p ArrayShape,
     kind: UnitKind,
+    placing: Placing,
 ) -> Result<LoadedArray<'p>> {
-    let Some(counts) = page_counts(packs, shape) else {
-        return Err(first_page_error(packs, shape));
-    };
     let fill_unit = move |page: &UnitRef, slot: PageSlot<'_>| -> Result<()> {
         let (found, payload) = packs.unit_of(page, &PAGE_KINDS)?;
         if found != kind {
@@ -60,16 +73,31 @@ pub(super) fn load_array<'p>(
                 reason: "the edge arrays mix pages of two leaf encodings".into(),
             });
         }
-        units::fill_page(payload, &packs.path(page), page_at(page), slot)
+        units::fill_page(payload, || packs.path(page), page_at(page), slot)
     };
-    if splits_as_configured(shape, &counts) {
-        return Ok(LoadedArray::Pages(FilledPages {
+    let pages = move || {
+        LoadedArray::Pages(FilledPages {
             config: shape.config.clone(),
             leaf_bytes: shape.leaf_bytes,
             num_leaves: shape.num_leaves,
             len: shape.len,
-            fill: Box::new(move |p, slot| fill_unit(&shape.pages[p], slot)),
-        }));
+            fill: Box::new(move |p, slot| match shape.pages.get(p) {
+                Some(page) => fill_unit(page, slot),
+                None => Err(Error::corrupt(format!(
+                    "the base unit lists {} pages, the array has more",
+                    shape.pages.len()
+                ))),
+            }),
+        })
+    };
+    if placing == Placing::Configured && has_configured_pages(shape) {
+        return Ok(pages());
+    }
+    let Some(counts) = page_counts(packs, shape) else {
+        return Err(first_page_error(packs, shape));
+    };
+    if splits_as_configured(shape, &counts) {
+        return Ok(pages());
     }
     let mut parts = shape.zeroed_parts()?;
     let slots = page_slots(&mut parts, counts.iter().copied());
@@ -83,14 +111,29 @@ pub(super) fn load_array<'p>(
     Ok(LoadedArray::Flat(parts))
 }
 
+/// Leaves per page of `shape`'s configuration, if its leaf and page sizes are valid.
+fn configured_page_leaves(shape: &ArrayShape) -> Option<usize> {
+    if !(64..=1 << 20).contains(&shape.leaf_bytes) || shape.config.page_bytes == 0 {
+        return None;
+    }
+    Some(1usize << shape.config.page_shift(shape.leaf_bytes))
+}
+
+/// Whether `shape` lists as many page units as its configuration's page size makes pages
+/// of its leaves (at least one).
+fn has_configured_pages(shape: &ArrayShape) -> bool {
+    configured_page_leaves(shape).is_some_and(|page_leaves| {
+        shape.num_leaves > 0 && shape.pages.len() == shape.num_leaves.div_ceil(page_leaves)
+    })
+}
+
 /// Whether pages of `counts` leaves split `shape`'s leaves as its configuration's page
 /// size does (every page but the last full), so that each page unit is one page of the
 /// array.
 fn splits_as_configured(shape: &ArrayShape, counts: &[usize]) -> bool {
-    if !(64..=1 << 20).contains(&shape.leaf_bytes) || shape.config.page_bytes == 0 {
+    let Some(page_leaves) = configured_page_leaves(shape) else {
         return false;
-    }
-    let page_leaves = 1usize << shape.config.page_shift(shape.leaf_bytes);
+    };
     counts.split_last().is_some_and(|(&last, full)| {
         last <= page_leaves && full.iter().all(|&count| count == page_leaves)
     })
@@ -181,12 +224,14 @@ fn page_slots(parts: &mut PmaParts, counts: impl Iterator<Item = usize>) -> Vec<
     slots
 }
 
-/// The out- and (directed) in-arrays of `base`, and whether their pages are in the byte
-/// codes an unweighted graph was stored in before version 2 (to be re-encoded).
+/// The out- and (directed) in-arrays of `base`, placed as `placing` says, and whether
+/// their pages are in the byte codes an unweighted graph was stored in before version 2
+/// (to be re-encoded).
 pub(super) fn load_arrays<'p, C: StoreLeaf>(
     packs: &'p Packs<'_>,
     manifest: &Manifest,
     base: &'p Base,
+    placing: Placing,
 ) -> Result<(LoadedArray<'p>, Option<LoadedArray<'p>>, bool)> {
     let native = if C::GROUP_PAGES {
         UnitKind::GroupPage
@@ -213,11 +258,11 @@ pub(super) fn load_arrays<'p, C: StoreLeaf>(
             })
         }
     };
-    let out = load_array(packs, &base.out, kind)?;
+    let out = load_array(packs, &base.out, kind, placing)?;
     let incoming = base
         .incoming
         .as_ref()
-        .map(|shape| load_array(packs, shape, kind))
+        .map(|shape| load_array(packs, shape, kind, placing))
         .transpose()?;
     Ok((out, incoming, legacy))
 }

@@ -13,15 +13,39 @@
 //! * every difference is at least 1 and no key wraps past `u64::MAX`.
 //!
 //! Whole groups without escapes take the fast path: the four differences at once, as
-//! [`full_group`] reads them for the scans, their codes recomputed into a control byte
-//! compared with the stored one, and the order and `item_ok` checks combined without a
-//! branch per key. Anything else (escapes, the last group, a failed check) goes slot by
-//! slot, which also names what does not hold.
+//! [`full_group`] reads them for the scans, each compared with the least difference its
+//! code is the shortest for ([`LEAST`], one row per control byte: a slot of `n` bytes
+//! holds less than `2^(8n)`, so its code is the shortest exactly when the difference
+//! needs more bytes than the next shorter code has, and every difference is at least 1),
+//! their sum checked for a key wrapping past `u64::MAX`, and `item_ok` on the four keys,
+//! all combined without a branch per key. Anything else (escapes, the last group, a
+//! failed check) goes slot by slot, which also names what does not hold.
 
 use super::{
     code_of, full_group, load, read_head, word, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN, MASK,
 };
 use crate::pma::leaf::LeafKeys;
+
+/// The least difference each length code is the shortest code for (and at least 1): a
+/// difference below `LEAST_BY_CODE[c]` fits in a shorter code than `c`.
+const LEAST_BY_CODE: [u64; 4] = [1, 1 << 8, 1 << 16, 1 << 24];
+
+/// For each control byte, [`LEAST_BY_CODE`] of its four slots' codes.
+static LEAST: [[u64; 4]; 256] = least_table();
+
+const fn least_table() -> [[u64; 4]; 256] {
+    let mut table = [[0u64; 4]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut slot = 0;
+        while slot < 4 {
+            table[ctrl][slot] = LEAST_BY_CODE[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of
 /// `used >= HEAD_BYTES` bytes; `PADDED`: `leaf` holds at least 8 bytes past `used`.
@@ -41,15 +65,16 @@ pub(super) fn check<const PADDED: bool>(
     let mut c = HEAD_BYTES;
     while c < used {
         if let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) {
-            let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
-            let codes = code_of(d0) | code_of(d1) << 2 | code_of(d2) << 4 | code_of(d3) << 6;
+            let least = &LEAST[(word::<PADDED>(leaf, used, c) & 0xFF) as usize];
+            // Each difference is below 2^40 (no escape): their sum does not overflow.
+            let shortest =
+                (d0 >= least[0]) & (d1 >= least[1]) & (d2 >= least[2]) & (d3 >= least[3]);
+            let (k3, wrapped) = key.overflowing_add(d0 + d1 + d2 + d3);
             let k0 = key.wrapping_add(d0);
             let k1 = k0.wrapping_add(d1);
             let k2 = k1.wrapping_add(d2);
-            let k3 = k2.wrapping_add(d3);
-            let ordered = (k0 > key) & (k1 > k0) & (k2 > k1) & (k3 > k2);
             let valid = item_ok(k0) & item_ok(k1) & item_ok(k2) & item_ok(k3);
-            if (codes == ctrl) & ordered & valid {
+            if shortest & !wrapped & valid {
                 (key, count, c) = (k3, count + 4, end);
                 continue;
             }
@@ -250,6 +275,90 @@ mod tests {
             bytes in proptest::collection::vec(any::<u8>(), HEAD_BYTES..80),
         ) {
             agrees(&bytes, bytes.len(), &|_| true);
+        }
+    }
+
+    /// The slot-by-slot check alone: every group through [`check_group`], no fast path.
+    fn slot_by_slot(leaf: &[u8], used: usize, item_ok: &impl Fn(u64) -> bool) -> Option<LeafKeys> {
+        let head = read_head(leaf);
+        if !item_ok(head) {
+            return None;
+        }
+        let (mut key, mut count, mut c) = (head, 1usize, HEAD_BYTES);
+        while c < used {
+            c = check_group(leaf, used, c, (&mut key, &mut count), item_ok).ok()?;
+        }
+        Some(LeafKeys {
+            count,
+            first: head,
+            last: key,
+        })
+    }
+
+    /// Keys whose gaps sit at the edges of the length codes (1, 255, 256, 65535, 65536,
+    /// ...), where a slot one byte too long or a wrap is easiest to miss.
+    fn edge_keys_strategy() -> impl Strategy<Value = Vec<u64>> {
+        let edge = prop::sample::select(vec![
+            1u64,
+            2,
+            255,
+            256,
+            257,
+            65_535,
+            65_536,
+            (1 << 24) - 1,
+            1 << 24,
+            ESCAPE - 1,
+            ESCAPE,
+        ]);
+        let start = prop_oneof![any::<u32>().prop_map(u64::from), Just(u64::MAX - (1 << 42))];
+        (start, proptest::collection::vec(edge, 4..48)).prop_map(|(start, gaps)| {
+            let mut keys = vec![start];
+            for gap in gaps {
+                match keys[keys.len() - 1].checked_add(gap) {
+                    Some(next) => keys.push(next),
+                    None => break,
+                }
+            }
+            keys
+        })
+    }
+
+    proptest! {
+        /// Leaves of many whole groups, as written and damaged (bytes changed, control
+        /// bytes most often): the fast path over whole groups decides as the slot-by-slot
+        /// check and the oracle do.
+        #[test]
+        fn whole_groups_agree_with_the_slot_by_slot_check(
+            keys in edge_keys_strategy(),
+            edits in proptest::collection::vec(
+                (any::<prop::sample::Index>(), any::<u8>(), any::<bool>()),
+                0..3,
+            ),
+            refuse in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let mut leaf = encoded(&keys);
+            let controls: Vec<usize> = (0..leaf.len())
+                .filter(|&at| {
+                    let mut c = HEAD_BYTES;
+                    while c < at {
+                        c += 1 + (super::super::GROUPS[usize::from(leaf[c])] >> 24) as usize;
+                    }
+                    c == at
+                })
+                .collect();
+            for (at, byte, control) in edits {
+                let at = if control && !controls.is_empty() {
+                    controls[at.index(controls.len())]
+                } else {
+                    at.index(leaf.len())
+                };
+                leaf[at] = byte;
+            }
+            let refused = refuse.map(|i| keys[i.index(keys.len())]);
+            let item_ok = |k: u64| Some(k) != refused;
+            let want = agrees(&leaf, leaf.len(), &item_ok);
+            prop_assert_eq!(slot_by_slot(&leaf, leaf.len(), &item_ok), want);
         }
     }
 
