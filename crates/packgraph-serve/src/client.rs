@@ -398,10 +398,44 @@ fn parse_head(buf: &[u8]) -> io::Result<Option<(u16, usize, usize)>> {
 mod tests {
     use super::*;
 
+    /// Every connection posts until stopped, each request answered before the next; a
+    /// refused request is an error naming its status.
+    #[test]
+    fn concurrent_posts_reach_the_server_and_refusals_are_errors() {
+        let graph = packgraph::graph::Graph::new(false);
+        let backend = Arc::new(crate::Backend::memory(graph));
+        let config = crate::ServeConfig::new("127.0.0.1:0".parse().unwrap());
+        let server = crate::Server::start(Arc::clone(&backend), config, 1).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let bodies: Vec<_> = (0..3u64)
+            .map(|c| move || format!("+ {c} {}\n", c + 1).into_bytes())
+            .collect();
+        let stopper = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        let latencies =
+            post_concurrently(server.addr(), "/updates", "text/plain", bodies, &stop).unwrap();
+        stopper.join().unwrap();
+        assert_eq!(latencies.len(), 3);
+        assert!(latencies.iter().all(|l| !l.is_empty()));
+        assert_eq!(backend.latest().num_edges(), 3);
+        let stop = Arc::new(AtomicBool::new(false));
+        let bad = vec![|| b"+ 1\n".to_vec()];
+        let err = post_concurrently(server.addr(), "/updates", "text/plain", bad, &stop)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("400 "), "{err}");
+        server.stop().unwrap();
+    }
+
     #[test]
     fn answer_heads_give_status_body_and_length() {
         let head = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\nx: y\r\n\r\n{\"acked\":[]}";
-        assert_eq!(parse_head(head).unwrap(), Some((200, 42, 12)));
+        assert_eq!(parse_head(head).unwrap(), Some((200, head.len() - 12, 12)));
         assert_eq!(parse_head(&head[..20]).unwrap(), None);
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
         assert!(parse_head(chunked).is_err());
