@@ -18,7 +18,12 @@
 //!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
 //!    as fast as they are acknowledged, each client keeping `--in-flight` requests in
 //!    flight over as many kept-alive connections ("8 clients × 8 in flight" by default):
-//!    acknowledged edges per second (`update_tput`),
+//!    each connection sends its next request only once the last is acknowledged. Each
+//!    client is one thread driving its connections with an event loop
+//!    ([`post_concurrently`]: raw HTTP/1.1 over kept-alive sockets, one write and about
+//!    one read per request), so that the load generator, which shares the cores with the
+//!    server, costs them little; each reader is a blocking client on a thread of its own.
+//!    Acknowledged edges per second (`update_tput`),
 //!    acknowledgement latency (`ack_p50`, `ack_p99`) and BFS latency (`query_p50`,
 //!    `query_p99`) during the writes, and `query_ratio`, the median BFS latency while
 //!    writing over idle. `ingest_ratio` is the server's throughput over ingest's at the
@@ -28,8 +33,13 @@
 //!    writer took from its queue at once (`requests_per_group`).
 //!
 //! Clients and server share the machine's cores: on a small machine the clients' own work
-//! (formatting, parsing answers) is part of every figure.
+//! (formatting, parsing answers) is part of every figure. The server's write path and
+//! connection threads run `--write-nice` (default [`packgraph_serve::DEFAULT_WRITE_NICE`])
+//! below its query pool, as `packgraph serve` runs them; the clients run at the
+//! process's own priority.
 
+use std::fmt::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,7 +50,7 @@ use packgraph::graph::{AnyGraph, Graph, GraphRead};
 use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::io::updates::{build_update, UpdateReader};
 use packgraph::store::{AnyStore, Store, StoreLeaf, StoreOptions, SyncPolicy};
-use packgraph_serve::client::Client;
+use packgraph_serve::client::{post_concurrently, Client};
 use packgraph_serve::{Backend, ServeConfig, Server};
 
 use crate::args::{usage_error, CommonArgs};
@@ -76,6 +86,10 @@ pub(crate) struct ServeArgs {
     /// Threads of the server's runtime, which serves the connections (1 to 16).
     #[arg(long, default_value_t = 2)]
     io_threads: usize,
+    /// How much lower the priority (nice increment, 0 to 19) of the server's write path
+    /// and connection threads is than the query pool's.
+    #[arg(long, default_value_t = packgraph_serve::DEFAULT_WRITE_NICE)]
+    write_nice: i32,
     /// The store's sync policy: batch, group:MS or none.
     #[arg(long, default_value = "group:2")]
     sync: String,
@@ -88,7 +102,7 @@ fn edge_text(rng: &mut SplitMix64, n: u64, count: usize) -> String {
     let mut text = String::with_capacity(count * 16);
     for _ in 0..count {
         let (u, v) = (rng.below(n), rng.below(n));
-        text.push_str(&format!("+ {u} {v}\n"));
+        let _ = writeln!(text, "+ {u} {v}");
     }
     text
 }
@@ -152,29 +166,26 @@ fn read_until(mut client: Client, n: u64, seed: u64, stop: Arc<AtomicBool>) -> V
     latencies
 }
 
-/// Acknowledgement latencies and edges of one writer until `stop`.
+/// Acknowledgement latencies of one writer keeping `in_flight` requests of batches of
+/// `batch` edges in flight until `stop`, from one thread ([`post_concurrently`]).
 fn write_until(
-    mut client: Client,
+    addr: SocketAddr,
     n: u64,
     batch: usize,
+    in_flight: usize,
     seed: u64,
-    stop: Arc<AtomicBool>,
-) -> (Vec<Duration>, u64) {
-    let mut rng = SplitMix64::new(seed, 13);
-    let (mut latencies, mut edges) = (Vec::new(), 0);
-    while !stop.load(Ordering::Relaxed) {
-        let text = edge_text(&mut rng, n, batch);
-        let started = Instant::now();
-        match client.post("/updates", "text/plain", text.as_bytes()) {
-            Ok(r) if r.status == 200 => {
-                latencies.push(started.elapsed());
-                edges += batch as u64;
-            }
-            Ok(r) => panic!("updates: {} {}", r.status, r.text()),
-            Err(e) => panic!("updates: {e}"),
-        }
+    stop: &Arc<AtomicBool>,
+) -> Vec<Duration> {
+    let bodies: Vec<_> = (0..in_flight as u64)
+        .map(|c| {
+            let mut rng = SplitMix64::new(seed + c, 13);
+            move || edge_text(&mut rng, n, batch).into_bytes()
+        })
+        .collect();
+    match post_concurrently(addr, "/updates", "text/plain", bodies, stop) {
+        Ok(latencies) => latencies.into_iter().flatten().collect(),
+        Err(e) => panic!("updates: {e}"),
     }
-    (latencies, edges)
 }
 
 /// Sums from the server's `/metrics`: where a write phase's time went.
@@ -263,12 +274,13 @@ fn phase(
                 .expect("a reader thread")
         })
         .collect();
-    let writing: Vec<_> = (0..(writers * in_flight) as u64)
+    let writing: Vec<_> = (0..writers as u64)
         .map(|w| {
-            let (c, stop) = (client(), Arc::clone(&stop));
+            let (addr, stop) = (server.addr(), Arc::clone(&stop));
+            let seed = seed + 1000 + w * in_flight as u64;
             std::thread::Builder::new()
                 .name("bench-writer".into())
-                .spawn(move || write_until(c, n, batch, seed + 1000 + w, stop))
+                .spawn(move || write_until(addr, n, batch, in_flight, seed, &stop))
                 .expect("a writer thread")
         })
         .collect();
@@ -282,10 +294,9 @@ fn phase(
         seconds: 0.0,
     };
     for thread in writing {
-        let (acks, edges) = thread.join().expect("a writer failed");
-        result.acks.extend(acks);
-        result.edges += edges;
+        result.acks.extend(thread.join().expect("a writer failed"));
     }
+    result.edges = (result.acks.len() * batch) as u64;
     result.seconds = started.elapsed().as_secs_f64();
     for thread in reading {
         result
@@ -311,6 +322,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         return Err(usage_error(format!(
             "--io-threads {}: must be 1 to 16",
             args.io_threads
+        )));
+    }
+    if !(0..=19).contains(&args.write_nice) {
+        return Err(usage_error(format!(
+            "--write-nice {}: must be 0 to 19",
+            args.write_nice
         )));
     }
     if !(0.1..=600.0).contains(&args.duration) {
@@ -368,6 +385,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     let mut config = ServeConfig::new("127.0.0.1:0".parse()?);
     config.pool = Some(Arc::new(pool));
     config.max_queries = args.readers.max(1);
+    config.write_nice = args.write_nice;
     let server = Server::start(Arc::new(Backend::durable(store)), config, args.io_threads)?;
     reporter.step("queries, idle".into());
     let seed = args.common.seed;

@@ -61,6 +61,7 @@ impl App {
             Arc::clone(&metrics),
             threads,
             config.max_batch_ops,
+            config.write_nice,
         )?;
         Ok(Self {
             backend,

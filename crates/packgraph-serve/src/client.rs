@@ -1,11 +1,14 @@
 //! A small blocking HTTP/1.1 client over one kept-alive connection, for tests and
 //! benchmarks against a server on loopback: no TLS, no redirects, no proxies. It reads
 //! bodies framed by `Content-Length` or chunked transfer encoding, and reconnects once
-//! when the server closed an idle connection.
+//! when the server closed an idle connection. [`post_concurrently`] keeps many
+//! connections posting from one thread, as a load generator.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// An answer: status, headers (names in lower case) and body.
 #[derive(Debug, Clone)]
@@ -245,9 +248,199 @@ fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
     }
 }
 
+/// Keeps one `POST path` request of `content_type` in flight on each of `bodies.len()`
+/// kept-alive connections to `addr` until `stop` is set: each connection sends its next
+/// request (its body from its own `bodies` function) once the last is answered. Every
+/// connection is served by one thread (the caller's, driving a single-threaded event
+/// loop), so a load of many connections costs its machine a socket read and write per
+/// request rather than a thread woken per answer.
+///
+/// Returns, per connection, the latency of each request (from sending to the last byte of
+/// its answer). The server's answers must be framed by `Content-Length`.
+///
+/// # Errors
+/// Connecting, writing or reading failed, or an answer was not `200` (its status and body
+/// in the message).
+pub fn post_concurrently<B>(
+    addr: SocketAddr,
+    path: &str,
+    content_type: &str,
+    bodies: Vec<B>,
+    stop: &Arc<AtomicBool>,
+) -> io::Result<Vec<Vec<Duration>>>
+where
+    B: FnMut() -> Vec<u8> + Send + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    let head: Arc<str> =
+        format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\n").into();
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, body) in bodies.into_iter().enumerate() {
+            let (head, stop) = (Arc::clone(&head), Arc::clone(stop));
+            tasks.spawn(async move { (i, post_loop(addr, &head, body, &stop).await) });
+        }
+        let mut latencies = Vec::new();
+        latencies.resize_with(tasks.len(), Vec::new);
+        while let Some(done) = tasks.join_next().await {
+            let (i, result) = done.map_err(io::Error::other)?;
+            latencies[i] = result?;
+        }
+        Ok(latencies)
+    })
+}
+
+/// One connection of [`post_concurrently`].
+async fn post_loop(
+    addr: SocketAddr,
+    head: &str,
+    mut body: impl FnMut() -> Vec<u8>,
+    stop: &AtomicBool,
+) -> io::Result<Vec<Duration>> {
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (mut request, mut answer) = (Vec::new(), Vec::with_capacity(1024));
+    let mut latencies = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let body = body();
+        request.clear();
+        request.extend_from_slice(head.as_bytes());
+        request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(&body);
+        let started = Instant::now();
+        send_all(&stream, &request).await?;
+        let (status, body_at) = receive_answer(&stream, &mut answer).await?;
+        latencies.push(started.elapsed());
+        if status != 200 {
+            let text = String::from_utf8_lossy(&answer[body_at..]);
+            return Err(bad(format!("{status} {}", text.trim_end())));
+        }
+    }
+    Ok(latencies)
+}
+
+async fn send_all(stream: &tokio::net::TcpStream, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.writable().await?;
+        match stream.try_write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads one answer framed by `Content-Length` into `buf`; its status and where its body
+/// starts.
+async fn receive_answer(
+    stream: &tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+) -> io::Result<(u16, usize)> {
+    buf.clear();
+    let mut framed = None;
+    loop {
+        if let Some((status, body_at, len)) = framed {
+            if buf.len() >= body_at + len {
+                if buf.len() > body_at + len {
+                    return Err(bad("bytes after the answer, which no request asked for"));
+                }
+                return Ok((status, body_at));
+            }
+        }
+        let start = buf.len();
+        buf.resize(start + 4096, 0);
+        stream.readable().await?;
+        let read = stream.try_read(&mut buf[start..]);
+        buf.truncate(start + *read.as_ref().unwrap_or(&0));
+        match read {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+        if framed.is_none() {
+            framed = parse_head(buf)?;
+        }
+    }
+}
+
+/// The status, body offset and `Content-Length` of the answer whose head `buf` starts
+/// with; `None` while the head is incomplete.
+fn parse_head(buf: &[u8]) -> io::Result<Option<(u16, usize, usize)>> {
+    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(None);
+    };
+    let head = std::str::from_utf8(&buf[..end]).map_err(|_| bad("an answer head not UTF-8"))?;
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or("");
+    let status = status_line
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| bad(format!("not an HTTP/1.1 status line: {status_line:?}")))?;
+    let len = lines
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse().ok())
+        .ok_or_else(|| bad(format!("an answer without Content-Length: {head:?}")))?;
+    Ok(Some((status, end + 4, len)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every connection posts until stopped, each request answered before the next; a
+    /// refused request is an error naming its status.
+    #[test]
+    fn concurrent_posts_reach_the_server_and_refusals_are_errors() {
+        let graph = packgraph::graph::Graph::new(false);
+        let backend = Arc::new(crate::Backend::memory(graph));
+        let config = crate::ServeConfig::new("127.0.0.1:0".parse().unwrap());
+        let server = crate::Server::start(Arc::clone(&backend), config, 1).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let bodies: Vec<_> = (0..3u64)
+            .map(|c| move || format!("+ {c} {}\n", c + 1).into_bytes())
+            .collect();
+        let stopper = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        let latencies =
+            post_concurrently(server.addr(), "/updates", "text/plain", bodies, &stop).unwrap();
+        stopper.join().unwrap();
+        assert_eq!(latencies.len(), 3);
+        assert!(latencies.iter().all(|l| !l.is_empty()));
+        assert_eq!(backend.latest().num_edges(), 3);
+        let stop = Arc::new(AtomicBool::new(false));
+        let bad = vec![|| b"+ 1\n".to_vec()];
+        let err = post_concurrently(server.addr(), "/updates", "text/plain", bad, &stop)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("400 "), "{err}");
+        server.stop().unwrap();
+    }
+
+    #[test]
+    fn answer_heads_give_status_body_and_length() {
+        let head = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\nx: y\r\n\r\n{\"acked\":[]}";
+        assert_eq!(parse_head(head).unwrap(), Some((200, head.len() - 12, 12)));
+        assert_eq!(parse_head(&head[..20]).unwrap(), None);
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert!(parse_head(chunked).is_err());
+        assert!(parse_head(b"SSH-2.0\r\n\r\n").is_err());
+    }
 
     #[test]
     fn answers_are_read_by_length_and_by_chunks() {

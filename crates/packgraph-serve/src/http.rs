@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::api::{router, App};
+use crate::priority::{self, DEFAULT_WRITE_NICE};
 use crate::{Backend, ServeConfig};
 
 /// Serves `backend` on `listener` until `shutdown` completes, then stops accepting and
@@ -78,6 +79,17 @@ pub async fn serve(
 /// # Errors
 /// If the runtime cannot be started.
 pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+    runtime_with_nice(threads, DEFAULT_WRITE_NICE)
+}
+
+/// [`runtime`] whose threads run `nice` lower than their creator, as the write path's do
+/// (see [`ServeConfig::write_nice`]): they parse and answer every request, updates too,
+/// while the algorithms run in the query pool. With one thread, it is the thread that
+/// calls `block_on`, whose priority the caller keeps.
+///
+/// # Errors
+/// If the runtime cannot be started.
+pub fn runtime_with_nice(threads: usize, nice: i32) -> io::Result<tokio::runtime::Runtime> {
     let mut builder = match threads {
         0 | 1 => tokio::runtime::Builder::new_current_thread(),
         _ => {
@@ -86,7 +98,10 @@ pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
             builder
         }
     };
-    builder.enable_all().build()
+    builder
+        .on_thread_start(move || priority::lower_current_thread(nice))
+        .enable_all()
+        .build()
 }
 
 /// A server on threads of its own (a tokio runtime with `threads` threads, see
@@ -112,9 +127,14 @@ impl Server {
         let listener = std::net::TcpListener::bind(config.listen)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let runtime = runtime(threads)?;
+        let nice = config.write_nice;
+        let runtime = runtime_with_nice(threads, nice)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
+            // With one runtime thread, this is the one serving connections.
+            if threads <= 1 {
+                priority::lower_current_thread(nice);
+            }
             runtime.block_on(async move {
                 let listener = TcpListener::from_std(listener)?;
                 serve(listener, backend, config, async {

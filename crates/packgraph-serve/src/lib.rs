@@ -19,7 +19,9 @@
 //! * `writer.rs`: the write path, a writer thread that applies queued update bodies in
 //!   groups and an acknowledger that answers them once a sync made them durable.
 //! * `metrics.rs`: counters and histograms in the Prometheus text format.
-//! * `client.rs`: a small blocking HTTP/1.1 client for loopback tests and benchmarks.
+//! * `priority.rs`: the write path's threads below the query pool's, when asked.
+//! * `client.rs`: a small blocking HTTP/1.1 client for loopback tests and benchmarks, and
+//!   a load generator keeping many connections posting from one thread.
 //!
 //! A query past its time limit, or whose client went away, is cancelled: its algorithm
 //! stops at its next check and gives its place among the concurrent queries back.
@@ -33,6 +35,7 @@ pub mod client;
 mod error;
 mod http;
 mod metrics;
+mod priority;
 mod query;
 mod updates;
 mod writer;
@@ -42,7 +45,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use self::backend::Backend;
-pub use self::http::{runtime, serve, Server};
+pub use self::http::{runtime, runtime_with_nice, serve, Server};
+pub use self::priority::DEFAULT_WRITE_NICE;
 
 /// How the server listens and what it allows.
 #[derive(Clone)]
@@ -66,6 +70,10 @@ pub struct ServeConfig {
     pub shutdown_timeout: Duration,
     /// The threads algorithms and batches run on (`None`: rayon's global pool).
     pub pool: Option<Arc<rayon::ThreadPool>>,
+    /// How much lower than the query pool's the priority of the write path's threads
+    /// (writer, its pool, acknowledger) is, as a nice increment (0: the same); see
+    /// [`DEFAULT_WRITE_NICE`]. The runtime's threads get theirs from [`runtime_with_nice`].
+    pub write_nice: i32,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -79,13 +87,15 @@ impl std::fmt::Debug for ServeConfig {
             .field("max_queries", &self.max_queries)
             .field("query_timeout", &self.query_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("write_nice", &self.write_nice)
             .finish_non_exhaustive()
     }
 }
 
 impl ServeConfig {
     /// Defaults: 64 MiB bodies, batches of up to 1e6 operations, 4 queries at once, 60 s
-    /// per query, 60 s idle connections, no token.
+    /// per query, 60 s idle connections, no token, the write path at
+    /// [`DEFAULT_WRITE_NICE`] (the query pool's priority).
     pub fn new(listen: SocketAddr) -> Self {
         Self {
             listen,
@@ -97,6 +107,7 @@ impl ServeConfig {
             idle_timeout: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(30),
             pool: None,
+            write_nice: DEFAULT_WRITE_NICE,
         }
     }
 

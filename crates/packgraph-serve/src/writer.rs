@@ -6,8 +6,9 @@
 //!   is its own log record with its own sequence number, as `ingest` applies them, and the
 //!   whole group is published as one version, which every batch of the group is
 //!   acknowledged with. A refused batch is not applied (nor the rest of its request); the
-//!   group's other batches are. The writer never waits for the disk: it hands each
-//!   request's outcome to the acknowledger and goes on with the next group.
+//!   group's other batches are. The group's log records go to the file in one write.
+//!   The writer never waits for the disk: it hands each request's outcome to the
+//!   acknowledger and goes on with the next group.
 //! * The **acknowledger** takes every outcome waiting for it, waits once for the last of
 //!   their records to be durable under the store's sync policy (under `group:MS`, one
 //!   group sync covers them all), then answers each request.
@@ -31,6 +32,7 @@ use tokio::sync::oneshot;
 
 use crate::backend::Backend;
 use crate::metrics::Metrics;
+use crate::priority;
 use crate::updates::{self, BodyKind, Outcome};
 
 /// How long the writer goes on taking queued requests into one group: the group's first
@@ -158,15 +160,19 @@ fn acknowledge(backend: &Backend, metrics: &Metrics, pending: &Receiver<Pending>
 
 impl Writer {
     /// Starts the two threads; batches run in a pool of `threads` threads of their own.
+    /// Every thread of the write path runs `nice` lower than its creator
+    /// ([`priority`]).
     pub(crate) fn start(
         backend: Arc<Backend>,
         metrics: Arc<Metrics>,
         threads: usize,
         max_batch_ops: usize,
+        nice: i32,
     ) -> std::io::Result<Self> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("packgraph-write-{i}"))
+            .start_handler(move |_| priority::lower_current_thread(nice))
             .build()
             .ok();
         let (jobs, job_queue) = mpsc::channel();
@@ -175,7 +181,10 @@ impl Writer {
             let (backend, metrics) = (Arc::clone(&backend), Arc::clone(&metrics));
             std::thread::Builder::new()
                 .name("packgraph-ack".into())
-                .spawn(move || acknowledge(&backend, &metrics, &pending_queue))?
+                .spawn(move || {
+                    priority::lower_current_thread(nice);
+                    acknowledge(&backend, &metrics, &pending_queue);
+                })?
         };
         let applier = Applier {
             backend,
@@ -185,7 +194,11 @@ impl Writer {
         };
         let writer = std::thread::Builder::new()
             .name("packgraph-writer".into())
-            .spawn(move || applier.run(job_queue, pending))?;
+            .spawn(move || {
+                // Without a pool, the loop applies groups on this thread.
+                priority::lower_current_thread(nice);
+                applier.run(job_queue, pending);
+            })?;
         Ok(Self {
             jobs: Some(jobs),
             threads: vec![writer, acknowledger],

@@ -79,9 +79,10 @@ impl<C: StoreLeaf> AppendGroup<'_, '_, C> {
         inner.check_failed()?;
         let mut payload_bytes = 0;
         let before = std::cell::Cell::new(None);
+        // The record waits in the log's buffer: the group writes its records at once.
         let (applied, seq) = self.commit.commit_logged_with(
             |graph| Inner::build_checked(graph, &before, build),
-            |graph, update| inner.log_checked(graph, update, &before, &mut payload_bytes),
+            |graph, update| inner.log_checked(graph, update, &before, &mut payload_bytes, true),
         )?;
         *self.log_bytes += payload_bytes as u64 + RECORD_OVERHEAD;
         Ok((seq, applied))
@@ -171,7 +172,7 @@ impl<C: StoreLeaf> Store<C> {
         let (applied, (seq, version)) = inner.shared.commit_logged_with(
             |graph| Inner::build_checked(graph, &before, build),
             |graph, update| {
-                let seq = inner.log_checked(graph, update, &before, &mut payload_bytes)?;
+                let seq = inner.log_checked(graph, update, &before, &mut payload_bytes, false)?;
                 Ok((seq, graph.version()))
             },
         )?;
@@ -214,12 +215,22 @@ impl<C: StoreLeaf> Store<C> {
         group: impl FnOnce(&mut AppendGroup<'_, '_, C>) -> T,
     ) -> (T, u64) {
         let mut log_bytes = 0;
-        let out = self.inner.shared.commit_group(|commit| {
-            group(&mut AppendGroup {
-                inner: &self.inner,
+        let inner = &self.inner;
+        let out = inner.shared.commit_group(|commit| {
+            let value = group(&mut AppendGroup {
+                inner,
                 commit,
                 log_bytes: &mut log_bytes,
-            })
+            });
+            // The group's records in one write, before its version is published. If it
+            // fails, the store takes no more writes and no batch of the group becomes
+            // durable: waiting for one fails.
+            let mut log = lock(&inner.log);
+            if let Err(e) = log.flush() {
+                lock(&inner.sync).failed = Some(e.to_string());
+            }
+            drop(log);
+            value
         });
         // After the writer's lock is let go: a checkpoint this starts takes it.
         if log_bytes > 0 {
@@ -341,8 +352,9 @@ impl<C: StoreLeaf> Store<C> {
 }
 
 impl<C: StoreLeaf> Inner<C> {
+    /// The last record written to the log file (buffered ones not yet).
     fn written(&self) -> Seq {
-        lock(&self.log).next_seq() - 1
+        lock(&self.log).written_seq()
     }
 
     /// Whether a record was written that is not yet durable.
@@ -391,7 +403,7 @@ impl<C: StoreLeaf> Inner<C> {
             let log = lock(&self.log);
             (
                 log.file(),
-                log.next_seq() - 1,
+                log.written_seq(),
                 self.dir.join(wal::segment_name(log.segment_first())),
             )
         };
@@ -474,23 +486,28 @@ impl<C: StoreLeaf> Inner<C> {
     }
 
     /// Checks the ids `update` added to `graph` against the directory's kind and appends
-    /// its record to the log (a failed write stops the store's writes); its sequence
-    /// number, and its payload's length in `payload_bytes`.
+    /// its record to the log, written at once or, when `buffered`, left in the log's
+    /// buffer for the group's one write (a failed write stops the store's writes); its
+    /// sequence number, and its payload's length in `payload_bytes`.
     fn log_checked(
         &self,
         graph: &Graph<C>,
         update: &Update,
         before: &std::cell::Cell<Option<ids::IdCounts>>,
         payload_bytes: &mut usize,
+        buffered: bool,
     ) -> Result<Seq> {
         if let Some(before) = before.take() {
             self.id_kind.check(update, before, graph)?;
         }
         let payload = update.encode();
         *payload_bytes = payload.len();
-        lock(&self.log)
-            .append(&*self.vfs, &payload)
-            .inspect_err(|e| lock(&self.sync).failed = Some(e.to_string()))
+        let mut log = lock(&self.log);
+        let appended = match buffered {
+            true => log.append_buffered(&*self.vfs, &payload),
+            false => log.append(&*self.vfs, &payload),
+        };
+        appended.inspect_err(|e| lock(&self.sync).failed = Some(e.to_string()))
     }
 }
 

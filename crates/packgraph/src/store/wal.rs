@@ -100,20 +100,30 @@ fn check_segment_header(path: &Path, bytes: &[u8], first: u64, dir_id: u128) -> 
     ))
 }
 
-/// The bytes of the record of `payload` with sequence number `seq`.
+/// The bytes of the record of `payload` with sequence number `seq` (the log writes records
+/// through its buffer: tests craft logs with this).
+#[cfg(test)]
 pub(super) fn encode_record(seq: u64, payload: &[u8]) -> Result<Vec<u8>> {
+    let mut record = Vec::with_capacity(payload.len() + RECORD_OVERHEAD);
+    encode_record_into(&mut record, seq, payload)?;
+    Ok(record)
+}
+
+/// Appends the bytes of the record of `payload` with sequence number `seq` to `out`
+/// (nothing on error).
+fn encode_record_into(out: &mut Vec<u8>, seq: u64, payload: &[u8]) -> Result<()> {
     let len = u32::try_from(payload.len())
         .map_err(|_| Error::invalid_reason("an update of 4 GiB or more cannot be logged"))?;
-    let mut w = ByteWriter::with_capacity(payload.len() + RECORD_OVERHEAD);
-    w.bytes(RECORD_MAGIC)
-        .u8(RECORD_VERSION)
-        .u8(0)
-        .u32(len)
-        .u64(seq)
-        .bytes(payload);
-    let sum = crc32c::crc32c(w.as_slice());
-    w.u32(sum);
-    Ok(w.into_vec())
+    let start = out.len();
+    out.reserve(payload.len() + RECORD_OVERHEAD);
+    out.extend_from_slice(RECORD_MAGIC);
+    out.extend_from_slice(&[RECORD_VERSION, 0]);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(payload);
+    let sum = crc32c::crc32c(&out[start..]);
+    out.extend_from_slice(&sum.to_le_bytes());
+    Ok(())
 }
 
 /// What the bytes at a record's position hold.
@@ -399,6 +409,11 @@ pub(super) struct LogWriter {
     segment_bytes: u64,
     /// The high-water mark, advanced when a segment is closed.
     mark: Arc<Mutex<MarkWriter>>,
+    /// Records [`LogWriter::append_buffered`] encoded that are not yet written: a group of
+    /// batches goes to the file in one write ([`LogWriter::flush`]).
+    buffer: Vec<u8>,
+    /// How many records `buffer` holds.
+    buffered: u64,
 }
 
 impl LogWriter {
@@ -427,6 +442,8 @@ impl LogWriter {
                     next_seq: state.next_seq,
                     segment_bytes,
                     mark,
+                    buffer: Vec::new(),
+                    buffered: 0,
                 })
             }
             _ => {
@@ -450,6 +467,8 @@ impl LogWriter {
                     next_seq: state.next_seq,
                     segment_bytes,
                     mark,
+                    buffer: Vec::new(),
+                    buffered: 0,
                 })
             }
         }
@@ -478,6 +497,12 @@ impl LogWriter {
         self.next_seq
     }
 
+    /// The last record written to the file (a sync makes it durable): the records
+    /// appended so far but those still buffered.
+    pub(super) fn written_seq(&self) -> u64 {
+        self.next_seq - 1 - self.buffered
+    }
+
     /// First sequence number of the open segment.
     pub(super) fn segment_first(&self) -> u64 {
         self.first
@@ -492,6 +517,7 @@ impl LogWriter {
     /// holds no record yet; then advances the high-water mark to the last record of the
     /// closed segment (durable now).
     pub(super) fn roll(&mut self, vfs: &dyn Vfs) -> Result<()> {
+        self.flush()?;
         if self.len <= self.header {
             return Ok(());
         }
@@ -505,22 +531,53 @@ impl LogWriter {
         super::lock(&self.mark).advance(vfs, self.next_seq - 1)
     }
 
-    /// Appends `payload` as the next record (one write; not yet durable) and returns its
-    /// sequence number. A full segment is first synced and a new one started.
+    /// Appends `payload` as the next record (one write, of it and of the records still
+    /// buffered before it; not yet durable) and returns its sequence number. A full
+    /// segment is first synced and a new one started.
     pub(super) fn append(&mut self, vfs: &dyn Vfs, payload: &[u8]) -> Result<u64> {
+        let seq = self.append_buffered(vfs, payload)?;
+        self.flush()?;
+        Ok(seq)
+    }
+
+    /// Encodes `payload` as the next record into the buffer and returns its sequence
+    /// number; [`LogWriter::flush`] writes it. Until then [`LogWriter::written_seq`] does
+    /// not count it, so no sync claims it durable. A full segment is first synced (with
+    /// what the buffer held) and a new one started.
+    pub(super) fn append_buffered(&mut self, vfs: &dyn Vfs, payload: &[u8]) -> Result<u64> {
         let seq = self.next_seq;
-        let record = encode_record(seq, payload)?;
-        if self.len + record.len() as u64 > self.segment_bytes {
+        let record_len = (payload.len() + RECORD_OVERHEAD) as u64;
+        if self.len + self.buffer.len() as u64 + record_len > self.segment_bytes {
             self.roll(vfs)?;
         }
-        // The segment's path only names a failure: not built for every record.
-        let (dir, first) = (&self.dir, self.first);
-        self.file
-            .append(&record)
-            .map_err(|e| Error::io(&dir.join(segment_name(first)), e))?;
-        self.len += record.len() as u64;
+        encode_record_into(&mut self.buffer, seq, payload)?;
+        self.buffered += 1;
         self.next_seq += 1;
         Ok(seq)
+    }
+
+    /// Writes the buffered records to the open segment in one write.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the segment; the buffered records are then dropped, their
+    /// sequence numbers free again (the caller stops the store's writes).
+    pub(super) fn flush(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let written = self.file.append(&self.buffer);
+        let bytes = self.buffer.len() as u64;
+        self.buffer.clear();
+        if written.is_err() {
+            // The records were not written: their numbers are not taken (the store takes
+            // no more writes after a failure anyway).
+            self.next_seq -= self.buffered;
+        }
+        self.buffered = 0;
+        // The segment's path only names a failure: not built for every write.
+        written.map_err(|e| Error::io(&self.dir.join(segment_name(self.first)), e))?;
+        self.len += bytes;
+        Ok(())
     }
 }
 
@@ -644,6 +701,56 @@ mod tests {
         vfs.remove(&dir().join(&state.segments[0].1)).unwrap();
         let err = read_all(&vfs, 0).unwrap_err().to_string();
         assert!(err.contains("are missing"), "{err}");
+    }
+
+    /// Buffered records reach the file in one write at `flush`, and until then count as
+    /// neither written nor durable; a failed flush gives their numbers back.
+    #[test]
+    fn buffered_records_are_written_at_once_by_flush() {
+        let vfs = SimVfs::new();
+        let mut log = write(&vfs, &[b"first"], 1 << 20);
+        let ops = vfs.ops();
+        for (i, r) in [&b"a"[..], b"bb", b"ccc"].into_iter().enumerate() {
+            assert_eq!(log.append_buffered(&vfs, r).unwrap(), i as u64 + 2);
+        }
+        assert_eq!((log.written_seq(), log.next_seq(), vfs.ops()), (1, 5, ops));
+        assert_eq!(read_all(&vfs, 0).unwrap().0.len(), 1);
+        log.flush().unwrap();
+        assert_eq!((log.written_seq(), vfs.ops()), (4, ops + 1));
+        let (records, _) = read_all(&vfs, 0).unwrap();
+        assert_eq!(records[3], (4, b"ccc".to_vec()));
+        // A plain append writes what is buffered before it, in order, in one write.
+        log.append_buffered(&vfs, b"d").unwrap();
+        assert_eq!(log.append(&vfs, b"e").unwrap(), 6);
+        assert_eq!((log.written_seq(), vfs.ops()), (6, ops + 2));
+        log.append_buffered(&vfs, b"lost").unwrap();
+        vfs.fail_at(Some(vfs.ops() + 1));
+        assert!(matches!(log.flush(), Err(Error::Io { .. })));
+        assert_eq!((log.written_seq(), log.next_seq()), (6, 7));
+        vfs.fail_at(None);
+        log.file().sync().unwrap();
+        assert_eq!(read_all(&vfs, 0).unwrap().0.len(), 6);
+    }
+
+    /// A segment filled by buffered records is rolled before the record that does not fit,
+    /// with the buffered ones written into it first.
+    #[test]
+    fn buffered_records_roll_segments_in_order() {
+        let vfs = SimVfs::new();
+        let mut log = write(&vfs, &[], 200);
+        for i in 0..20u8 {
+            log.append_buffered(&vfs, &[i; 30]).unwrap();
+        }
+        log.flush().unwrap();
+        log.file().sync().unwrap();
+        let (records, state) = read_all(&vfs, 0).unwrap();
+        assert!(state.segments.len() > 3);
+        let seqs: Vec<u64> = records.iter().map(|r| r.0).collect();
+        assert_eq!(seqs, (1..=20).collect::<Vec<_>>());
+        assert!(records
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.1 == [i as u8; 30]));
     }
 
     #[test]
