@@ -22,7 +22,8 @@
 //! failed check) goes slot by slot, which also names what does not hold.
 
 use super::{
-    code_of, full_group, load, read_head, word, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN, MASK,
+    code_of, full_group, load, per_slot, read_head, word, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN,
+    MASK,
 };
 use crate::pma::leaf::LeafKeys;
 
@@ -31,21 +32,7 @@ use crate::pma::leaf::LeafKeys;
 const LEAST_BY_CODE: [u64; 4] = [1, 1 << 8, 1 << 16, 1 << 24];
 
 /// For each control byte, [`LEAST_BY_CODE`] of its four slots' codes.
-static LEAST: [[u64; 4]; 256] = least_table();
-
-const fn least_table() -> [[u64; 4]; 256] {
-    let mut table = [[0u64; 4]; 256];
-    let mut ctrl = 0;
-    while ctrl < 256 {
-        let mut slot = 0;
-        while slot < 4 {
-            table[ctrl][slot] = LEAST_BY_CODE[(ctrl >> (2 * slot)) & 3];
-            slot += 1;
-        }
-        ctrl += 1;
-    }
-    table
-}
+static LEAST: [[u64; 4]; 256] = per_slot(LEAST_BY_CODE);
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of
 /// `used >= HEAD_BYTES` bytes; `PADDED`: `leaf` holds at least 8 bytes past `used`.

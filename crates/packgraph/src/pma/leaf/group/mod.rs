@@ -62,15 +62,16 @@ const ESCAPED_BYTES: usize = 13;
 static GROUPS: [u32; 256] = group_table();
 
 /// For each control byte, the masks of its four slots' values.
-static MASKS: [[u64; 4]; 256] = mask_table();
+static MASKS: [[u64; 4]; 256] = per_slot(MASK);
 
-const fn mask_table() -> [[u64; 4]; 256] {
+/// For each control byte, `by_code` of each of its four slots' length codes.
+pub(super) const fn per_slot(by_code: [u64; 4]) -> [[u64; 4]; 256] {
     let mut table = [[0u64; 4]; 256];
     let mut ctrl = 0;
     while ctrl < 256 {
         let mut slot = 0;
         while slot < 4 {
-            table[ctrl][slot] = MASK[(ctrl >> (2 * slot)) & 3];
+            table[ctrl][slot] = by_code[(ctrl >> (2 * slot)) & 3];
             slot += 1;
         }
         ctrl += 1;
