@@ -16,11 +16,17 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// An open file the store appends to.
+/// An open file the store appends to (and writes the log into space it zeroed ahead).
 pub trait VfsFile: Send + Sync {
-    /// Appends `bytes` at the end.
+    /// Appends `bytes` at the end (a file the store appends to is not also written with
+    /// `write_at`).
     fn append(&self, bytes: &[u8]) -> io::Result<()>;
-    /// Makes every byte appended so far durable (`fsync`).
+    /// Writes `bytes` at byte `offset`, over what is there and past the end (a gap before
+    /// `offset` reads as zeros).
+    fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (or extends it with zeros).
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Makes every byte written so far durable (`fdatasync`: the data and the file's length).
     fn sync(&self) -> io::Result<()>;
 }
 
@@ -80,6 +86,26 @@ struct OsFile(File);
 impl VfsFile for OsFile {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
         (&self.0).write_all(bytes)
+    }
+
+    fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::write_all_at(&self.0, bytes, offset)
+        }
+        #[cfg(not(unix))]
+        {
+            let mut file = &self.0;
+            let at = file.stream_position()?;
+            file.seek(SeekFrom::Start(offset))?;
+            let written = file.write_all(bytes);
+            file.seek(SeekFrom::Start(at))?;
+            written
+        }
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
     }
 
     fn sync(&self) -> io::Result<()> {
@@ -163,7 +189,9 @@ impl Vfs for OsVfs {
             file.set_len(len)?;
             file.sync_data()?;
         }
-        let file = OpenOptions::new().append(true).open(path)?;
+        // Not opened with `O_APPEND`: positioned writes (`write_at`) must land where asked.
+        let mut file = OpenOptions::new().write(true).open(path)?;
+        file.seek(SeekFrom::End(0))?;
         Ok(Arc::new(OsFile(file)))
     }
 
@@ -227,6 +255,9 @@ enum SimLockKey {
     Inode(usize),
     Dir(PathBuf),
 }
+
+/// The unit a disk writes whole: a power cut leaves each sector old or new.
+const SECTOR: usize = 512;
 
 /// One file's bytes as the process sees them and as the disk holds them.
 #[derive(Default, Clone)]
@@ -356,28 +387,54 @@ impl SimVfs {
     }
 
     /// The power goes: every file goes back to its durable bytes, plus (chosen by `seed`)
-    /// a prefix of the bytes appended after its last sync, as a disk that wrote some pages
-    /// of the cache before the cut would leave; every directory goes back to its durable
-    /// entries; locks go.
+    /// what a disk that wrote some of the cache before the cut would leave: a prefix of the
+    /// bytes appended since the last sync; and where bytes the last sync covered were
+    /// overwritten since, each 512-byte sector of them holds its new or its old bytes (in
+    /// any mix: a disk orders no writes between syncs), and the sector holding the durable
+    /// end, if left old, reads as zeros past that end. Every directory goes back to its
+    /// durable entries; locks go.
     pub fn power_cut(&self, seed: u64) {
         let mut state = self.lock_state();
         let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
         for inode in &mut state.inodes {
             let durable = inode.durable.len();
-            let keep = if inode.data.len() > durable && inode.data.starts_with(&inode.durable) {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let extra = (inode.data.len() - durable) as u64;
-                durable + (rng % (extra + 1)) as usize
-            } else {
-                durable
-            };
-            let kept = if keep > durable {
-                inode.data[..keep].to_vec()
-            } else {
-                inode.durable.clone()
-            };
+            if inode.data.len() < durable {
+                // Cut since its last sync: the cut may not have reached the disk.
+                inode.data = inode.durable.clone();
+                continue;
+            }
+            let appended_only = inode.data.starts_with(&inode.durable);
+            let mut kept = std::mem::take(&mut inode.durable);
+            let mut end_sector_new = true;
+            if !appended_only {
+                for start in (0..durable).step_by(SECTOR) {
+                    let end = (start + SECTOR).min(durable);
+                    if kept[start..end] != inode.data[start..end] {
+                        let new = next() & 1 == 1;
+                        if new {
+                            kept[start..end].copy_from_slice(&inode.data[start..end]);
+                        }
+                        if end == durable {
+                            end_sector_new = new;
+                        }
+                    }
+                }
+            }
+            let extra = (inode.data.len() - durable) as u64;
+            if extra > 0 {
+                let keep = (next() % (extra + 1)) as usize;
+                kept.extend_from_slice(&inode.data[durable..durable + keep]);
+                if !end_sector_new {
+                    let stop = durable.next_multiple_of(SECTOR).min(kept.len());
+                    kept[durable..stop].fill(0);
+                }
+            }
             inode.data = kept;
             inode.durable = inode.data.clone();
         }
@@ -408,6 +465,25 @@ impl VfsFile for SimFile {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.op()?;
         state.inodes[self.inode].data.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.op()?;
+        let data = &mut state.inodes[self.inode].data;
+        let (start, end) = (offset as usize, offset as usize + bytes.len());
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[start..end].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.op()?;
+        state.inodes[self.inode].data.resize(len as usize, 0);
         Ok(())
     }
 
@@ -621,6 +697,43 @@ mod tests {
         assert!(kept.starts_with(b"hello") && b"hello world".starts_with(&kept));
         assert!(!fs.exists(&dir.join("b")));
         assert_eq!(fs.list(dir).unwrap(), ["a"]);
+    }
+
+    /// Overwritten sectors come back old or new, each on its own, and `set_len` and
+    /// `write_at` past the end read as zeros up to the written bytes.
+    #[test]
+    fn a_power_cut_keeps_each_overwritten_sector_old_or_new() {
+        let dir = Path::new("/d");
+        let mut mixed = false;
+        for seed in 1..40 {
+            let fs = SimVfs::new();
+            fs.create_dir_all(dir).unwrap();
+            let f = fs.create(&dir.join("log")).unwrap();
+            f.set_len(4 * SECTOR as u64).unwrap();
+            f.sync().unwrap();
+            fs.sync_dir(dir).unwrap();
+            f.write_at(100, &[7; 3 * SECTOR]).unwrap();
+            f.write_at(5 * SECTOR as u64, &[9; 10]).unwrap();
+            let seen = fs.read(&dir.join("log")).unwrap();
+            assert_eq!(seen.len(), 5 * SECTOR + 10);
+            assert!(seen[4 * SECTOR..5 * SECTOR].iter().all(|&b| b == 0));
+            fs.power_cut(seed);
+            let kept = fs.read(&dir.join("log")).unwrap();
+            assert!(
+                (4 * SECTOR..=5 * SECTOR + 10).contains(&kept.len()),
+                "seed {seed}"
+            );
+            let sectors: Vec<bool> = (0..4)
+                .map(|i| {
+                    let (old, new) = (&vec![0; SECTOR][..], &seen[i * SECTOR..(i + 1) * SECTOR]);
+                    let got = &kept[i * SECTOR..(i + 1) * SECTOR];
+                    assert!(got == old || got == new, "seed {seed} sector {i}");
+                    got == new
+                })
+                .collect();
+            mixed |= sectors.contains(&true) && sectors.contains(&false);
+        }
+        assert!(mixed, "no seed kept some sectors new and others old");
     }
 
     #[test]

@@ -207,6 +207,14 @@ impl VfsFile for SkipFile {
         self.inner.append(bytes)
     }
 
+    fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.inner.write_at(offset, bytes)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+
     fn sync(&self) -> io::Result<()> {
         if self.skip {
             Ok(())
