@@ -305,8 +305,22 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
     };
     let inner = Arc::clone(inner);
     Some(std::thread::spawn(move || {
+        // The mark's entries (one `fsync` of the mark file each) are written by a thread of
+        // their own, so that no sync of the log waits behind one: records written during
+        // a mark write are synced on time. It ends when the syncer drops its sender.
+        let (to_marker, marks) = std::sync::mpsc::channel::<Seq>();
+        let marker = {
+            let inner = Arc::clone(&inner);
+            std::thread::spawn(move || {
+                while let Ok(first) = marks.recv() {
+                    let durable = marks.try_iter().last().unwrap_or(first);
+                    let _ = inner.mark_after_sync(durable);
+                }
+            })
+        };
         // No sync started within the last interval: the first record is synced at once.
         let mut next = Instant::now();
+        let mut marked = Instant::now();
         while !inner.closing.load(Ordering::Acquire) {
             let now = Instant::now();
             if now < next {
@@ -316,7 +330,12 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
             }
             if inner.has_unsynced() {
                 next = now + interval;
-                let _ = inner.sync_now();
+                if let Ok(durable) = inner.sync_log() {
+                    if marked.elapsed() >= MARK_SYNC_INTERVAL {
+                        marked = Instant::now();
+                        let _ = to_marker.send(durable);
+                    }
+                }
                 continue;
             }
             // Idle until an append says otherwise. The flag is set before the log is
@@ -332,6 +351,8 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
             std::thread::park_timeout(interval.max(Duration::from_millis(100)));
             lock(&inner.sync).syncer_idle = false;
         }
+        drop(to_marker);
+        let _ = marker.join();
     }))
 }
 
@@ -384,9 +405,17 @@ impl<C: StoreLeaf> Inner<C> {
         }
     }
 
-    /// Syncs the open log segment as the one syncer (others wait for it); returns the
-    /// sequence number now durable.
+    /// Syncs the open log segment as the one syncer (others wait for it) and advances the
+    /// high-water mark if it is due ([`Inner::mark_after_sync`]); returns the sequence
+    /// number now durable.
     pub(super) fn sync_now(&self) -> Result<Seq> {
+        let durable = self.sync_log()?;
+        self.mark_after_sync(durable)?;
+        Ok(durable)
+    }
+
+    /// [`Inner::sync_now`] but the high-water mark.
+    fn sync_log(&self) -> Result<Seq> {
         let mut state = lock(&self.sync);
         while state.syncing {
             state = self
@@ -422,9 +451,7 @@ impl<C: StoreLeaf> Inner<C> {
         };
         self.synced.notify_all();
         drop(state);
-        let durable = out?;
-        self.mark_after_sync(durable)?;
-        Ok(durable)
+        out
     }
 
     /// Advances the high-water mark to `durable`, just synced, if the mark was last
