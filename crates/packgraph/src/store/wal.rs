@@ -14,7 +14,10 @@
 //! Reading tells a torn tail from damage: at the end of the newest segment, with no intact
 //! record anywhere after it, a record whose header is incomplete or whose declared bytes
 //! run past the end of the file is the last write a crash cut short (the reader truncates
-//! it); a record all of whose bytes are there but which does not check out is damage,
+//! it), and so is one that reaches a sector left all zeros in the space the writer zeroed
+//! ahead of its records (see [`LogWriter::open`]; zeros after the last record are the
+//! log's end), even with intact records of the same unsynced write after it; a record all
+//! of whose bytes are there but which does not check out is damage,
 //! refused unless the caller asks to cut it. Anything else that does not check out is
 //! corruption, reported with the segment file and byte offset and never skipped. Segment
 //! headers carry the directory id, checked against the manifest's.
