@@ -1014,7 +1014,7 @@ mod tests {
                 if i % 7 == 6 {
                     log.flush().unwrap();
                 }
-                if (i as u64 + seed) % 13 == 0 {
+                if (i as u64 + seed).is_multiple_of(13) {
                     log.flush().unwrap();
                     log.file().sync().unwrap();
                     synced = log.written_seq();

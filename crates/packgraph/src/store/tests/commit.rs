@@ -1,6 +1,7 @@
 //! The write path: refused updates, a failed log write, group commit, sync policies.
 
 use super::*;
+use crate::store::{mark, recover};
 
 #[test]
 fn a_bad_update_is_refused_and_not_logged() {
@@ -86,4 +87,40 @@ fn sync_policies_parse() {
         SyncPolicy::Group(Duration::from_millis(7)).to_string(),
         "group:7"
     );
+}
+
+/// Under group commit the mark's entries come from a thread of their own: a sync 100 ms or
+/// more after the last entry still has one written, before any close or new segment.
+#[test]
+fn group_commit_advances_the_mark_beside_the_syncs() {
+    let vfs = SimVfs::new();
+    let options = StoreOptions {
+        sync: SyncPolicy::Group(Duration::from_millis(1)),
+        segment_bytes: 1 << 20,
+        ..sim_options(&vfs)
+    };
+    let store = Store::create(&dir(), options, Graph::new(false)).unwrap();
+    let id = recover::read_manifest(&vfs, &dir()).unwrap().dir_id;
+    let mark = || mark::read(&vfs, &dir(), id, false).unwrap().unwrap_or(0);
+    let before = mark();
+    let mut last = 0;
+    for i in 0..20u32 {
+        std::thread::sleep(Duration::from_millis(12));
+        let (seq, _) = store
+            .commit(Update::new().insert_edges(&[(i, i + 1)]))
+            .unwrap();
+        last = seq;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while mark() <= before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let marked = mark();
+    assert!(
+        marked > before && marked <= last,
+        "mark {marked}, before {before}, last {last}"
+    );
+    drop(store);
+    let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
+    assert_eq!(store.snapshot().num_edges(), 20);
 }
