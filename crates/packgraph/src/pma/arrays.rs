@@ -259,11 +259,13 @@ impl<C: LeafCodec> Pma<C> {
             check_shape::<C>(&config, leaf_bytes, num_leaves).map_err(RebuildError::Invalid)?;
         let page_leaves = 1usize << page_shift;
         let (mut used, mut heads) = (vec![0u32; num_leaves], vec![0u64; num_leaves]);
-        let filled: Vec<Result<(Page, Vec<LeafCheck>), RebuildError>> = used
+        let mut checks: Vec<LeafCheck> = vec![None; num_leaves];
+        let filled: Vec<Result<Page, RebuildError>> = used
             .par_chunks_mut(page_leaves)
             .zip(heads.par_chunks_mut(page_leaves))
+            .zip(checks.par_chunks_mut(page_leaves))
             .enumerate()
-            .map(|(p, (used, heads))| {
+            .map(|(p, ((used, heads), checks))| {
                 let mut page = zeroed_page(used.len() * leaf_bytes + PADDING_BYTES);
                 let data = &mut fresh(&mut page)[..used.len() * leaf_bytes];
                 let slot = PageSlot {
@@ -273,21 +275,17 @@ impl<C: LeafCodec> Pma<C> {
                     heads,
                 };
                 fill(p, slot).map_err(RebuildError::Unreadable)?;
-                let checks = check_page::<C>(&page, leaf_bytes, used, heads, &item_ok).map_err(
+                check_page::<C>(&page, leaf_bytes, (used, heads), &item_ok, checks).map_err(
                     |(j, what)| RebuildError::Invalid(broken(p * page_leaves + j, what)),
                 )?;
-                Ok((page, checks))
+                Ok(page)
             })
             .collect();
         let mut pages = Vec::with_capacity(filled.len());
-        let mut checks = Vec::with_capacity(num_leaves);
         let mut invalid = None;
         for page in filled {
             match page {
-                Ok((page, page_checks)) => {
-                    pages.push(page);
-                    checks.extend(page_checks);
-                }
+                Ok(page) => pages.push(page),
                 Err(e @ RebuildError::Unreadable(_)) => return Err(e),
                 Err(e) => {
                     invalid.get_or_insert(e);
@@ -407,23 +405,21 @@ impl Checked {
     }
 }
 
-/// Checks the leaves of one page (its bytes with their padding, sizes and heads); on
-/// failure, the leaf (within the page) and what does not hold.
+/// Checks the leaves of one page (its bytes with their padding, sizes and heads) into
+/// `checks` (one per leaf, written in place: no list per page); on failure, the first leaf
+/// (within the page) that fails and what does not hold.
 fn check_page<C: LeafCodec>(
     page: &[u8],
     leaf_bytes: usize,
-    used: &[u32],
-    heads: &[u64],
+    (used, heads): (&[u32], &[u64]),
     item_ok: &(impl Fn(C::Item) -> bool + Sync),
-) -> Result<Vec<LeafCheck>, (usize, String)> {
-    used.iter()
-        .zip(heads)
-        .enumerate()
-        .map(|(j, (&used, &head))| {
-            check_leaf::<C>(&page[j * leaf_bytes..], leaf_bytes, used, head, item_ok)
-                .map_err(|what| (j, what))
-        })
-        .collect()
+    checks: &mut [LeafCheck],
+) -> Result<(), (usize, String)> {
+    for (j, ((&used, &head), check)) in used.iter().zip(heads).zip(checks).enumerate() {
+        *check = check_leaf::<C>(&page[j * leaf_bytes..], leaf_bytes, used, head, item_ok)
+            .map_err(|what| (j, what))?;
+    }
+    Ok(())
 }
 
 /// Deltas per window of [`EncodedLen`]: a multiple of 4, since group varint spends a
