@@ -237,9 +237,20 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
     let mut writer = Writer::new(n, args);
     let started = Instant::now();
     let concurrent = with_readers(args, &query_pool, &shared, &queries_done, || {
-        while started.elapsed() < duration {
+        let mut shown = Duration::ZERO;
+        loop {
+            let now = started.elapsed();
+            if now >= duration {
+                break;
+            }
             writer.step(&shared, &writer_pool)?;
-            let secs = started.elapsed().as_secs_f64();
+            // The message is formatted a few times a second, not per batch: with one-edge
+            // batches its float formatting showed in the writer's profile.
+            if now < shown + PROGRESS_EVERY {
+                continue;
+            }
+            shown = now;
+            let secs = now.as_secs_f64();
             bar.set_message(format!(
                 "{secs:.1}/{:.0} s: {} batches, {:.3e} edges/s, {} queries",
                 args.duration,
@@ -374,6 +385,9 @@ fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
         .into()),
     }
 }
+
+/// How often the writer's progress message is refreshed.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Batches below this many edges are applied on the writer's own thread.
 const SMALL_BATCH: usize = 50;

@@ -11,14 +11,15 @@
 //! `1 << chunk_shift` vertices, each behind a reference-counted pointer, and a version's
 //! index is one pointer to its table of chunks. Cloning an index is O(1). An index derived
 //! from an earlier version's ([`RunIndex::update_from`]) shares every chunk and segment
-//! whose vertices' runs did not move and copies only the others: a one-edge batch copies
-//! the table of chunks, a chunk or two (each about the fourth root of the vertex count
-//! long) and a segment or two (about the square root: one contiguous copy), not the
+//! whose vertices' entries did not change and copies only the others: a one-edge batch
+//! copies the table of chunks, a chunk or two (each about the fourth root of the vertex
+//! count long) and a segment or two (at most 512 entries: one contiguous copy), not the
 //! O(√vertices) pointers of a flat table of segments per version.
 
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::pma::raw::prefetch_addr;
 use crate::pma::{LeafCodec, Pma, ShortCursor};
 
 use super::read::VertexId;
@@ -34,15 +35,17 @@ const PAIR_MIN_DEGREE: usize = 8;
 /// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
-/// Bounds of log2 of the vertices per segment: about half the vertex count's bits. A
-/// version's copy of a pointer level costs a reference-count increment per pointer, each a
-/// cache miss of its own, while a segment's entries are one contiguous copy: so the
-/// segments are long (a segment of 2048 vertices is 32 KiB) and the two pointer levels
-/// short, about the fourth root of the vertex count each (measured: on 3.75 M vertices,
-/// chunks of 128 pointers to segments of 256 entries spent most of a one-edge commit's
-/// index time in the increments).
+/// Bounds of log2 of the vertices per segment: about half the vertex count's bits, at most
+/// 512 vertices (8 KiB). A version's copy of a pointer level costs a reference-count
+/// increment per pointer, each a cache miss of its own (hinted first, so that they
+/// overlap), while a segment's entries are one contiguous copy: so the segments are the
+/// longest level and the two pointer levels short, the rest of the bits halved between
+/// them (measured before the hints: on 3.75 M vertices, chunks of 128 pointers to segments
+/// of 256 entries spent most of a one-edge commit's index time in the increments). A
+/// reader deriving the index over several small commits copies a segment per vertex
+/// touched, hence the bound.
 const MIN_SEGMENT_SHIFT: u32 = 6;
-const MAX_SEGMENT_SHIFT: u32 = 11;
+const MAX_SEGMENT_SHIFT: u32 = 9;
 /// Bounds of log2 of the segments per chunk.
 const MIN_CHUNK_SEGMENTS_SHIFT: u32 = 1;
 const MAX_CHUNK_SEGMENTS_SHIFT: u32 = 10;
@@ -66,13 +69,38 @@ fn empty_segment(len: usize) -> Segment {
     vec![Entry::default(); len].into()
 }
 
-/// `slot`, copied first if another holder shares it: the writable contents.
+/// The entries of `slot`, copied first (one contiguous copy) if another version shares them.
 #[inline]
-fn unshare<T: Clone>(slot: &mut Arc<[T]>) -> &mut [T] {
+fn unshare_entries(slot: &mut Segment) -> &mut [Entry] {
     if Arc::get_mut(slot).is_none() {
-        *slot = slot.iter().cloned().collect();
+        *slot = Arc::from(&slot[..]);
     }
-    Arc::get_mut(slot).expect("a slice just copied has one holder")
+    Arc::get_mut(slot).expect("a segment just copied has one holder")
+}
+
+/// The pointers of `slot`, copied first if another version shares them: each pointer's
+/// reference count is hinted into the cache before the copy increments them all
+/// ([`hint_counts`]).
+#[inline]
+fn unshare_pointers<T: ?Sized>(slot: &mut Arc<[Arc<T>]>) -> &mut [Arc<T>] {
+    if Arc::get_mut(slot).is_none() {
+        hint_counts(slot);
+        *slot = Arc::from(&slot[..]);
+    }
+    Arc::get_mut(slot).expect("a pointer level just copied has one holder")
+}
+
+/// Hints the reference counts behind `arcs` into the cache. Copying or freeing a pointer
+/// level increments or decrements the count of every segment or chunk it points to, each
+/// a cache miss at its own address behind a locked instruction, which would be taken one
+/// after another; hinting them all first overlaps the misses (as the page table does).
+#[inline]
+fn hint_counts<T: ?Sized>(arcs: &[Arc<T>]) {
+    for arc in arcs {
+        // The counts sit right before the value, in the same or the previous cache line.
+        let value = Arc::as_ptr(arc).cast::<u8>();
+        prefetch_addr(value.wrapping_sub(2 * std::mem::size_of::<usize>()));
+    }
 }
 
 /// Start and length of every vertex's run in one edge CPMA.
@@ -100,13 +128,31 @@ impl Default for RunIndex {
     }
 }
 
+impl Drop for RunIndex {
+    /// Hints the reference counts this index's drop is about to decrement, as
+    /// [`unshare_pointers`] does before a copy: the chunks' when the table of chunks is this
+    /// index's alone, and the segments' of each chunk only it holds. Counts read here are
+    /// hints (another version may drop its share at the same time); nothing depends on them.
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.chunks) != 1 {
+            return;
+        }
+        hint_counts(&self.chunks);
+        for chunk in self.chunks.iter() {
+            if Arc::strong_count(chunk) == 1 {
+                hint_counts(chunk);
+            }
+        }
+    }
+}
+
 /// log2 of the vertices per segment and per chunk for an index of `num_vertices`: half of
-/// their bits for a segment, a quarter for a chunk's segments.
+/// their bits for a segment (at most 9), half of the rest, rounded down, for a chunk's
+/// segments.
 fn level_shifts(num_vertices: usize) -> (u32, u32) {
     let bits = usize::BITS - num_vertices.max(1).leading_zeros();
     let segment = bits.div_ceil(2).clamp(MIN_SEGMENT_SHIFT, MAX_SEGMENT_SHIFT);
-    let segments = (bits.saturating_sub(segment))
-        .div_ceil(2)
+    let segments = (bits.saturating_sub(segment) / 2)
         .clamp(MIN_CHUNK_SEGMENTS_SHIFT, MAX_CHUNK_SEGMENTS_SHIFT);
     (segment, segment + segments)
 }
@@ -234,16 +280,35 @@ impl RunIndex {
     fn segment_mut(&mut self, v: usize) -> (&mut [Entry], usize) {
         let i = v & ((1 << self.segment_shift) - 1);
         let k = (v >> self.segment_shift) & self.chunk_mask();
-        let chunk = &mut unshare(&mut self.chunks)[v >> self.chunk_shift];
-        let segment = &mut unshare(chunk)[k];
-        (unshare(segment), i)
+        let chunk = &mut unshare_pointers(&mut self.chunks)[v >> self.chunk_shift];
+        let segment = &mut unshare_pointers(chunk)[k];
+        (unshare_entries(segment), i)
+    }
+
+    /// Sets the entries of the vertices from `first` on to `entries` (all below the
+    /// length). A segment whose entries are already those is left shared; only the others
+    /// are copied (with the path of pointers to them).
+    fn set_entries(&mut self, first: usize, entries: &[Entry]) {
+        let mut v = first;
+        let mut rest = entries;
+        while !rest.is_empty() {
+            let i = v & ((1 << self.segment_shift) - 1);
+            let take = rest.len().min((1 << self.segment_shift) - i);
+            let (now, later) = rest.split_at(take);
+            if self.segment(v)[i..i + take] != *now {
+                self.segment_mut(v).0[i..i + take].copy_from_slice(now);
+            }
+            v += take;
+            rest = later;
+        }
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
     /// of the same array: only the vertices with keys in leaves whose contents differ
-    /// between the two versions are re-scanned, and only their segments (and the chunks
-    /// holding them) are copied; every other one is shared with `base`. `None` when the
-    /// layouts differ or most leaves changed (a full build is then as cheap).
+    /// between the two versions are re-scanned, and only the segments whose entries change
+    /// (and the chunks holding them) are copied; every other one is shared with `base`.
+    /// `None` when the layouts differ or most leaves changed (a full build is then as
+    /// cheap).
     pub(crate) fn update_from<C: LeafCodec>(
         base: &Self,
         base_edges: &Pma<C>,
@@ -275,6 +340,9 @@ impl RunIndex {
         }
         let mut index = base.clone();
         index.grow(num_vertices);
+        // The span's entries, worked out apart and then set segment by segment, so that a
+        // segment is looked up (and copied) once, not once per run.
+        let mut entries: Vec<Entry> = Vec::new();
         for (lo, hi) in spans {
             let (lo, hi) = (
                 lo as usize,
@@ -283,29 +351,21 @@ impl RunIndex {
             if lo > hi {
                 continue;
             }
-            let mut v = lo;
-            while v <= hi {
-                let (segment, i) = index.segment_mut(v);
-                let end = (i + hi + 1 - v).min(segment.len());
-                for entry in &mut segment[i..end] {
-                    entry.degree = 0;
-                }
-                v += end - i;
-            }
+            entries.clear();
+            entries.resize(hi + 1 - lo, Entry::default());
             let first = edges.find_leaf((lo as u64) << 32);
             let last = edges.find_leaf(((hi as u64) << 32) | u64::from(u32::MAX));
             for piece in edges.run_pieces_in(32, first..last + 1) {
                 let v = piece.group as usize;
                 if (lo..=hi).contains(&v) {
-                    let start = edges.short_cursor(piece.start, piece.first);
-                    let (segment, i) = index.segment_mut(v);
-                    let entry = &mut segment[i];
+                    let entry = &mut entries[v - lo];
                     if entry.degree == 0 {
-                        entry.start = start;
+                        entry.start = edges.short_cursor(piece.start, piece.first);
                     }
                     entry.degree += piece.len;
                 }
             }
+            index.set_entries(lo, &entries);
         }
         Some(index)
     }
@@ -699,8 +759,8 @@ mod tests {
 
         /// An index derived from an earlier version's after a batch of inserts and deletes
         /// (`update_from`) gives every vertex the degree and run of a plain list of the arcs,
-        /// over several versions in a row, and copies no segment for a batch that changes
-        /// no arc.
+        /// over several versions in a row, shares every segment whose entries did not
+        /// change, and copies no segment for a batch that changes no arc.
         #[test]
         fn derived_indexes_match_a_plain_list(
             set in proptest::collection::btree_set((0u64..300, 0u64..300), 0..3000),
@@ -749,6 +809,12 @@ mod tests {
                     });
                 }
                 prop_assert_eq!(&read, &arcs);
+                // Only segments whose entries changed are copied.
+                for (k, (segment, old)) in next.segments().zip(index.segments()).enumerate() {
+                    if segment[..] == old[..] {
+                        prop_assert!(Arc::ptr_eq(segment, old), "segment {} copied unchanged", k);
+                    }
+                }
                 // A batch that changed no arc copies no segment.
                 if base_edges.iter().eq(edges.iter()) && n == index.len {
                     for (segment, old) in next.segments().zip(index.segments()) {

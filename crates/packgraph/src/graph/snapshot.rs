@@ -12,13 +12,15 @@
 //! [`SharedGraph`] packages the pattern for many threads: one writer at a time behind a
 //! mutex, and a lock-free published latest version ([`arc_swap`]) from which any thread takes
 //! a snapshot without waiting for the writer or for other readers. While readers take
-//! snapshots, every published version carries its flat vertex index, derived by the writer
-//! from the previous version's as part of the commit: the index's segments are shared
-//! between versions like pages, and only those of vertices whose runs moved are copied.
-//! With no reader about the writer builds none, and the next reader builds its version's.
+//! snapshots, the published versions carry their flat vertex index, derived by the writer
+//! from the previous indexed version's as part of the commit: the index's segments are
+//! shared between versions like pages, and only those of vertices whose runs moved are
+//! copied. Small commits are indexed every few versions, not each (a reader that takes a
+//! version in between derives its index from a few small commits back). With no reader
+//! about the writer builds none, and the next reader builds its version's.
 
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -298,7 +300,20 @@ pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     last_read: AtomicU64,
     created: Instant,
     read_window: Duration,
+    /// Versions published since the last one the writer indexed, and the edges their
+    /// updates inserted or deleted (written by the writer only, under its lock).
+    unindexed_versions: AtomicUsize,
+    unindexed_edges: AtomicUsize,
 }
+
+/// While readers are about, the writer derives the flat index of at least every this many
+/// versions ([`SharedGraph::commit`])...
+pub(crate) const INDEX_EVERY: usize = 16;
+/// ... and of every version whose updates since the last indexed one changed at least this
+/// many edges. Between those, a version is published without one, and a reader that takes
+/// it derives the index from the newest indexed version: from at most `INDEX_EVERY - 1`
+/// small updates back.
+pub(crate) const INDEX_EDGES: usize = 64;
 
 /// How long after the last snapshot a reader took the writer goes on building each
 /// version's flat index ([`SharedGraph::snapshot`]).
@@ -324,6 +339,8 @@ impl<C: LeafCodec> SharedGraph<C> {
             last_read: AtomicU64::new(0),
             created: Instant::now(),
             read_window: READ_RECENTLY,
+            unindexed_versions: AtomicUsize::new(0),
+            unindexed_edges: AtomicUsize::new(0),
             latest: ArcSwap::new(latest),
         }
     }
@@ -331,11 +348,12 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// The latest published version, with its flat vertex index built. Lock-free; never
     /// waits for the writer or for other readers.
     ///
-    /// While readers take snapshots the writer builds each version's index as part of the
-    /// commit, and this is O(1). The first snapshot after a quiet spell (none in the last
-    /// [`READ_RECENTLY`]) builds its version's index, from the newest
-    /// version indexed before it when there is one; later snapshots of the version share
-    /// it.
+    /// While readers take snapshots the writer builds the index of every version but those
+    /// of some small commits as part of the commit, and this is O(1); a snapshot of a
+    /// version published without one derives it from the newest indexed version, at most
+    /// a few small commits back. The first snapshot after a quiet spell (none in the last
+    /// [`READ_RECENTLY`]) builds its version's index, from the newest version indexed
+    /// before it when there is one; later snapshots of the version share it.
     pub fn snapshot(&self) -> Snapshot<C> {
         let graph = self.latest.load_full();
         self.last_read
@@ -395,7 +413,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         let mut graph = self.lock();
         let update = build(&graph)?;
         let applied = graph.apply(update.borrow())?;
-        self.publish(&graph);
+        self.publish(&graph, update.borrow().edges());
         Ok(applied)
     }
 
@@ -429,7 +447,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         let applied = graph.apply(update.borrow())?;
         match log(&graph, update.borrow()) {
             Ok(value) => {
-                self.publish(&graph);
+                self.publish(&graph, update.borrow().edges());
                 Ok((applied, value))
             }
             Err(e) => {
@@ -439,19 +457,32 @@ impl<C: LeafCodec> SharedGraph<C> {
         }
     }
 
-    /// Publishes the writer's `graph` as the latest version. While readers are about (a
-    /// snapshot taken in the last [`READ_RECENTLY`]) the version carries its
-    /// flat index: derived from the previous version's, so only the vertices with arcs in
-    /// the pages the commit wrote are re-scanned and only their index segments copied, or
-    /// built in full after a large batch or a rebuilt array. Then a reader never builds
-    /// one. With no reader about (a bulk load, `packgraph ingest`) nothing is built and the
-    /// old base is let go, which would only keep its pages alive.
-    fn publish(&self, graph: &Graph<C>) {
+    /// Publishes the writer's `graph`, whose updates since the last published version
+    /// inserted or deleted `edges` edges, as the latest version.
+    ///
+    /// While readers are about (a snapshot taken in the last [`READ_RECENTLY`]) the writer
+    /// indexes versions, each derived from the previous indexed version's flat index, so that
+    /// only the vertices with arcs in the pages the commits wrote are re-scanned and only
+    /// their index segments copied, or built in full after a large batch or a rebuilt
+    /// array. Small commits are indexed every [`INDEX_EVERY`] versions, not each: a version
+    /// costs the fixed part of a derivation (a page table diff, segment and chunk copies)
+    /// whatever its size, and readers take a few of the many versions a stream of one-edge
+    /// commits publishes; a reader that takes one in between derives its index from the
+    /// newest indexed version, a few small commits back. With no reader about (a bulk
+    /// load, `packgraph ingest`) nothing is built and the old base is let go, which would
+    /// only keep its pages alive.
+    fn publish(&self, graph: &Graph<C>, edges: usize) {
         let read = self.last_read.load(Ordering::Relaxed);
         let window = u64::try_from(self.read_window.as_nanos()).unwrap_or(u64::MAX);
         let readers_about =
             read != 0 && self.now_ns().saturating_sub(read.saturating_sub(1)) <= window;
-        if readers_about {
+        let versions = self.unindexed_versions.load(Ordering::Relaxed) + 1;
+        let edges = self
+            .unindexed_edges
+            .load(Ordering::Relaxed)
+            .saturating_add(edges);
+        let index_now = readers_about && (versions >= INDEX_EVERY || edges >= INDEX_EDGES);
+        if index_now {
             let latest = self.latest.load_full();
             let derived = match latest.index.get() {
                 Some(_) => graph.derive_index_from(&latest),
@@ -464,11 +495,14 @@ impl<C: LeafCodec> SharedGraph<C> {
                 graph.build_index();
             }
         }
+        let (versions, edges) = if index_now { (0, 0) } else { (versions, edges) };
+        self.unindexed_versions.store(versions, Ordering::Relaxed);
+        self.unindexed_edges.store(edges, Ordering::Relaxed);
         let published = graph.snapshot().graph;
         self.latest.store(Arc::clone(&published));
-        if readers_about {
+        if index_now {
             self.remember_indexed(&published);
-        } else {
+        } else if !readers_about {
             self.indexed.store(None);
         }
     }
@@ -637,7 +671,8 @@ impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
     /// as after a panicking [`SharedGraph::commit`], the writer's graph is not published).
     fn drop(&mut self) {
         if !self.applied.is_empty() && !std::thread::panicking() {
-            self.shared.publish(&self.graph);
+            let edges = self.applied.iter().map(Update::edges).sum();
+            self.shared.publish(&self.graph, edges);
         }
     }
 }
@@ -646,10 +681,11 @@ impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
 mod tests {
     use super::*;
 
-    /// While a reader takes snapshots the writer publishes every version with its index
-    /// (derived after a small commit, built after a large one); with no reader about (here
-    /// a window of zero) it builds none, and the next reader builds its version's, the
-    /// same index a full build gives.
+    /// While a reader takes snapshots the writer publishes versions with their index:
+    /// derived every `INDEX_EVERY` one-edge commits (a snapshot in between derives its own),
+    /// at once after a commit of many edges; with no reader about (here a window of zero)
+    /// it builds none, and the next reader builds its version's, the same index a full
+    /// build gives.
     #[test]
     fn the_writer_builds_indexes_while_readers_are_about() {
         let n = 1 << 12;
@@ -663,11 +699,22 @@ mod tests {
             .unwrap();
         assert!(!indexed(&shared), "no snapshot yet: none built");
         assert!(shared.snapshot().has_edge(2, 4));
-        shared
-            .commit(Update::new().insert_edges(&[(3, 5)]))
-            .unwrap();
-        assert!(indexed(&shared), "one edge, a reader about: derived");
-        assert!(shared.snapshot().has_edge(3, 5));
+        // One version published so far without an index: the writer indexes the version
+        // `INDEX_EVERY` small commits after the last indexed one, and every such one after.
+        let mut by_writer = Vec::new();
+        for i in 0..2 * INDEX_EVERY as VertexId {
+            shared
+                .commit(Update::new().insert_edges(&[(i + 3, i + 5)]))
+                .unwrap();
+            if indexed(&shared) {
+                by_writer.push(i as usize);
+            }
+        }
+        assert_eq!(by_writer, [INDEX_EVERY - 2, 2 * INDEX_EVERY - 2]);
+        assert!(!indexed(&shared));
+        let between = shared.snapshot();
+        assert!(between.has_edge(3, 5) && between.graph.index.get().is_some());
+        between.check_invariants().unwrap();
         let many: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 13 + 3) % n)).collect();
         shared.commit(Update::new().insert_edges(&many)).unwrap();
         assert!(indexed(&shared), "most leaves, a reader about: built");
@@ -688,7 +735,8 @@ mod tests {
             assert_eq!(snap.out_neighbors(v), fresh.out_neighbors(v));
             assert_eq!(snap.out_degree(v), fresh.out_degree(v));
         }
-        // A reader is about again: the next commit is published with its index.
+        // A reader is about again: the next commit, `INDEX_EVERY` or more versions after the
+        // last indexed one, is published with its index.
         shared.read_window = READ_RECENTLY;
         shared
             .commit(Update::new().delete_edges(&[(3, 5)]))

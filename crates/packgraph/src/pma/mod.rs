@@ -57,7 +57,7 @@ mod iter;
 mod leaf;
 mod page;
 mod point;
-mod raw;
+pub(crate) mod raw;
 mod rebalance;
 mod serialize;
 mod sort;

@@ -200,6 +200,11 @@ impl Update {
             && self.properties.is_empty()
     }
 
+    /// How many edge inserts and deletes the update holds.
+    pub(crate) fn edges(&self) -> usize {
+        self.inserts.len() + self.deletes.len()
+    }
+
     /// The external ids added.
     pub fn vertices(&self) -> &[ExternalId] {
         &self.vertices
