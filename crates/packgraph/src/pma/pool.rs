@@ -13,20 +13,22 @@
 //! bytes are stale: a taker overwrites them whole. Everything here is safe code: a page
 //! enters only when `Arc::get_mut` shows that nothing else holds it.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::Page;
 
-/// Most bytes of pages the pool keeps; a page given past it is freed.
+/// Most bytes of pages the pool keeps; past it the oldest pages are freed first.
 const POOL_BYTES: usize = 16 << 20;
 /// Most page lengths the pool keeps at once (arrays of different leaf sizes, the short last
-/// page of each); a length past them is freed unless one of them has run empty.
+/// page of each); a new length takes the place of the one holding the fewest bytes.
 const POOL_LENGTHS: usize = 4;
 
-/// Pages kept, by length.
+/// Pages kept, by length, oldest first: the newest is taken first (its bytes are the most
+/// likely still cached) and the oldest freed first.
 struct Pool {
     bytes: usize,
-    lengths: Vec<(usize, Vec<Page>)>,
+    lengths: Vec<(usize, VecDeque<Page>)>,
 }
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
@@ -42,34 +44,53 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 impl Pool {
     fn take(&mut self, len: usize) -> Option<Page> {
         let (_, pages) = self.lengths.iter_mut().find(|(l, _)| *l == len)?;
-        let page = pages.pop()?;
+        let page = pages.pop_back()?;
         self.bytes -= len;
         Some(page)
     }
 
-    /// Keeps `page` (which nothing else holds) if there is room; hands it back otherwise.
-    fn keep(&mut self, page: Page) -> Option<Page> {
+    /// The index of the length holding the most (`most`) or fewest bytes.
+    fn by_bytes(&self, most: bool) -> usize {
+        let bytes = |at: &usize| self.lengths[*at].0 * self.lengths[*at].1.len();
+        let all = 0..self.lengths.len();
+        let at = if most {
+            all.max_by_key(bytes)
+        } else {
+            all.min_by_key(bytes)
+        };
+        at.unwrap_or(0)
+    }
+
+    /// Keeps `page` (which nothing else holds), moving the pages it displaces to `freed`.
+    fn keep(&mut self, page: Page, freed: &mut Vec<Page>) {
         let len = page.len();
-        if self.bytes + len > POOL_BYTES {
-            return Some(page);
+        if len > POOL_BYTES {
+            freed.push(page);
+            return;
         }
         let at = match self.lengths.iter().position(|(l, _)| *l == len) {
             Some(at) => at,
             None if self.lengths.len() < POOL_LENGTHS => {
-                self.lengths.push((len, Vec::new()));
+                self.lengths.push((len, VecDeque::new()));
                 self.lengths.len() - 1
             }
-            None => match self.lengths.iter().position(|(_, pages)| pages.is_empty()) {
-                Some(at) => {
-                    self.lengths[at].0 = len;
-                    at
-                }
-                None => return Some(page),
-            },
+            None => {
+                let at = self.by_bytes(false);
+                let (old, pages) = &mut self.lengths[at];
+                self.bytes -= *old * pages.len();
+                freed.extend(pages.drain(..));
+                *old = len;
+                at
+            }
         };
-        self.lengths[at].1.push(page);
+        self.lengths[at].1.push_back(page);
         self.bytes += len;
-        None
+        while self.bytes > POOL_BYTES {
+            let at = self.by_bytes(true);
+            let oldest = self.lengths[at].1.pop_front().expect("bytes are held");
+            self.bytes -= oldest.len();
+            freed.push(oldest);
+        }
     }
 }
 
@@ -105,12 +126,12 @@ pub(super) fn recycle(pages: &mut Vec<Page>) {
         pages.clear();
         return;
     }
-    // Pages the full pool refuses, freed after the lock.
+    // Pages the pool lets go of, freed after the lock.
     let mut refused = Vec::new();
     let mut pool = pool();
     for (i, page) in pages.drain(..).enumerate() {
         if i < 64 && unique & (1 << i) != 0 {
-            refused.extend(pool.keep(page));
+            pool.keep(page, &mut refused);
         }
     }
     drop(pool);
@@ -142,37 +163,51 @@ mod tests {
             bytes: 0,
             lengths: Vec::new(),
         };
-        let page: Page = vec![3u8; 100].into();
-        let at = Arc::as_ptr(&page);
-        assert!(pool.keep(page).is_none());
+        let mut freed = Vec::new();
+        let (old, new): (Page, Page) = (vec![3u8; 100].into(), vec![4u8; 100].into());
+        let at = Arc::as_ptr(&new);
+        pool.keep(old, &mut freed);
+        pool.keep(new, &mut freed);
+        assert!(freed.is_empty());
         assert!(pool.take(99).is_none() && pool.take(101).is_none());
+        // The newest first.
         assert_eq!(pool.take(100).map(|p| Arc::as_ptr(&p)), Some(at));
-        assert!(pool.take(100).is_none());
+        assert!(pool.take(100).is_some() && pool.take(100).is_none());
         assert_eq!(pool.bytes, 0);
     }
 
     #[test]
-    fn the_pool_is_bounded() {
+    fn the_pool_is_bounded_and_lets_the_oldest_go() {
         let mut pool = Pool {
             bytes: 0,
             lengths: Vec::new(),
         };
+        let mut freed = Vec::new();
         let page = |len: usize| -> Page { vec![0u8; len].into() };
-        // Lengths beyond the limit are refused while every kept length has pages.
         for len in 1..=POOL_LENGTHS {
-            assert!(pool.keep(page(len)).is_none());
+            pool.keep(page(len), &mut freed);
         }
-        assert!(pool.keep(page(POOL_LENGTHS + 1)).is_some());
-        // A length run empty makes room for a new one.
-        assert!(pool.take(1).is_some() && pool.take(1).is_none());
-        assert!(pool.keep(page(POOL_LENGTHS + 1)).is_none());
-        assert_eq!(
-            pool.take(POOL_LENGTHS + 1).map(|p| p.len()),
-            Some(POOL_LENGTHS + 1)
-        );
-        // Bytes beyond the limit are refused.
+        pool.keep(page(2), &mut freed);
+        assert!(freed.is_empty());
+        // A new length takes the place of the one holding the fewest bytes (length 1).
+        pool.keep(page(POOL_LENGTHS + 1), &mut freed);
+        assert_eq!(freed.iter().map(|p| p.len()).collect::<Vec<_>>(), [1]);
+        assert!(pool.take(1).is_none());
+        // Past the bound, the oldest pages of the length holding the most bytes go first.
         let big = POOL_BYTES - pool.bytes;
-        assert!(pool.keep(page(big + 1)).is_some());
-        assert_eq!(pool.bytes, (2..=POOL_LENGTHS).sum::<usize>());
+        let first = page(big / 2);
+        let at = Arc::as_ptr(&first);
+        pool.keep(first, &mut freed);
+        pool.keep(page(big / 2), &mut freed);
+        assert!(pool.bytes <= POOL_BYTES);
+        pool.keep(page(big / 2), &mut freed);
+        assert!(pool.bytes <= POOL_BYTES);
+        assert!(freed.iter().any(|p| std::ptr::addr_eq(Arc::as_ptr(p), at)));
+        let kept: usize = pool.lengths.iter().map(|(l, p)| l * p.len()).sum();
+        assert_eq!(kept, pool.bytes);
+        // A page past the bound is not kept.
+        freed.clear();
+        pool.keep(page(POOL_BYTES + 1), &mut freed);
+        assert_eq!(freed.len(), 1);
     }
 }
