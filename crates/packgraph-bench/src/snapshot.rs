@@ -39,6 +39,10 @@ pub(crate) struct SnapshotArgs {
     /// Arcs of the graphs whose snapshot cost is measured (comma-separated; empty for none).
     #[arg(long, default_value = "1e6,3e7", value_parser = parse_count_list)]
     graph_arcs: CountList,
+    /// Which of the insert modes to run (comma-separated: none, held, fresh), e.g. one
+    /// alone under a profiler.
+    #[arg(long, value_delimiter = ',', default_value = "none,held,fresh")]
+    modes: Vec<Mode>,
     /// Bytes of leaves per stored page (the unit of snapshot files and checkpoints);
     /// default from the library.
     #[arg(long)]
@@ -51,7 +55,26 @@ pub(crate) struct SnapshotArgs {
     pub(crate) common: CommonArgs,
 }
 
-const MODES: [&str; 3] = ["none", "held", "fresh"];
+/// How the batch inserts see other versions.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// No other version.
+    None,
+    /// One snapshot taken at the start and held throughout.
+    Held,
+    /// A fresh snapshot taken before every batch, the previous one dropped.
+    Fresh,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Held => "held",
+            Self::Fresh => "fresh",
+        }
+    }
+}
 
 pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     let mut args = args.clone();
@@ -68,7 +91,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     }
     let reporter = Reporter::new(
         args.common.json,
-        (args.batch_sizes.len() * MODES.len() + args.graph_arcs.len()) as u64,
+        (args.batch_sizes.len() * args.modes.len() + args.graph_arcs.len()) as u64,
     );
     let mut config = PmaConfig::default();
     if let Some(bytes) = args.page_bytes {
@@ -84,7 +107,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     for &batch in args.batch_sizes.iter() {
         let total = args.max_batch_keys.min(300 * batch).max(batch);
         let keys = fresh_keys(total, args.common.seed ^ batch as u64, &start);
-        for mode in MODES {
+        for mode in args.modes.iter().map(|m| m.name()) {
             reporter.step(format!("{mode} snapshot, batches of {batch}"));
             let mut set = Cpma::from_sorted_with_config(&start, config.clone())?;
             let mut held = (mode == "held").then(|| set.clone());

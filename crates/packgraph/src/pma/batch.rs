@@ -297,7 +297,9 @@ fn merge_serial<C: LeafCodec>(
     mut leaves: LeavesMut<'_>,
     batch: Batch<'_, C>,
 ) -> MergeOutcome<C::Item> {
-    let mut groups = Vec::new();
+    // At most one run per key: sized up front, as growing it under a fragmented heap showed
+    // in profiles of batches under snapshots.
+    let mut groups = Vec::with_capacity(batch.len());
     let view = leaves.as_ref();
     let (mut i, mut j) = (0, view.target(batch.key(0)));
     while i < batch.len() {

@@ -30,7 +30,9 @@
 //! entries per changed page, and two arrays of about √(pages / 8) entries. Files store
 //! pages of [`PmaConfig::page_bytes`]: when in-memory pages are smaller, [`Pma::parts`]
 //! cuts a contiguous copy of the leaves into them.
-//! Growth and shrink build new pages and leave old versions untouched.
+//! Growth and shrink build new pages and leave old versions untouched. Pages a dropped
+//! version alone held go to a bounded process-wide pool (`pool.rs`) that the next copies
+//! take from before asking the allocator.
 //!
 //! Invariants (checked by [`Pma::check_invariants`]): keys strictly increase across the
 //! leaves; a non-empty leaf's `heads` entry is its first key and its `used` count is exactly
@@ -43,9 +45,10 @@
 //! `partition_point` measured as fast at these sizes).
 //!
 //! Submodules import only those below them, lowest first: `leaf` (the codecs), `density`,
-//! `sort` and `raw` (the unsafe code); `config` (the tunables); `page` (views over pages,
-//! copy on write); `spread` (build, spread, gather); `batch` and `rebalance` (the three
-//! batch phases); then the operations (`point`, `iter`, `cursor`, `arrays`, `check`).
+//! `sort`, `pool` (page allocations kept for reuse) and `raw` (the unsafe code); `config`
+//! (the tunables); `page` (views over pages, copy on write); `spread` (build, spread,
+//! gather); `batch` and `rebalance` (the three batch phases); then the operations
+//! (`point`, `iter`, `cursor`, `arrays`, `check`).
 
 mod arrays;
 mod batch;
@@ -57,6 +60,7 @@ mod iter;
 mod leaf;
 mod page;
 mod point;
+mod pool;
 pub(crate) mod raw;
 mod rebalance;
 mod serialize;
@@ -182,9 +186,9 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
 /// hop from the page table.
 pub(crate) type Page = Arc<[u8]>;
 
-/// A new zeroed page of `leaves` leaves.
+/// A new zeroed page of `leaves` leaves (made in place: one allocation, no copy).
 fn empty_page(leaves: usize, leaf_bytes: usize) -> Page {
-    vec![0u8; leaves * leaf_bytes + PADDING_BYTES].into()
+    std::iter::repeat_n(0u8, leaves * leaf_bytes + PADDING_BYTES).collect()
 }
 
 pub(crate) use self::table::Table;

@@ -75,7 +75,7 @@ pub(super) unsafe fn cow<'p>(
     }
     if Arc::get_mut(slot).is_none() {
         copies.fetch_add(1, Ordering::Relaxed);
-        *slot = Arc::from(&slot[..]);
+        *slot = super::pool::copy_of(slot);
     }
     Arc::get_mut(slot).expect("the page was just made unique")
 }

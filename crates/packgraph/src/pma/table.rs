@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 
 use super::raw::prefetch_addr;
-use super::{empty_page, Page};
+use super::{empty_page, pool, Page};
 
 /// Pages per group (as a power of two): a write copies a group per leaf it changes, 28
 /// bytes a page, so groups stay small.
@@ -89,9 +89,11 @@ impl Clone for Group {
 }
 
 impl Drop for Group {
-    /// Hints the pages' counts before the fields drop and decrement them ([`hint_counts`]).
+    /// Hints the pages' counts ([`hint_counts`]), then hands the pages to the pool, which
+    /// keeps those no other group holds for the next copies (`pool.rs`).
     fn drop(&mut self) {
         hint_counts(&self.pages);
+        pool::recycle(&mut self.pages);
     }
 }
 

@@ -309,6 +309,47 @@ fn a_shared_page_is_never_written_and_unshared_pages_are_never_copied() {
     assert_eq!(pma.page_stats().shared, 0);
 }
 
+/// Versions taken and dropped batch after batch: the pages a dropped version alone held
+/// are kept (`pool.rs`) and taken again by the next copies, which leaves every version as it
+/// was.
+#[test]
+fn pages_of_dropped_versions_are_reused_and_versions_stay_intact() {
+    let config = PmaConfig {
+        page_bytes: 128,
+        ..small_config(10)
+    };
+    let keys: Vec<u64> = (0..20_000).map(|i| i * 10).collect();
+    let mut pma = Cpma::from_sorted_with_config(&keys, config).unwrap();
+    let old = pma.clone();
+    let mut expected: BTreeSet<u64> = keys.iter().copied().collect();
+    let mut kept: Vec<(Cpma, Vec<u64>)> = Vec::new();
+    for round in 0..30u64 {
+        let held = pma.clone();
+        let held_keys: Vec<u64> = held.iter().collect();
+        kept.push((held, held_keys));
+        // Every third version lives on; the others are dropped at once.
+        if round % 3 != 0 {
+            kept.pop();
+        }
+        let batch: Vec<u64> = (0..50).map(|i| i * 3_989 + round * 7 + 3).collect();
+        pma.insert_batch(&batch);
+        pma.remove_batch(&batch[..10]);
+        expected.extend(&batch);
+        for key in &batch[..10] {
+            expected.remove(key);
+        }
+        pma.check_invariants().unwrap();
+        assert!(pma.page_copies() > 0);
+    }
+    assert!(pma.iter().eq(expected.iter().copied()));
+    for (version, version_keys) in &kept {
+        version.check_invariants().unwrap();
+        assert!(version.iter().eq(version_keys.iter().copied()));
+    }
+    assert!(old.iter().eq(keys.iter().copied()));
+    old.check_invariants().unwrap();
+}
+
 /// With in-memory pages of one leaf (`share_bytes` 256 at the default leaf sizes): a
 /// one-key update under a snapshot copies that leaf's page, one group, one supergroup and
 /// the top level, and a batch of random keys under a fresh snapshot copies about what it
