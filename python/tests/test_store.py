@@ -220,10 +220,12 @@ def test_a_torn_last_record_is_cut_not_reported(tmp_path):
         s.insert_edges([1], [2])
     (log,) = list(d.glob("*.wal"))
     with open(log, "ab") as f:
-        f.write(b"WR\x01\x00\x40\x00")  # a record header a crash cut short
-    assert pg.verify(d)["torn_bytes"] == 6
+        # A record header a crash cut short (zeros after the last nonzero byte would read
+        # as space the log zeroed ahead, not as bytes of the record).
+        f.write(b"WR\x01\x00\x40\x00\x07")
+    assert pg.verify(d)["torn_bytes"] == 7
     with pg.open(d) as s:
-        assert s.recovery["torn_bytes"] == 6 and s.num_edges == 1
+        assert s.recovery["torn_bytes"] == 7 and s.num_edges == 1
 
 
 def test_opening_an_open_directory_is_a_clear_error(tmp_path):
