@@ -19,7 +19,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::pma::raw::prefetch_addr;
+use crate::pma::raw::hint_counts;
 use crate::pma::{LeafCodec, Pma, ShortCursor};
 
 use super::read::VertexId;
@@ -88,19 +88,6 @@ fn unshare_pointers<T: ?Sized>(slot: &mut Arc<[Arc<T>]>) -> &mut [Arc<T>] {
         *slot = Arc::from(&slot[..]);
     }
     Arc::get_mut(slot).expect("a pointer level just copied has one holder")
-}
-
-/// Hints the reference counts behind `arcs` into the cache. Copying or freeing a pointer
-/// level increments or decrements the count of every segment or chunk it points to, each
-/// a cache miss at its own address behind a locked instruction, which would be taken one
-/// after another; hinting them all first overlaps the misses (as the page table does).
-#[inline]
-fn hint_counts<T: ?Sized>(arcs: &[Arc<T>]) {
-    for arc in arcs {
-        // The counts sit right before the value, in the same or the previous cache line.
-        let value = Arc::as_ptr(arc).cast::<u8>();
-        prefetch_addr(value.wrapping_sub(2 * std::mem::size_of::<usize>()));
-    }
 }
 
 /// Start and length of every vertex's run in one edge CPMA.

@@ -31,10 +31,7 @@ struct Pool {
     lengths: Vec<(usize, VecDeque<Page>)>,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool {
-    bytes: 0,
-    lengths: Vec::new(),
-});
+static POOL: Mutex<Pool> = Mutex::new(Pool::new());
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     // The pool's state is valid at every step, so a panic elsewhere cannot break it.
@@ -42,6 +39,13 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 }
 
 impl Pool {
+    const fn new() -> Self {
+        Self {
+            bytes: 0,
+            lengths: Vec::new(),
+        }
+    }
+
     fn take(&mut self, len: usize) -> Option<Page> {
         let (_, pages) = self.lengths.iter_mut().find(|(l, _)| *l == len)?;
         let page = pages.pop_back()?;
@@ -159,10 +163,7 @@ mod tests {
 
     #[test]
     fn a_page_given_is_taken_again_by_length() {
-        let mut pool = Pool {
-            bytes: 0,
-            lengths: Vec::new(),
-        };
+        let mut pool = Pool::new();
         let mut freed = Vec::new();
         let (old, new): (Page, Page) = (vec![3u8; 100].into(), vec![4u8; 100].into());
         let at = Arc::as_ptr(&new);
@@ -178,10 +179,7 @@ mod tests {
 
     #[test]
     fn the_pool_is_bounded_and_lets_the_oldest_go() {
-        let mut pool = Pool {
-            bytes: 0,
-            lengths: Vec::new(),
-        };
+        let mut pool = Pool::new();
         let mut freed = Vec::new();
         let page = |len: usize| -> Page { vec![0u8; len].into() };
         for len in 1..=POOL_LENGTHS {

@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use super::raw::prefetch_addr;
+use super::raw::hint_counts;
 use super::{empty_page, pool, Page};
 
 /// Pages per group (as a power of two): a write copies a group per leaf it changes, 28
@@ -60,20 +60,6 @@ pub(crate) struct Super {
     pub(crate) groups: Vec<Arc<Group>>,
     /// Each group's first head (`groups[k].heads[0]`), searched before a group's heads.
     pub(crate) group_heads: Vec<u64>,
-}
-
-/// Hints the reference count of the value behind `ptr` (an `Arc`'s value pointer) into the
-/// cache. Cloning or dropping a level of the table increments or decrements the count of
-/// every page or group it points to, each a cache miss at a random address behind a locked
-/// instruction, so they would be taken one after another; hinting them all first overlaps
-/// them (`packgraph-bench snapshot`, see CHANGELOG).
-#[inline(always)]
-fn hint_counts<T: ?Sized>(arcs: &[Arc<T>]) {
-    for arc in arcs {
-        // The counts sit right before the value, in the same or the previous cache line.
-        let value = Arc::as_ptr(arc).cast::<u8>();
-        prefetch_addr(value.wrapping_sub(2 * std::mem::size_of::<usize>()));
-    }
 }
 
 impl Clone for Group {
