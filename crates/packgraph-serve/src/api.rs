@@ -28,7 +28,7 @@ use tokio::sync::Semaphore;
 
 use crate::answer;
 use crate::backend::{version_of, Backend};
-use crate::error::{json_body, ApiError};
+use crate::error::{json_body, json_text, ApiError};
 use crate::metrics::{Gauges, Metrics};
 use crate::query;
 use crate::updates;
@@ -100,9 +100,10 @@ impl App {
 
 type Answer = Result<Response, ApiError>;
 
-/// The router with every route, the token check and JSON answers for unknown routes.
+/// The router with every route, the token check when a token is configured, and JSON
+/// answers for unknown routes.
 pub(crate) fn router(app: Arc<App>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/health", get(health))
         .route("/graph", get(graph))
         .route("/updates", post(post_updates))
@@ -113,9 +114,13 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/checkpoint", post(checkpoint))
         .route("/metrics", get(metrics))
         .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(Arc::clone(&app), authorize))
-        .with_state(app)
+        .method_not_allowed_fallback(method_not_allowed);
+    // Without a token every request passes: no layer to run per request.
+    let routes = match app.config.token {
+        Some(_) => routes.layer(middleware::from_fn_with_state(Arc::clone(&app), authorize)),
+        None => routes,
+    };
+    routes.with_state(app)
 }
 
 /// Compares two byte strings in time that depends on their lengths only.
@@ -215,11 +220,13 @@ async fn read_body(
     })
 }
 
-async fn post_updates(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Answer {
+async fn post_updates(State(app): State<Arc<App>>, request: Request) -> Answer {
     let started = Instant::now();
     let metrics = &app.metrics;
     metrics.update_requests.fetch_add(1, Ordering::Relaxed);
-    let result = apply_updates(&app, &headers, body).await;
+    // The request's own headers, not a copy (as the `HeaderMap` extractor makes).
+    let (parts, body) = request.into_parts();
+    let result = apply_updates(&app, &parts.headers, body).await;
     if result.is_err() {
         metrics.updates_refused.fetch_add(1, Ordering::Relaxed);
     }
@@ -235,7 +242,7 @@ async fn apply_updates(app: &Arc<App>, headers: &HeaderMap, body: Body) -> Answe
     let bytes = read_body(body, headers, app.config.max_body_bytes).await?;
     let stopped = || ApiError::internal("the server's writer has stopped");
     let answer = app.writer.submit(kind, bytes).ok_or_else(stopped)?;
-    let (outcome, durable) = answer.await.map_err(|_| stopped())?;
+    let (mut outcome, durable) = answer.await.map_err(|_| stopped())?;
     if let Err(e) = durable {
         return Err(ApiError::internal(format!(
             "the batches were applied but the log could not be synced, so none is acknowledged: {e}"
@@ -248,10 +255,9 @@ async fn apply_updates(app: &Arc<App>, headers: &HeaderMap, body: Body) -> Answe
     metrics
         .edges_acked
         .fetch_add(outcome.ops, Ordering::Relaxed);
-    let acked = outcome.acked_json();
-    match outcome.error {
-        Some(error) => Err(error.with("acked", acked)),
-        None => Ok(json_body(&json!({ "acked": acked }))),
+    match outcome.error.take() {
+        Some(error) => Err(error.with("acked", outcome.acked_json())),
+        None => Ok(json_text(outcome.acked_body())),
     }
 }
 
@@ -468,7 +474,45 @@ async fn metrics(State(app): State<Arc<App>>) -> Answer {
 
 #[cfg(test)]
 mod tests {
+    use packgraph::graph::Graph;
+
     use super::*;
+    use crate::client::Client;
+    use crate::Server;
+
+    /// With a token, every route and the fallback answer 401 without it; without one, the
+    /// router has no check and answers alike.
+    #[test]
+    fn only_a_configured_token_is_checked() {
+        for token in [Some("s3cret"), None] {
+            let mut config = ServeConfig::new("127.0.0.1:0".parse().unwrap());
+            config.token = token.map(str::to_owned);
+            let backend = Arc::new(Backend::memory(Graph::new(false)));
+            let server = Server::start(backend, config, 1).unwrap();
+            let mut anonymous = Client::new(server.addr());
+            let mut holder = Client::new(server.addr()).with_token("s3cret");
+            let (refused, answered) = match token {
+                Some(_) => (401, 200),
+                None => (200, 200),
+            };
+            let post = |client: &mut Client| {
+                client
+                    .post("/updates", "text/plain", b"+ 1 2\n")
+                    .unwrap()
+                    .status
+            };
+            assert_eq!(post(&mut anonymous), refused);
+            assert_eq!(post(&mut holder), answered);
+            assert_eq!(anonymous.get("/health").unwrap().status, refused);
+            let missing = anonymous.get("/nowhere").unwrap().status;
+            assert_eq!(missing, if token.is_some() { 401 } else { 404 });
+            let body = holder.post("/updates", "text/plain", b"+ 2 3\n").unwrap();
+            assert_eq!(body.header("content-type"), Some("application/json"));
+            let acked = &body.json().unwrap()["acked"];
+            assert_eq!(acked.as_array().map(Vec::len), Some(1), "{}", body.text());
+            server.stop().unwrap();
+        }
+    }
 
     #[test]
     fn tokens_compare_whole() {

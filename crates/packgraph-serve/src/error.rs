@@ -71,12 +71,17 @@ impl IntoResponse for ApiError {
 
 /// A JSON answer body with its content type.
 pub(crate) fn json_body(value: &Value) -> Response {
+    json_text(format!("{value}\n"))
+}
+
+/// An answer of JSON text already written, with its content type.
+pub(crate) fn json_text(text: String) -> Response {
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        format!("{value}\n"),
+        text,
     )
         .into_response()
 }

@@ -11,6 +11,8 @@
 //! A bad line or item stops the request: no part of its batch or of any later one is
 //! applied, earlier batches stay applied and are acknowledged in the error answer.
 
+use std::fmt::Write;
+
 use axum::http::StatusCode;
 use packgraph::graph::ExternalId;
 use packgraph::io::updates::{parse_id, UpdateOp, UpdateReader, UpdatesError};
@@ -53,6 +55,22 @@ impl Outcome {
         for applied in &mut self.acked {
             applied.version = version;
         }
+    }
+
+    /// The answer to a request all of whose batches were acknowledged,
+    /// `{"acked":[{"seq":…,"version":…},…]}` and a newline, as [`json_body`] writes
+    /// [`Outcome::acked_json`] under `acked`, without building the JSON value first.
+    ///
+    /// [`json_body`]: crate::error::json_body
+    pub(crate) fn acked_body(&self) -> String {
+        let mut body = String::with_capacity(16 + 40 * self.acked.len());
+        body.push_str("{\"acked\":[");
+        for (i, a) in self.acked.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(body, "{sep}{{\"seq\":{},\"version\":{}}}", a.seq, a.version);
+        }
+        body.push_str("]}\n");
+        body
     }
 
     /// The acknowledgements as JSON.
@@ -344,6 +362,23 @@ mod tests {
             .unwrap();
         assert_eq!(error.fields["item"], 1);
         assert_eq!(backend.latest().num_edges(), 2);
+    }
+
+    #[test]
+    fn acked_bodies_are_the_json_of_their_acknowledgements() {
+        for count in [0, 1, 3] {
+            let outcome = Outcome {
+                acked: (1..=count)
+                    .map(|i| Applied {
+                        seq: i,
+                        version: 10 * i + u64::MAX / 2,
+                    })
+                    .collect(),
+                ..Outcome::default()
+            };
+            let value = json!({ "acked": outcome.acked_json() });
+            assert_eq!(outcome.acked_body(), format!("{value}\n"));
+        }
     }
 
     #[test]

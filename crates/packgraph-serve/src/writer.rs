@@ -9,9 +9,10 @@
 //!   group's other batches are. The group's log records go to the file in one write.
 //!   The writer never waits for the disk: it hands each request's outcome to the
 //!   acknowledger and goes on with the next group.
-//! * The **acknowledger** takes every outcome waiting for it, waits once for the last of
-//!   their records to be durable under the store's sync policy (under `group:MS`, one
-//!   group sync covers them all), then answers each request.
+//! * The **acknowledger** takes every group of outcomes waiting for it, waits once for the
+//!   last of their records to be durable under the store's sync policy (under `group:MS`,
+//!   one group sync covers them all), then hands them all to a task on the server's
+//!   runtime, which answers each request there.
 //!
 //! So the many single-edge requests that arrive during one sync interval cost one hop into
 //! the write pool, one published version and one wait for durability between them,
@@ -77,28 +78,27 @@ struct Applier {
 impl Applier {
     /// Runs the writer's loop, inside the write pool when there is one: the loop's thread
     /// is then one of the pool's, so a group needs no hop into the pool and back.
-    fn run(self, jobs: Receiver<Job>, pending: Sender<Pending>) {
+    fn run(self, jobs: Receiver<Job>, pending: Sender<Vec<Pending>>) {
         match &self.pool {
             Some(pool) => pool.install(|| self.serve(jobs, &pending)),
             None => self.serve(jobs, &pending),
         }
     }
 
-    fn serve(&self, jobs: Receiver<Job>, pending: &Sender<Pending>) {
+    fn serve(&self, jobs: Receiver<Job>, pending: &Sender<Vec<Pending>>) {
         while let Ok(first) = jobs.recv() {
             self.metrics.write_groups.fetch_add(1, Ordering::Relaxed);
-            for (job, outcome) in self.apply_group(first, &jobs) {
-                let pending_job = Pending {
+            let group: Vec<Pending> = self
+                .apply_group(first, &jobs)
+                .into_iter()
+                .map(|(job, outcome)| Pending {
                     outcome,
                     reply: job.reply,
-                };
-                if let Err(mpsc::SendError(lost)) = pending.send(pending_job) {
-                    // The acknowledger is gone only if it panicked: say so.
-                    let _ = lost.reply.send((
-                        lost.outcome,
-                        Err("the server's acknowledger stopped".to_owned()),
-                    ));
-                }
+                })
+                .collect();
+            if let Err(mpsc::SendError(lost)) = pending.send(group) {
+                // The acknowledger is gone only if it panicked: say so.
+                answer(lost, &Err("the server's acknowledger stopped".to_owned()));
             }
         }
     }
@@ -134,10 +134,46 @@ impl Applier {
     }
 }
 
-/// Answers outcomes once their batches are durable, a group per wait.
-fn acknowledge(backend: &Backend, metrics: &Metrics, pending: &Receiver<Pending>) {
-    while let Ok(first) = pending.recv() {
-        let group: Vec<Pending> = std::iter::once(first).chain(pending.try_iter()).collect();
+/// Answers each request of `group` with its outcome and `durable`.
+fn answer(group: Vec<Pending>, durable: &Result<(), String>) {
+    for p in group {
+        // A request whose client went away has no one to answer.
+        let _ = p.reply.send((p.outcome, durable.clone()));
+    }
+}
+
+/// Where the acknowledger hands the requests it may answer: a task on the runtime that
+/// serves their connections, which answers them there (waking a request's task from a
+/// thread of its runtime queues it locally, where a wake from another thread goes through
+/// the runtime's shared queue and may wake a sleeping worker, once per request), or, with
+/// no runtime about, the acknowledger's own thread.
+type Answers = Option<tokio::sync::mpsc::UnboundedSender<(Vec<Pending>, Result<(), String>)>>;
+
+/// Starts the task that answers the groups the acknowledger sends it, on the runtime the
+/// caller runs on; `None` outside one.
+fn start_answering() -> Answers {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let (send, mut groups) =
+        tokio::sync::mpsc::unbounded_channel::<(Vec<Pending>, Result<(), String>)>();
+    runtime.spawn(async move {
+        while let Some((group, durable)) = groups.recv().await {
+            answer(group, &durable);
+        }
+    });
+    Some(send)
+}
+
+/// Answers outcomes once their batches are durable, every group waiting per wait.
+fn acknowledge(
+    backend: &Backend,
+    metrics: &Metrics,
+    pending: &Receiver<Vec<Pending>>,
+    answers: &Answers,
+) {
+    while let Ok(mut group) = pending.recv() {
+        for more in pending.try_iter() {
+            group.extend(more);
+        }
         let last: Option<Seq> = group
             .iter()
             .filter_map(|p| p.outcome.acked.last().map(|a| a.seq))
@@ -151,9 +187,16 @@ fn acknowledge(backend: &Backend, metrics: &Metrics, pending: &Receiver<Pending>
             }
             None => Ok(()),
         };
-        for p in group {
-            // A request whose client went away has no one to answer.
-            let _ = p.reply.send((p.outcome, durable.clone()));
+        match answers {
+            Some(answers) => {
+                // The runtime is gone only once the server stopped: answer from here.
+                if let Err(tokio::sync::mpsc::error::SendError((group, durable))) =
+                    answers.send((group, durable))
+                {
+                    answer(group, &durable);
+                }
+            }
+            None => answer(group, &durable),
         }
     }
 }
@@ -161,7 +204,7 @@ fn acknowledge(backend: &Backend, metrics: &Metrics, pending: &Receiver<Pending>
 impl Writer {
     /// Starts the two threads; batches run in a pool of `threads` threads of their own.
     /// Every thread of the write path runs `nice` lower than its creator
-    /// ([`priority`]).
+    /// ([`priority`]). Called on a tokio runtime, requests are answered by a task of it.
     pub(crate) fn start(
         backend: Arc<Backend>,
         metrics: Arc<Metrics>,
@@ -177,13 +220,14 @@ impl Writer {
             .ok();
         let (jobs, job_queue) = mpsc::channel();
         let (pending, pending_queue) = mpsc::channel();
+        let answers = start_answering();
         let acknowledger = {
             let (backend, metrics) = (Arc::clone(&backend), Arc::clone(&metrics));
             std::thread::Builder::new()
                 .name("packgraph-ack".into())
                 .spawn(move || {
                     priority::lower_current_thread(nice);
-                    acknowledge(&backend, &metrics, &pending_queue);
+                    acknowledge(&backend, &metrics, &pending_queue, &answers);
                 })?
         };
         let applier = Applier {
@@ -231,6 +275,30 @@ mod tests {
 
     use super::*;
     use crate::backend::version_of;
+
+    /// Once the runtime that answers requests is gone (a server shutting down), the
+    /// acknowledger answers them itself: no request is left without its answer.
+    #[test]
+    fn requests_are_answered_without_the_answering_task() {
+        let backend = Backend::memory(Graph::new(false));
+        let metrics = Metrics::default();
+        let (send, groups) = tokio::sync::mpsc::unbounded_channel();
+        drop(groups);
+        let (pending, queue) = mpsc::channel();
+        let mut answers = Vec::new();
+        for _ in 0..2 {
+            let (reply, answer) = oneshot::channel();
+            let outcome = Outcome::default();
+            pending.send(vec![Pending { outcome, reply }]).unwrap();
+            answers.push(answer);
+        }
+        drop(pending);
+        acknowledge(&backend, &metrics, &queue, &Some(send));
+        for answer in answers {
+            let (outcome, durable) = answer.blocking_recv().unwrap();
+            assert!(outcome.acked.is_empty() && durable.is_ok());
+        }
+    }
 
     /// Requests queued together are applied as one group: every batch its own sequence
     /// number, all acknowledged with the one version published; a bad request keeps its
