@@ -37,18 +37,21 @@ impl<C: LeafCodec> Graph<C> {
             ));
         }
         let n = num_vertices as u64;
+        // Sources are the keys' high halves and the keys increase through the whole array
+        // (checked while rebuilding it), so `u < n` holds for every item once it holds for
+        // the largest key ([`sources_below`]): the per-item check leaves it out.
         let ok = |item: C::Item| {
             let key = C::key(item);
             let (u, v) = (key >> 32, key & 0xffff_ffff);
-            u < n && v < n && u != v && item_ok(item)
+            v < n && u != v && item_ok(item)
         };
         let bad = |e: RebuildError| match e {
             RebuildError::Invalid(e) => Error::corrupt(format!("invalid graph arrays: {e}")),
             RebuildError::Unreadable(e) => e,
         };
-        let out = out.into_pma(ok).map_err(bad)?;
+        let out = sources_below(out.into_pma(ok).map_err(bad)?, n)?;
         let incoming = incoming
-            .map(|parts| parts.into_pma(ok).map_err(bad))
+            .map(|parts| sources_below(parts.into_pma(ok).map_err(bad)?, n))
             .transpose()?;
         if let Some(incoming) = &incoming {
             if incoming.len() != out.len() {
@@ -69,6 +72,16 @@ impl<C: LeafCodec> Graph<C> {
             ids: IdMap::identity(num_vertices),
             properties: Properties::default(),
         })
+    }
+}
+
+/// `pma` if the source of its largest key (and so of every key) is below `n`.
+fn sources_below<C: LeafCodec>(pma: Pma<C>, n: u64) -> Result<Pma<C>> {
+    match pma.max().map(|key| key >> 32) {
+        Some(u) if u >= n => Err(Error::corrupt(format!(
+            "invalid graph arrays: an edge leaves vertex {u}, past the {n} vertices"
+        ))),
+        _ => Ok(pma),
     }
 }
 
@@ -149,5 +162,68 @@ impl<C: LeafCodec> Graph<C> {
         }
         self.ids = ids;
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::GraphRead;
+
+    fn owned(parts: PmaPartsRef<'_>) -> PmaParts {
+        PmaParts {
+            config: parts.config.clone(),
+            leaf_bytes: parts.leaf_bytes,
+            len: parts.len,
+            data: parts.data.concat(),
+            used: parts.used,
+            heads: parts.heads,
+        }
+    }
+
+    /// The arrays of a directed graph on `n` vertices, whose edges leave vertex `n - 1`.
+    fn directed_parts(n: usize) -> (PmaParts, PmaParts) {
+        let last = (n - 1) as u32;
+        let graph = Graph::from_edges(n, &[(0, 1), (last, 0), (last, 1)], true).unwrap();
+        let (out, incoming) = graph.parts();
+        (owned(out), owned(incoming.unwrap()))
+    }
+
+    #[test]
+    fn arrays_rebuild_with_their_vertex_count() {
+        let (out, incoming) = directed_parts(5);
+        let graph = Graph::from_parts(true, 5, out, Some(incoming)).unwrap();
+        assert_eq!(graph.num_edges(), 3);
+        graph.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_source_past_the_vertex_count_is_refused() {
+        // With 4 vertices the out-arcs of vertex 4 leave a vertex past the count (their
+        // targets are valid), and so do the in-arcs of vertices 0 and 1 (their sources).
+        let (out, incoming) = directed_parts(5);
+        let err = Graph::from_parts(true, 4, out.clone(), Some(incoming.clone())).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("an edge leaves vertex 4, past the 4 vertices"),
+            "{err}"
+        );
+        // The in-arcs alone: their largest source is 1, below the count; their targets
+        // (4) are not.
+        let err = Graph::from_parts(true, 4, incoming.clone(), Some(incoming)).unwrap_err();
+        assert!(err.to_string().contains("not valid here"), "{err}");
+    }
+
+    #[test]
+    fn a_self_loop_is_refused() {
+        let (mut out, incoming) = directed_parts(5);
+        // The out-array's first key is (0, 1), the head of leaf 0; make it (1, 1).
+        let j = out.used.iter().position(|&u| u > 0).unwrap();
+        out.heads[j] = (1 << 32) | 1;
+        let head = out.heads[j].to_le_bytes();
+        let at = j * out.leaf_bytes;
+        out.data[at..at + 8].copy_from_slice(&head);
+        let err = Graph::from_parts(true, 5, out, Some(incoming)).unwrap_err();
+        assert!(err.to_string().contains("not valid here"), "{err}");
     }
 }

@@ -304,3 +304,27 @@ fn records_adding_ids_merge_while_every_vertex_has_an_id() {
     assert_eq!(merged.ids[7], ExternalId::Name("e".into()));
     assert_eq!(merged.num_vertices, 10);
 }
+
+#[test]
+fn a_record_that_does_not_decode_stops_replay_at_its_place() {
+    // One record among thousands cut short: the records before it are applied (merged or
+    // one by one), none after it, and the error says it does not decode.
+    let bad = 5_000usize;
+    let records: Vec<Vec<u8>> = (0..6_000u32)
+        .map(|i| {
+            let bytes = Update::from_edges(vec![(i, i + 1)]).encode();
+            if i as usize + 1 == bad {
+                bytes[..bytes.len() - 2].to_vec()
+            } else {
+                bytes
+            }
+        })
+        .collect();
+    for limit in [1 << 20, 7, 1] {
+        let (result, graph) = replay(&|| Graph::<GroupLeaf>::new(false), &records, limit);
+        let message = result.unwrap_err();
+        assert!(message.contains("update record"), "{message}");
+        assert_eq!(graph.version, bad as u64 - 1);
+        assert_eq!(graph.arcs.len(), 2 * (bad - 1));
+    }
+}

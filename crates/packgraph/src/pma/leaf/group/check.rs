@@ -13,17 +13,18 @@
 //! * every difference is at least 1 and no key wraps past `u64::MAX`.
 //!
 //! Whole groups without escapes take the fast path: the four differences at once, as
-//! [`full_group`] reads them for the scans, each compared with the least difference its
-//! code is the shortest for ([`LEAST`], one row per control byte: a slot of `n` bytes
-//! holds less than `2^(8n)`, so its code is the shortest exactly when the difference
-//! needs more bytes than the next shorter code has, and every difference is at least 1),
+//! the scans read them, each tested once against both bounds of its code
+//! ([`shortest_group`]): at least the least difference its code is the shortest for
+//! ([`LEAST`], one row per control byte: a slot of `n` bytes holds less than `2^(8n)`, so
+//! its code is the shortest exactly when the difference needs more bytes than the next
+//! shorter code has, and every difference is at least 1), and not the escape;
 //! their sum checked for a key wrapping past `u64::MAX`, and `item_ok` on the four keys,
 //! all combined without a branch per key. Anything else (escapes, the last group, a
 //! failed check) goes slot by slot, which also names what does not hold.
 
 use super::{
-    code_of, full_group, load, per_slot, read_head, word, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN,
-    MASK,
+    code_of, load, per_slot, read_head, word, ESCAPE, ESCAPED_BYTES, GROUPS, HEAD_BYTES, LEN, MASK,
+    MASKS,
 };
 use crate::pma::leaf::LeafKeys;
 
@@ -33,6 +34,49 @@ const LEAST_BY_CODE: [u64; 4] = [1, 1 << 8, 1 << 16, 1 << 24];
 
 /// For each control byte, [`LEAST_BY_CODE`] of its four slots' codes.
 static LEAST: [[u64; 4]; 256] = per_slot(LEAST_BY_CODE);
+
+/// How many differences from [`LEAST_BY_CODE`] on each length code is the shortest code
+/// for without being an escape: up to `2^(8n)` for a slot of `n < 5` bytes, up to the
+/// escape `2^40 - 1` for the five-byte code.
+const SPAN_BY_CODE: [u64; 4] = [
+    (1 << 8) - 1,
+    (1 << 16) - (1 << 8),
+    (1 << 24) - (1 << 16),
+    ESCAPE - (1 << 24),
+];
+
+/// For each control byte, [`SPAN_BY_CODE`] of its four slots' codes.
+static SPAN: [[u64; 4]; 256] = per_slot(SPAN_BY_CODE);
+
+/// The four differences of the whole group whose control byte is at `c < used` and the
+/// next group's control offset, if each difference has the shortest code and none is an
+/// escape (`d - LEAST` below `SPAN`: one test a slot, both bounds at once); `None`
+/// otherwise, or for a short group (the leaf's last).
+#[inline(always)]
+fn shortest_group<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    c: usize,
+) -> Option<([u64; 4], usize)> {
+    let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
+    let offsets = GROUPS[ctrl] as usize;
+    let end = c + 1 + (offsets >> 24);
+    if end > used {
+        return None;
+    }
+    // Every slot starts before `end <= used`.
+    let p = c + 1;
+    let (masks, least, span) = (&MASKS[ctrl], &LEAST[ctrl], &SPAN[ctrl]);
+    let d0 = word::<PADDED>(leaf, used, p) & masks[0];
+    let d1 = word::<PADDED>(leaf, used, p + (offsets & 0xFF)) & masks[1];
+    let d2 = word::<PADDED>(leaf, used, p + ((offsets >> 8) & 0xFF)) & masks[2];
+    let d3 = word::<PADDED>(leaf, used, p + ((offsets >> 16) & 0xFF)) & masks[3];
+    let shortest = (d0.wrapping_sub(least[0]) < span[0])
+        & (d1.wrapping_sub(least[1]) < span[1])
+        & (d2.wrapping_sub(least[2]) < span[2])
+        & (d3.wrapping_sub(least[3]) < span[3]);
+    shortest.then_some(([d0, d1, d2, d3], end))
+}
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of
 /// `used >= HEAD_BYTES` bytes; `PADDED`: `leaf` holds at least 8 bytes past `used`.
@@ -51,17 +95,14 @@ pub(super) fn check<const PADDED: bool>(
     let (mut key, mut count) = (head, 1usize);
     let mut c = HEAD_BYTES;
     while c < used {
-        if let Some(([d0, d1, d2, d3], end)) = full_group::<PADDED>(leaf, used, c) {
-            let least = &LEAST[(word::<PADDED>(leaf, used, c) & 0xFF) as usize];
+        if let Some(([d0, d1, d2, d3], end)) = shortest_group::<PADDED>(leaf, used, c) {
             // Each difference is below 2^40 (no escape): their sum does not overflow.
-            let shortest =
-                (d0 >= least[0]) & (d1 >= least[1]) & (d2 >= least[2]) & (d3 >= least[3]);
             let (k3, wrapped) = key.overflowing_add(d0 + d1 + d2 + d3);
             let k0 = key.wrapping_add(d0);
             let k1 = k0.wrapping_add(d1);
             let k2 = k1.wrapping_add(d2);
             let valid = item_ok(k0) & item_ok(k1) & item_ok(k2) & item_ok(k3);
-            if shortest & !wrapped & valid {
+            if !wrapped & valid {
                 (key, count, c) = (k3, count + 4, end);
                 continue;
             }
