@@ -133,6 +133,67 @@ impl Drop for RunIndex {
     }
 }
 
+/// A vertex with keys in a range of changed leaves: how many it had there in the earlier
+/// version and has now, and where its first key there is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Touched {
+    vertex: usize,
+    before: u32,
+    after: u32,
+    first: Option<ShortCursor>,
+}
+
+/// The vertices with keys in the leaves `leaves` of `base_edges` or of `edges` (the same
+/// array laid out alike), in order: both versions' leaves decoded once, their runs merged.
+fn touched_vertices<C: LeafCodec>(
+    base_edges: &Pma<C>,
+    edges: &Pma<C>,
+    leaves: Range<usize>,
+) -> Vec<Touched> {
+    let old = base_edges.run_pieces_in(32, leaves.clone());
+    let new = edges.run_pieces_in(32, leaves);
+    let mut touched: Vec<Touched> = Vec::with_capacity(old.len().max(new.len()));
+    let mut add = |vertex: u64, before: u32, after: u32, first: Option<ShortCursor>| {
+        let vertex = usize::try_from(vertex).unwrap_or(usize::MAX);
+        match touched.last_mut() {
+            Some(t) if t.vertex == vertex => {
+                t.before += before;
+                t.after += after;
+                t.first = t.first.or(first);
+            }
+            _ => touched.push(Touched {
+                vertex,
+                before,
+                after,
+                first,
+            }),
+        }
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        if j == new.len() || (i < old.len() && old[i].group < new[j].group) {
+            add(old[i].group, old[i].len, 0, None);
+            i += 1;
+        } else {
+            let piece = &new[j];
+            let start = edges.short_cursor(piece.start, piece.first);
+            add(piece.group, 0, piece.len, Some(start));
+            j += 1;
+        }
+    }
+    touched
+}
+
+/// Where `v`'s run starts in `edges` when its first key is the first key at or after leaf
+/// `from`; `None` if that key is not `v`'s.
+fn first_run_from<C: LeafCodec>(edges: &Pma<C>, from: usize, v: usize) -> Option<ShortCursor> {
+    (from..edges.num_leaves()).find_map(|j| {
+        let pieces = edges.run_pieces_in(32, j..j + 1);
+        let piece = pieces.first()?;
+        Some((piece.group == v as u64).then(|| edges.short_cursor(piece.start, piece.first)))
+    })?
+}
+
 /// log2 of the vertices per segment and per chunk for an index of `num_vertices`: half of
 /// their bits for a segment (at most 9), half of the rest, rounded down, for a chunk's
 /// segments.
@@ -272,30 +333,14 @@ impl RunIndex {
         (unshare_entries(segment), i)
     }
 
-    /// Sets the entries of the vertices from `first` on to `entries` (all below the
-    /// length). A segment whose entries are already those is left shared; only the others
-    /// are copied (with the path of pointers to them).
-    fn set_entries(&mut self, first: usize, entries: &[Entry]) {
-        let mut v = first;
-        let mut rest = entries;
-        while !rest.is_empty() {
-            let i = v & ((1 << self.segment_shift) - 1);
-            let take = rest.len().min((1 << self.segment_shift) - i);
-            let (now, later) = rest.split_at(take);
-            if self.segment(v)[i..i + take] != *now {
-                self.segment_mut(v).0[i..i + take].copy_from_slice(now);
-            }
-            v += take;
-            rest = later;
-        }
-    }
-
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
-    /// of the same array: only the vertices with keys in leaves whose contents differ
-    /// between the two versions are re-scanned, and only the segments whose entries change
-    /// (and the chunks holding them) are copied; every other one is shared with `base`.
-    /// `None` when the layouts differ or most leaves changed (a full build is then as
-    /// cheap).
+    /// of the same array: only the leaves whose contents differ between the two versions
+    /// are decoded (in both versions), and only the entries of the vertices with keys in
+    /// them are changed, each by the difference of its key counts there (so a vertex whose
+    /// run spans many unchanged leaves is not re-scanned); only the segments whose entries
+    /// change (and the chunks holding them) are copied, every other one is shared with
+    /// `base`. `None` when the layouts differ or most leaves changed (a full build is then
+    /// as cheap).
     pub(crate) fn update_from<C: LeafCodec>(
         base: &Self,
         base_edges: &Pma<C>,
@@ -307,54 +352,53 @@ impl RunIndex {
         if changed_leaves * 4 > edges.num_leaves() || base.len > num_vertices {
             return None;
         }
-        // Vertices with keys in changed leaves, in either version.
-        let mut spans: Vec<(u64, u64)> = Vec::new();
-        for range in &changed {
-            let (old, new) = (
-                base_edges.key_span(range.clone()),
-                edges.key_span(range.clone()),
-            );
-            let (lo, hi) = match (old, new) {
-                (None, None) => continue,
-                (Some(a), None) | (None, Some(a)) => a,
-                (Some(a), Some(b)) => (a.0.min(b.0), a.1.max(b.1)),
-            };
-            let (lo, hi) = (lo >> 32, hi >> 32);
-            match spans.last_mut() {
-                Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
-                _ => spans.push((lo, hi)),
-            }
-        }
         let mut index = base.clone();
         index.grow(num_vertices);
-        // The span's entries, worked out apart and then set segment by segment, so that a
-        // segment is looked up (and copied) once, not once per run.
-        let mut entries: Vec<Entry> = Vec::new();
-        for (lo, hi) in spans {
-            let (lo, hi) = (
-                lo as usize,
-                (hi as usize).min(num_vertices.saturating_sub(1)),
-            );
-            if lo > hi {
-                continue;
+        // Ranges in order: each is applied to the entries as the ranges before it left
+        // them, which describe the array with those ranges new and the rest old.
+        for leaves in &changed {
+            for touched in touched_vertices(base_edges, edges, leaves.clone()) {
+                index.apply_touched(edges, leaves, &touched)?;
             }
-            entries.clear();
-            entries.resize(hi + 1 - lo, Entry::default());
-            let first = edges.find_leaf((lo as u64) << 32);
-            let last = edges.find_leaf(((hi as u64) << 32) | u64::from(u32::MAX));
-            for piece in edges.run_pieces_in(32, first..last + 1) {
-                let v = piece.group as usize;
-                if (lo..=hi).contains(&v) {
-                    let entry = &mut entries[v - lo];
-                    if entry.degree == 0 {
-                        entry.start = edges.short_cursor(piece.start, piece.first);
-                    }
-                    entry.degree += piece.len;
-                }
-            }
-            index.set_entries(lo, &entries);
         }
         Some(index)
+    }
+
+    /// Brings the entry of `touched.vertex` up to date for the leaves `leaves`, which now
+    /// hold their contents in `edges`: its degree changes by the difference of its key
+    /// counts there; its start stays if its run starts before them, and is otherwise its
+    /// first key there, or after them if it has none there any more. `None` if the counts
+    /// contradict the entry (the caller then builds the index in full).
+    fn apply_touched<C: LeafCodec>(
+        &mut self,
+        edges: &Pma<C>,
+        leaves: &Range<usize>,
+        touched: &Touched,
+    ) -> Option<()> {
+        let v = touched.vertex;
+        if v >= self.len {
+            return None;
+        }
+        let entry = self.entry(v);
+        let degree = entry
+            .degree
+            .checked_sub(touched.before)?
+            .checked_add(touched.after)?;
+        let next = if degree == 0 {
+            Entry::default()
+        } else if entry.degree > 0 && entry.start.leaf() < leaves.start {
+            Entry { degree, ..entry }
+        } else if let Some(start) = touched.first {
+            Entry { start, degree }
+        } else {
+            let start = first_run_from(edges, leaves.end, v)?;
+            Entry { start, degree }
+        };
+        if next != entry {
+            let (segment, i) = self.segment_mut(v);
+            segment[i] = next;
+        }
+        Some(())
     }
 
     /// Starts loading the cache line where `v`'s run goes on after its first arc (which
@@ -812,6 +856,75 @@ mod tests {
                 index = next;
             }
         }
+    }
+
+    /// Reads every vertex's arcs through `index` and compares them, and the degrees, with
+    /// a fresh build's.
+    fn assert_matches_build(index: &RunIndex, edges: &Pma<GroupLeaf>, n: usize) {
+        let fresh = RunIndex::build(edges, n);
+        assert_eq!(index.degrees(), fresh.degrees());
+        for v in 0..n as VertexId {
+            let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+            index.for_each(edges, v, |key| {
+                mine.push(key);
+                true
+            });
+            fresh.for_each(edges, v, |key| {
+                theirs.push(key);
+                true
+            });
+            assert_eq!(mine, theirs, "vertex {v}");
+        }
+        assert_eq!(index.check_layout(n), Ok(()));
+    }
+
+    /// A long run whose keys in its first leaf are all deleted starts past the changed
+    /// leaves; a run that starts before the changed leaves keeps its start while its degree
+    /// changes; neither is re-scanned beyond the changed leaves.
+    #[test]
+    fn runs_crossing_changed_leaves_keep_or_move_their_starts() {
+        let config = crate::pma::PmaConfig {
+            leaf_bytes: Some(256),
+            ..Default::default()
+        };
+        let mut arcs: Vec<(u64, u64)> = (0..40).map(|t| (0, t)).collect();
+        arcs.extend((0..3000).map(|t| (1, 2 * t)));
+        arcs.extend((0..40).map(|t| (2, t)));
+        let n = 3;
+        let base_edges =
+            Pma::<GroupLeaf>::from_sorted_with_config(&keys_of(&arcs), config).unwrap();
+        let base = RunIndex::build(&base_edges, n);
+        // Vertex 1's keys in the first leaf of its run, all deleted.
+        let first = base.start(1).leaf();
+        let pieces = base_edges.run_pieces_in(32, first..first + 1);
+        let piece = pieces.iter().find(|p| p.group == 1).unwrap();
+        let doomed: Vec<u64> = (0..u64::from(piece.len))
+            .map(|t| (1 << 32) | (2 * t))
+            .collect();
+        let mut edges = base_edges.clone();
+        edges.remove_batch(&doomed);
+        let next = RunIndex::update_from(&base, &base_edges, &edges, n).unwrap();
+        assert_eq!(next.degree(1), 3000 - doomed.len());
+        assert_matches_build(&next, &edges, n);
+        // Odd targets inside vertex 1's run, far from its start: its start stays.
+        let mut later = edges.clone();
+        later.insert_batch(&[1 << 32 | 4001, 1 << 32 | 5001]);
+        let last = RunIndex::update_from(&next, &edges, &later, n).unwrap();
+        assert_eq!(last.start(1), next.start(1));
+        assert_eq!(last.degree(1), next.degree(1) + 2);
+        assert_matches_build(&last, &later, n);
+    }
+
+    /// Counts that contradict the base index (here an index of another array) make the
+    /// derivation give up, so that the caller builds in full.
+    #[test]
+    fn a_base_index_of_other_runs_is_not_derived_from() {
+        let keys: Vec<u64> = (0..200_000u64).map(|t| 1 << 32 | t).collect();
+        let base_edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
+        let empty = RunIndex::build(&Pma::<GroupLeaf>::from_sorted(&[]).unwrap(), 2);
+        let mut edges = base_edges.clone();
+        edges.remove_batch(&[1 << 32 | 7]);
+        assert!(RunIndex::update_from(&empty, &base_edges, &edges, 2).is_none());
     }
 
     #[test]

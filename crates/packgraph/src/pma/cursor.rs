@@ -29,6 +29,14 @@ pub struct ShortCursor {
     first_low: u32,
 }
 
+impl ShortCursor {
+    /// The leaf holding the run's first key.
+    #[inline]
+    pub(crate) fn leaf(&self) -> usize {
+        self.leaf as usize
+    }
+}
+
 /// A maximal run of keys sharing `key >> shift` inside one leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RunPiece {
@@ -366,15 +374,6 @@ impl<C: LeafCodec> Pma<C> {
         used == base.leaf_used(j)
             && self.head(j) == base.head(j)
             && self.leaf(j)[..used] == base.leaf(j)[..used]
-    }
-
-    /// The smallest and largest key stored in the leaves `leaves`, if any.
-    pub(crate) fn key_span(&self, leaves: std::ops::Range<usize>) -> Option<(u64, u64)> {
-        let end = leaves.end.min(self.num_leaves());
-        let first = (leaves.start..end).find(|&j| self.leaf_used(j) > 0)?;
-        let last = (first..end).rev().find(|&j| self.leaf_used(j) > 0)?;
-        let max = C::last(self.leaf(last), self.leaf_used(last))?;
-        Some((self.head(first), max))
     }
 
     /// What this version holds apart from `base` (an earlier version of the same array):
