@@ -79,6 +79,8 @@ pub(super) struct Replayer<'g, C: StoreLeaf> {
     payloads: Vec<u8>,
     /// Gather at most this many edge operations or records (1: sequential replay).
     limit: usize,
+    /// The update each record is decoded into.
+    decoded: Update,
 }
 
 impl<'g, C: StoreLeaf> Replayer<'g, C> {
@@ -99,6 +101,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
             paths: Vec::new(),
             payloads: Vec::new(),
             limit: limit.max(1),
+            decoded: Update::new(),
         }
     }
 
@@ -116,12 +119,29 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         path: &Path,
         offset: usize,
     ) -> Result<()> {
-        let update = Update::decode(payload)?;
+        // Decoded into the update kept for it, whose lists are reused from record to record.
+        let mut update = std::mem::take(&mut self.decoded);
+        let result = update
+            .decode_into(payload)
+            .and_then(|()| self.take(seq, &update, payload, path, offset));
+        self.decoded = update;
+        result
+    }
+
+    /// [`Replayer::record`] of the record decoded from `payload` into `update`.
+    fn take(
+        &mut self,
+        seq: u64,
+        update: &Update,
+        payload: &[u8],
+        path: &Path,
+        offset: usize,
+    ) -> Result<()> {
         let has_ids = !update.vertices().is_empty();
         if has_ids && !self.ids_in_step {
             self.flush()?;
         }
-        check_growth(&update, self.vertices)
+        check_growth(update, self.vertices)
             .map_err(|reason| Error::corrupt(format!("record {seq}: {reason}")))?;
         // The ids it adds that neither the graph nor a pending record has.
         let mut added: Vec<&ExternalId> = Vec::new();
@@ -134,7 +154,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
             }
         }
         let interned = self.vertices + added.len();
-        let vertices = vertices_after(interned, &update);
+        let vertices = vertices_after(interned, update);
         let late_property = update
             .property_changes()
             .iter()
@@ -143,7 +163,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         let ids_apart = has_ids && !(self.ids_in_step && vertices == interned);
         if ids_apart || late_property {
             self.flush()?;
-            return self.apply_alone(seq, path, offset, &update);
+            return self.apply_alone(seq, path, offset, update);
         }
         self.ids_in_step &= vertices == interned;
         self.new_ids.extend(added.into_iter().cloned());
@@ -154,7 +174,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         {
             self.paths.push(path.to_path_buf());
         }
-        append(&mut self.batch, &update);
+        append(&mut self.batch, update);
         self.ops += update.inserts().len() + update.deletes().len();
         self.vertices = vertices;
         let start = self.payloads.len();
@@ -248,7 +268,13 @@ fn append(batch: &mut Update, record: &Update) {
     let inserts = record.inserts();
     let weights = record.weights();
     let deletes = record.deletes();
-    let after: Vec<usize> = record.deletes_after().collect();
+    // The places of the deletes among the inserts (none to work out for the common record
+    // that only inserts).
+    let after: Vec<usize> = if deletes.is_empty() {
+        Vec::new()
+    } else {
+        record.deletes_after().collect()
+    };
     let mut done = 0;
     let mut d = 0;
     while d < deletes.len() {

@@ -119,13 +119,27 @@ impl Update {
     /// truncated or overlong number, an id past 32 bits, text that is not UTF-8, or bytes
     /// after the end.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        read_update(&mut ByteReader::new(bytes)).map_err(|e| e.into_error(None, "update record: "))
+        let mut update = Update::new();
+        update.decode_into(bytes)?;
+        Ok(update)
+    }
+
+    /// Replaces this update with the one encoded in `bytes`, as [`Update::decode`] does,
+    /// reusing its lists' memory: decoding many records into one `Update` allocates only
+    /// while their lists grow.
+    ///
+    /// # Errors
+    /// As [`Update::decode`]; after an error the update's content is unspecified (but
+    /// valid to decode into again).
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<()> {
+        read_update(&mut ByteReader::new(bytes), self)
+            .map_err(|e| e.into_error(None, "update record: "))
     }
 }
 
 type Reader<'a> = ByteReader<&'a [u8]>;
 
-fn read_update(r: &mut Reader<'_>) -> Result<Update, BytesError> {
+fn read_update(r: &mut Reader<'_>, update: &mut Update) -> Result<(), BytesError> {
     let version = r.u8("the format version")?;
     if version != UPDATE_FORMAT_VERSION {
         return Err(r.invalid(
@@ -138,23 +152,35 @@ fn read_update(r: &mut Reader<'_>) -> Result<Update, BytesError> {
     if flags & !(FLAG_WEIGHTS | FLAG_INTERLEAVED) != 0 {
         return Err(r.invalid(1, "the flags", format!("unknown flags {flags:#04x}")));
     }
-    let mut update = Update::new();
     update.min_vertices = r.varint_count(0, "the vertex count")?;
-    update.vertices = list(r, 2, "the vertex ids", read_id)?;
-    update.deletes = read_edges(r, "the deleted edges")?;
-    update.inserts = read_edges(r, "the inserted edges")?;
+    list_into(r, 2, "the vertex ids", read_id, &mut update.vertices)?;
+    read_edges(r, "the deleted edges", &mut update.deletes)?;
+    read_edges(r, "the inserted edges", &mut update.inserts)?;
+    let mut weights = update.weights.take();
     if flags & FLAG_WEIGHTS != 0 {
         let count = update.inserts.len();
         r.need((count as u64).saturating_mul(8), "the weights")?;
-        let weights = (0..count).map(|_| r.f64("a weight"));
-        update.weights = Some(weights.collect::<Result<_, _>>()?);
+        let weights = weights.get_or_insert_with(Vec::new);
+        weights.clear();
+        weights.reserve(count);
+        for _ in 0..count {
+            weights.push(r.f64("a weight")?);
+        }
+        update.weights = Some(std::mem::take(weights));
     }
+    update.deletes_after.clear();
     if flags & FLAG_INTERLEAVED != 0 {
         update.deletes_after = read_places(r, update.deletes.len(), update.inserts.len())?;
     }
-    update.properties = list(r, 4, "the property changes", read_change)?;
+    list_into(
+        r,
+        4,
+        "the property changes",
+        read_change,
+        &mut update.properties,
+    )?;
     r.finish("the update")?;
-    Ok(update)
+    Ok(())
 }
 
 /// The places of `deletes` deletes among `inserts` inserts: gaps that may not pass the end.
@@ -184,15 +210,22 @@ fn read_places(
         .collect()
 }
 
-/// A varint count of items of at least `min_item_bytes` each, then the items.
-fn list<'a, T>(
+/// A varint count of items of at least `min_item_bytes` each, then the items, in place of
+/// `items`' content (its memory reused).
+fn list_into<'a, T>(
     r: &mut Reader<'a>,
     min_item_bytes: u64,
     what: &'static str,
     mut item: impl FnMut(&mut Reader<'a>) -> Result<T, BytesError>,
-) -> Result<Vec<T>, BytesError> {
+    items: &mut Vec<T>,
+) -> Result<(), BytesError> {
+    items.clear();
     let count = r.varint_count(min_item_bytes, what)?;
-    (0..count).map(|_| item(r)).collect()
+    items.reserve(count);
+    for _ in 0..count {
+        items.push(item(r)?);
+    }
+    Ok(())
 }
 
 fn read_id(r: &mut Reader<'_>) -> Result<ExternalId, BytesError> {
@@ -214,24 +247,31 @@ fn read_vertex(r: &mut Reader<'_>) -> Result<VertexId, BytesError> {
 fn read_edges(
     r: &mut Reader<'_>,
     what: &'static str,
-) -> Result<Vec<(VertexId, VertexId)>, BytesError> {
+    edges: &mut Vec<(VertexId, VertexId)>,
+) -> Result<(), BytesError> {
     let mut previous = 0i64;
-    list(r, 2, what, |r| {
-        let at = r.offset();
-        let delta = unzigzag(r.varint("an edge source")?);
-        let u = previous
-            .checked_add(delta)
-            .and_then(|u| VertexId::try_from(u).ok())
-            .ok_or_else(|| {
-                r.invalid(
-                    at,
-                    "an edge source",
-                    format!("source delta {delta} leaves 32 bits"),
-                )
-            })?;
-        previous = i64::from(u);
-        Ok((u, read_vertex(r)?))
-    })
+    list_into(
+        r,
+        2,
+        what,
+        |r| {
+            let at = r.offset();
+            let delta = unzigzag(r.varint("an edge source")?);
+            let u = previous
+                .checked_add(delta)
+                .and_then(|u| VertexId::try_from(u).ok())
+                .ok_or_else(|| {
+                    r.invalid(
+                        at,
+                        "an edge source",
+                        format!("source delta {delta} leaves 32 bits"),
+                    )
+                })?;
+            previous = i64::from(u);
+            Ok((u, read_vertex(r)?))
+        },
+        edges,
+    )
 }
 
 fn read_change(r: &mut Reader<'_>) -> Result<PropertyChange, BytesError> {
@@ -342,6 +382,22 @@ mod tests {
             let back = Update::decode(&bytes).unwrap();
             prop_assert!(same(&u, &back));
             prop_assert_eq!(back.encode(), bytes);
+        }
+
+        /// Decoding into an update that held others (of every shape, a failed decode
+        /// among them) gives what a fresh decode gives.
+        #[test]
+        fn decode_into_a_used_update_is_decode(a in update(), b in update(), c in update()) {
+            let mut reused = Update::new();
+            reused.decode_into(&a.encode()).unwrap();
+            let bytes = b.encode();
+            prop_assert!(reused.decode_into(&bytes[..bytes.len() - 1]).is_err());
+            for u in [&c, &a, &b] {
+                let bytes = u.encode();
+                reused.decode_into(&bytes).unwrap();
+                prop_assert!(same(u, &reused));
+                prop_assert_eq!(reused.encode(), bytes);
+            }
         }
 
         #[test]
