@@ -170,23 +170,12 @@ mod tests {
     use super::*;
     use crate::graph::GraphRead;
 
-    fn owned(parts: PmaPartsRef<'_>) -> PmaParts {
-        PmaParts {
-            config: parts.config.clone(),
-            leaf_bytes: parts.leaf_bytes,
-            len: parts.len,
-            data: parts.data.concat(),
-            used: parts.used,
-            heads: parts.heads,
-        }
-    }
-
     /// The arrays of a directed graph on `n` vertices, whose edges leave vertex `n - 1`.
     fn directed_parts(n: usize) -> (PmaParts, PmaParts) {
         let last = (n - 1) as u32;
         let graph = Graph::from_edges(n, &[(0, 1), (last, 0), (last, 1)], true).unwrap();
         let (out, incoming) = graph.parts();
-        (owned(out), owned(incoming.unwrap()))
+        (out.into_owned(), incoming.unwrap().into_owned())
     }
 
     #[test]

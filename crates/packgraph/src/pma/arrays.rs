@@ -39,6 +39,20 @@ pub struct PmaPartsRef<'a> {
     pub heads: Vec<u64>,
 }
 
+impl PmaPartsRef<'_> {
+    /// An owned copy of these arrays (the form [`Pma::from_parts`] takes).
+    pub fn into_owned(self) -> PmaParts {
+        PmaParts {
+            config: self.config.clone(),
+            leaf_bytes: self.leaf_bytes,
+            len: self.len,
+            data: self.data.concat(),
+            used: self.used,
+            heads: self.heads,
+        }
+    }
+}
+
 /// A PMA's arrays, owned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PmaParts {
@@ -163,15 +177,7 @@ impl<C: LeafCodec> Pma<C> {
 
     /// The arrays as an owned copy (the form [`Pma::from_parts`] takes).
     pub fn into_parts(self) -> PmaParts {
-        let parts = self.parts();
-        PmaParts {
-            config: parts.config.clone(),
-            leaf_bytes: parts.leaf_bytes,
-            len: parts.len,
-            data: parts.data.concat(),
-            used: parts.used,
-            heads: parts.heads,
-        }
+        self.parts().into_owned()
     }
 
     /// Rebuilds a PMA from its arrays after checking, on all threads, every invariant

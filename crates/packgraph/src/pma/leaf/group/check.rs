@@ -23,8 +23,7 @@
 //! failed check) goes slot by slot, which also names what does not hold.
 
 use super::{
-    code_of, load, per_slot, read_head, word, ESCAPE, ESCAPED_BYTES, GROUPS, HEAD_BYTES, LEN, MASK,
-    MASKS,
+    code_of, group_at, load, per_slot, read_head, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN, MASK,
 };
 use crate::pma::leaf::LeafKeys;
 
@@ -58,24 +57,13 @@ fn shortest_group<const PADDED: bool>(
     used: usize,
     c: usize,
 ) -> Option<([u64; 4], usize)> {
-    let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
-    let offsets = GROUPS[ctrl] as usize;
-    let end = c + 1 + (offsets >> 24);
-    if end > used {
-        return None;
-    }
-    // Every slot starts before `end <= used`.
-    let p = c + 1;
-    let (masks, least, span) = (&MASKS[ctrl], &LEAST[ctrl], &SPAN[ctrl]);
-    let d0 = word::<PADDED>(leaf, used, p) & masks[0];
-    let d1 = word::<PADDED>(leaf, used, p + (offsets & 0xFF)) & masks[1];
-    let d2 = word::<PADDED>(leaf, used, p + ((offsets >> 8) & 0xFF)) & masks[2];
-    let d3 = word::<PADDED>(leaf, used, p + ((offsets >> 16) & 0xFF)) & masks[3];
-    let shortest = (d0.wrapping_sub(least[0]) < span[0])
-        & (d1.wrapping_sub(least[1]) < span[1])
-        & (d2.wrapping_sub(least[2]) < span[2])
-        & (d3.wrapping_sub(least[3]) < span[3]);
-    shortest.then_some(([d0, d1, d2, d3], end))
+    let (d, ctrl, end) = group_at::<PADDED>(leaf, used, c)?;
+    let (least, span) = (&LEAST[ctrl], &SPAN[ctrl]);
+    let shortest = (d[0].wrapping_sub(least[0]) < span[0])
+        & (d[1].wrapping_sub(least[1]) < span[1])
+        & (d[2].wrapping_sub(least[2]) < span[2])
+        & (d[3].wrapping_sub(least[3]) < span[3]);
+    shortest.then_some((d, end))
 }
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of

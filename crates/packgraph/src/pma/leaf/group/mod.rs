@@ -323,11 +323,15 @@ fn word<const PADDED: bool>(leaf: &[u8], used: usize, p: usize) -> u64 {
     }
 }
 
-/// The four differences of the group whose control byte is at `c < used`, and the next
-/// group's control offset; `None` for a short group (the leaf's last) or one holding an
-/// escape, which the callers read slot by slot.
+/// The four differences of the whole group whose control byte is at `c < used`, the
+/// control byte, and the next group's control offset; `None` for a short group (the
+/// leaf's last). Escapes are not looked at.
 #[inline(always)]
-fn full_group<const PADDED: bool>(leaf: &[u8], used: usize, c: usize) -> Option<([u64; 4], usize)> {
+pub(super) fn group_at<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    c: usize,
+) -> Option<([u64; 4], usize, usize)> {
     let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
     let offsets = GROUPS[ctrl] as usize;
     let end = c + 1 + (offsets >> 24);
@@ -341,10 +345,19 @@ fn full_group<const PADDED: bool>(leaf: &[u8], used: usize, c: usize) -> Option<
     let d1 = word::<PADDED>(leaf, used, p + (offsets & 0xFF)) & masks[1];
     let d2 = word::<PADDED>(leaf, used, p + ((offsets >> 8) & 0xFF)) & masks[2];
     let d3 = word::<PADDED>(leaf, used, p + ((offsets >> 16) & 0xFF)) & masks[3];
-    if (d0 == ESCAPE) | (d1 == ESCAPE) | (d2 == ESCAPE) | (d3 == ESCAPE) {
+    Some(([d0, d1, d2, d3], ctrl, end))
+}
+
+/// The four differences of the group whose control byte is at `c < used`, and the next
+/// group's control offset; `None` for a short group (the leaf's last) or one holding an
+/// escape, which the callers read slot by slot.
+#[inline(always)]
+fn full_group<const PADDED: bool>(leaf: &[u8], used: usize, c: usize) -> Option<([u64; 4], usize)> {
+    let (d, _, end) = group_at::<PADDED>(leaf, used, c)?;
+    if (d[0] == ESCAPE) | (d[1] == ESCAPE) | (d[2] == ESCAPE) | (d[3] == ESCAPE) {
         return None;
     }
-    Some(([d0, d1, d2, d3], end))
+    Some((d, end))
 }
 
 /// [`scan`]; `PADDED`: `leaf` holds at least 8 bytes past `used`.
