@@ -12,9 +12,10 @@
 //! index is one pointer to its table of chunks. Cloning an index is O(1). An index derived
 //! from an earlier version's ([`RunIndex::update_from`]) shares every chunk and segment
 //! whose vertices' entries did not change and copies only the others: a one-edge batch
-//! copies the table of chunks, a chunk or two (each about the fourth root of the vertex
-//! count long) and a segment or two (at most 512 entries: one contiguous copy), not the
-//! O(√vertices) pointers of a flat table of segments per version.
+//! copies the table of chunks, the chunks (each about the cube root of the segment count
+//! long) holding the vertices whose runs it moved, and their segments of 64 entries (1 KiB
+//! each), so that the entries copied are about the vertices changed, not a long block per
+//! vertex touched.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -35,18 +36,17 @@ const PAIR_MIN_DEGREE: usize = 8;
 /// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
-/// Bounds of log2 of the vertices per segment: about half the vertex count's bits, at most
-/// 512 vertices (8 KiB). A version's copy of a pointer level costs a reference-count
-/// increment per pointer, each a cache miss of its own (hinted first, so that they
-/// overlap), while a segment's entries are one contiguous copy: so the segments are the
-/// longest level and the two pointer levels short, the rest of the bits halved between
-/// them (measured before the hints: on 3.75 M vertices, chunks of 128 pointers to segments
-/// of 256 entries spent most of a one-edge commit's index time in the increments). A
-/// reader deriving the index over several small commits copies a segment per vertex
-/// touched, hence the bound.
-const MIN_SEGMENT_SHIFT: u32 = 6;
-const MAX_SEGMENT_SHIFT: u32 = 9;
-/// Bounds of log2 of the segments per chunk.
+/// log2 of the vertices per segment: 64 entries (1 KiB). A one-edge insert moves the
+/// starts of the vertices after it in its leaf, so a derived index copies every segment
+/// holding one of them: a segment is the unit copied per vertex touched, and is kept
+/// about as long as a leaf's run of vertices, so that a small commit copies O(changed)
+/// entries rather than a long contiguous block per touched leaf.
+const SEGMENT_SHIFT: u32 = 6;
+/// Bounds of log2 of the segments per chunk. A version's copy of a pointer level costs a
+/// reference-count increment per pointer (each a cache miss of its own, hinted first so
+/// that they overlap): a derivation that touches `t` segments copies the table of chunks
+/// and about `t` chunks, so a chunk is kept short (about the cube root of the segment
+/// count) and the table of chunks takes the rest.
 const MIN_CHUNK_SEGMENTS_SHIFT: u32 = 1;
 const MAX_CHUNK_SEGMENTS_SHIFT: u32 = 10;
 
@@ -194,15 +194,14 @@ fn first_run_from<C: LeafCodec>(edges: &Pma<C>, from: usize, v: usize) -> Option
     })?
 }
 
-/// log2 of the vertices per segment and per chunk for an index of `num_vertices`: half of
-/// their bits for a segment (at most 9), half of the rest, rounded down, for a chunk's
+/// log2 of the vertices per segment and per chunk for an index of `num_vertices`: segments
+/// of [`SEGMENT_SHIFT`], and a third of the remaining bits, rounded down, for a chunk's
 /// segments.
 fn level_shifts(num_vertices: usize) -> (u32, u32) {
     let bits = usize::BITS - num_vertices.max(1).leading_zeros();
-    let segment = bits.div_ceil(2).clamp(MIN_SEGMENT_SHIFT, MAX_SEGMENT_SHIFT);
-    let segments = (bits.saturating_sub(segment) / 2)
+    let segments = (bits.saturating_sub(SEGMENT_SHIFT) / 3)
         .clamp(MIN_CHUNK_SEGMENTS_SHIFT, MAX_CHUNK_SEGMENTS_SHIFT);
-    (segment, segment + segments)
+    (SEGMENT_SHIFT, SEGMENT_SHIFT + segments)
 }
 
 impl RunIndex {
@@ -928,32 +927,62 @@ mod tests {
     }
 
     #[test]
-    fn one_new_arc_copies_few_segments() {
+    fn one_new_arc_copies_the_segments_of_its_leafs_vertices() {
         // 100 000 vertices in 1-arc runs: a new arc moves the runs of the vertices after it in
-        // its leaf only, so a segment or two are copied and the rest are shared.
+        // its leaf only, so only the segments holding those vertices are copied (and the
+        // chunks holding them), the rest are shared.
         let keys: Vec<u64> = (0..100_000u64).map(|u| u << 32 | (u + 1)).collect();
         let base_edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
         let base = RunIndex::build(&base_edges, 100_001);
         let mut edges = base_edges.clone();
         edges.insert(50_000 << 32);
         let next = RunIndex::update_from(&base, &base_edges, &edges, 100_001).unwrap();
-        let copied = next
+        // The vertices with keys in the leaves the insert changed.
+        let changed = edges.changed_since(&base_edges).unwrap();
+        let touched: Vec<u64> = changed
+            .iter()
+            .flat_map(|leaves| edges.run_pieces_in(32, leaves.clone()))
+            .map(|piece| piece.group)
+            .collect();
+        let (low, high) = (touched[0] as usize, *touched.last().unwrap() as usize);
+        let size = 1usize << next.segment_shift;
+        let copied: Vec<usize> = next
             .segments()
             .zip(base.segments())
-            .filter(|(a, b)| !Arc::ptr_eq(a, b))
-            .count();
-        assert!((1..=2).contains(&copied), "{copied} segments copied");
+            .enumerate()
+            .filter(|(_, (a, b))| !Arc::ptr_eq(a, b))
+            .map(|(k, _)| k)
+            .collect();
+        assert!(!copied.is_empty());
+        for &k in &copied {
+            assert!(
+                (low / size..=high / size).contains(&k),
+                "segment {k} copied, vertices {low}..={high} touched"
+            );
+        }
         let chunks_copied = next
             .chunks
             .iter()
             .zip(base.chunks.iter())
             .filter(|(a, b)| !Arc::ptr_eq(a, b))
             .count();
-        assert!(
-            (1..=2).contains(&chunks_copied),
-            "{chunks_copied} chunks copied"
-        );
+        let mut chunks_of_copied: Vec<usize> = copied
+            .iter()
+            .map(|k| k >> (next.chunk_shift - next.segment_shift))
+            .collect();
+        chunks_of_copied.dedup();
+        assert_eq!(chunks_copied, chunks_of_copied.len());
         assert_eq!(next.degree(50_000), 2);
         assert_eq!(next.check_layout(100_001), Ok(()));
+    }
+
+    /// Segments stay 64 entries at every size; chunks hold about the cube root of the
+    /// segment count, at least two segments.
+    #[test]
+    fn level_shifts_keep_segments_short() {
+        assert_eq!(level_shifts(0), (SEGMENT_SHIFT, SEGMENT_SHIFT + 1));
+        assert_eq!(level_shifts(1 << 20), (SEGMENT_SHIFT, SEGMENT_SHIFT + 5));
+        assert_eq!(level_shifts(1 << 26), (SEGMENT_SHIFT, SEGMENT_SHIFT + 7));
+        assert_eq!(level_shifts(usize::MAX).1, SEGMENT_SHIFT + 10);
     }
 }

@@ -9,6 +9,7 @@ use super::*;
 use crate::Error;
 
 /// Adjacency sets: the oracle, applying the documented edge policy.
+#[derive(Clone)]
 struct Oracle {
     directed: bool,
     out: Vec<BTreeSet<VertexId>>,
@@ -352,6 +353,7 @@ proptest! {
         let mut base = graph.snapshot();
         base.build_index();
         prop_assert!(graph.out_array().num_pages() > 50);
+        let (mut history, mut base_oracle) = (Vec::new(), oracle.clone());
         for (step, (batch, insert, keep)) in steps.into_iter().enumerate() {
             // Slices of the batch too, so that only a page or two changes; deletions take
             // present edges as well.
@@ -370,7 +372,13 @@ proptest! {
             // checks which path a small batch takes).
             next.build_index_from(&base);
             assert_same(&next, &oracle);
+            history.push((base, std::mem::replace(&mut base_oracle, oracle.clone())));
             base = next;
+        }
+        // Each later index shares the segments of its base whose entries did not change and
+        // copies the others: every earlier version still reads as it did.
+        for (version, then) in &history {
+            assert_same(version, then);
         }
     }
 }
