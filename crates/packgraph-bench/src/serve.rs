@@ -18,11 +18,13 @@
 //!    `--writers` clients post batches of that many uniform random edges (`text/plain`)
 //!    as fast as they are acknowledged, each client keeping `--in-flight` requests in
 //!    flight over as many kept-alive connections ("8 clients × 8 in flight" by default):
-//!    each connection sends its next request only once the last is acknowledged. Each
-//!    client is one thread driving its connections with an event loop
-//!    ([`post_concurrently`]: raw HTTP/1.1 over kept-alive sockets, one write and about
-//!    one read per request), so that the load generator, which shares the cores with the
-//!    server, costs them little; each reader is a blocking client on a thread of its own.
+//!    each connection sends its next request only once the last is acknowledged. The
+//!    writers' connections are driven by `--client-threads` threads (default 1), each an
+//!    event loop ([`post_concurrently`]: raw HTTP/1.1 over kept-alive sockets, one write
+//!    and about one read per request), so that the load generator, which shares the cores
+//!    with the server, costs them little: a thread per client sleeps and is woken about
+//!    every other answer, one thread for all takes the answers of a group sync in one
+//!    wakeup; each reader is a blocking client on a thread of its own.
 //!    Acknowledged edges per second (`update_tput`),
 //!    acknowledgement latency (`ack_p50`, `ack_p99`) and BFS latency (`query_p50`,
 //!    `query_p99`) during the writes, and `query_ratio`, the median BFS latency while
@@ -30,7 +32,11 @@
 //!    same batch size. From the server's `/metrics`, where the time goes: the mean time to
 //!    apply one request's batches (`apply_us`: parse, build, commit and log, no sync), the
 //!    mean wait of the acknowledger for a group sync (`sync_wait_ms`) and the requests the
-//!    writer took from its queue at once (`requests_per_group`).
+//!    writer took from its queue at once (`requests_per_group`). From each thread's
+//!    `/proc/self/task/TID/schedstat` (Linux), CPU time per acknowledged request of the
+//!    server's threads but the query pool (`server_cpu_us`: runtime, write path, syncer),
+//!    of the query pool (`query_cpu_us`) and of the load generator (`client_cpu_us`):
+//!    figures that depend far less than rates and latencies on what else the machine runs.
 //!
 //! Clients and server share the machine's cores: on a small machine the clients' own work
 //! (formatting, parsing answers) is part of every figure. The server's write path and
@@ -83,6 +89,9 @@ pub(crate) struct ServeArgs {
     /// Edges per update batch, one phase each (comma-separated).
     #[arg(long, default_value = "1,1e4", value_parser = parse_count_list)]
     batch: CountList,
+    /// Threads of the load generator driving the writers' connections (1 to --writers).
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
     /// Threads of the server's runtime, which serves the connections (1 to 16).
     #[arg(long, default_value_t = 2)]
     io_threads: usize,
@@ -166,19 +175,20 @@ fn read_until(mut client: Client, n: u64, seed: u64, stop: Arc<AtomicBool>) -> V
     latencies
 }
 
-/// Acknowledgement latencies of one writer keeping `in_flight` requests of batches of
-/// `batch` edges in flight until `stop`, from one thread ([`post_concurrently`]).
+/// Acknowledgement latencies of the connections whose seeds `seeds` gives, each keeping a
+/// request of a batch of `batch` edges in flight until `stop`, from one thread
+/// ([`post_concurrently`]).
 fn write_until(
     addr: SocketAddr,
     n: u64,
     batch: usize,
-    in_flight: usize,
-    seed: u64,
+    seeds: Vec<u64>,
     stop: &Arc<AtomicBool>,
 ) -> Vec<Duration> {
-    let bodies: Vec<_> = (0..in_flight as u64)
-        .map(|c| {
-            let mut rng = SplitMix64::new(seed + c, 13);
+    let bodies: Vec<_> = seeds
+        .into_iter()
+        .map(|seed| {
+            let mut rng = SplitMix64::new(seed, 13);
             move || edge_text(&mut rng, n, batch).into_bytes()
         })
         .collect();
@@ -239,16 +249,94 @@ impl ServerTimes {
     }
 }
 
+/// CPU time this process's threads spent so far, in seconds, by role: from each thread's
+/// `/proc/self/task/TID/schedstat` (its time on a CPU in nanoseconds, counted at every
+/// switch rather than sampled at clock ticks) and its name.
+#[derive(Debug, Default, Clone, Copy)]
+struct ThreadCpu {
+    /// The server's threads but the query pool: runtime, write path, syncer, the rest.
+    server: f64,
+    /// The query pool, which runs the readers' algorithms.
+    queries: f64,
+    /// The load generator: the writers' and readers' client threads.
+    clients: f64,
+}
+
+impl ThreadCpu {
+    /// The threads' CPU time now; `None` where `/proc` does not give it (not Linux). A
+    /// thread that ends between its listing and its reading is left out.
+    fn now() -> Option<Self> {
+        let mut cpu = Self::default();
+        for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+            let path = task.path();
+            let (Ok(name), Ok(stat)) = (
+                std::fs::read_to_string(path.join("comm")),
+                std::fs::read_to_string(path.join("schedstat")),
+            ) else {
+                continue;
+            };
+            let Some(ns) = stat
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let seconds = ns as f64 * 1e-9;
+            match name.trim_end() {
+                n if n.starts_with("packgraph-query") => cpu.queries += seconds,
+                n if n.starts_with("bench-") => cpu.clients += seconds,
+                _ => cpu.server += seconds,
+            }
+        }
+        Some(cpu)
+    }
+
+    fn since(self, before: &Self) -> Self {
+        Self {
+            server: self.server - before.server,
+            queries: self.queries - before.queries,
+            clients: self.clients - before.clients,
+        }
+    }
+}
+
 /// What one phase measured.
 struct Phase {
     queries: Vec<Duration>,
     acks: Vec<Duration>,
     edges: u64,
     seconds: f64,
+    /// CPU time of the threads during the phase, where known.
+    cpu: Option<ThreadCpu>,
 }
 
-/// Runs `readers` readers and `writers` writers (batches of `batch`, `in_flight` requests
-/// each) for `duration`.
+/// The writers of a phase: `clients` clients of `in_flight` connections each, driven by
+/// `threads` threads.
+#[derive(Debug, Clone, Copy)]
+struct Writers {
+    clients: usize,
+    in_flight: usize,
+    threads: usize,
+}
+
+impl Writers {
+    /// The seeds of the connections each writer thread drives: client `w`'s connection `c`
+    /// has seed `seed + 1000 + w * in_flight + c` whatever the thread count, and the
+    /// clients are dealt to the threads in turn.
+    fn seeds_per_thread(self, seed: u64) -> Vec<Vec<u64>> {
+        let threads = self.threads.clamp(1, self.clients.max(1));
+        let mut seeds = vec![Vec::new(); threads];
+        for w in 0..self.clients {
+            let first = seed + 1000 + (w * self.in_flight) as u64;
+            seeds[w % threads].extend((0..self.in_flight as u64).map(|c| first + c));
+        }
+        seeds.retain(|s| !s.is_empty());
+        seeds
+    }
+}
+
+/// Runs `readers` readers and `writers` (batches of `batch`) for `duration`.
 #[allow(
     clippy::too_many_arguments,
     reason = "one phase's settings, each a flag"
@@ -257,8 +345,7 @@ fn phase(
     server: &Server,
     n: u64,
     readers: usize,
-    writers: usize,
-    in_flight: usize,
+    writers: Writers,
     batch: usize,
     duration: Duration,
     seed: u64,
@@ -274,24 +361,28 @@ fn phase(
                 .expect("a reader thread")
         })
         .collect();
-    let writing: Vec<_> = (0..writers as u64)
-        .map(|w| {
+    let writing: Vec<_> = writers
+        .seeds_per_thread(seed)
+        .into_iter()
+        .map(|seeds| {
             let (addr, stop) = (server.addr(), Arc::clone(&stop));
-            let seed = seed + 1000 + w * in_flight as u64;
             std::thread::Builder::new()
                 .name("bench-writer".into())
-                .spawn(move || write_until(addr, n, batch, in_flight, seed, &stop))
+                .spawn(move || write_until(addr, n, batch, seeds, &stop))
                 .expect("a writer thread")
         })
         .collect();
+    let cpu_before = ThreadCpu::now();
     let started = Instant::now();
     std::thread::sleep(duration);
     stop.store(true, Ordering::Relaxed);
+    let cpu = ThreadCpu::now().zip(cpu_before).map(|(a, b)| a.since(&b));
     let mut result = Phase {
         queries: Vec::new(),
         acks: Vec::new(),
         edges: 0,
         seconds: 0.0,
+        cpu,
     };
     for thread in writing {
         result.acks.extend(thread.join().expect("a writer failed"));
@@ -316,6 +407,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         return Err(usage_error(format!(
             "--in-flight {}: must be 1 to 64",
             args.in_flight
+        )));
+    }
+    if !(1..=args.writers.max(1)).contains(&args.client_threads) {
+        return Err(usage_error(format!(
+            "--client-threads {}: must be 1 to --writers ({})",
+            args.client_threads, args.writers
         )));
     }
     if !(1..=16).contains(&args.io_threads) {
@@ -389,7 +486,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
     let server = Server::start(Arc::new(Backend::durable(store)), config, args.io_threads)?;
     reporter.step("queries, idle".into());
     let seed = args.common.seed;
-    let mut idle = phase(&server, n, args.readers, 0, 1, 1, duration, seed).queries;
+    let no_writers = Writers {
+        clients: 0,
+        in_flight: 1,
+        threads: 1,
+    };
+    let mut idle = phase(&server, n, args.readers, no_writers, 1, duration, seed).queries;
     let idle_p50 = quantile_ms(&mut idle, 0.5);
     reporter.emit(record("http", "query_idle_p50", 0, idle_p50, "ms"))?;
     reporter.emit(record(
@@ -407,8 +509,11 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
             &server,
             n,
             args.readers,
-            args.writers,
-            args.in_flight,
+            Writers {
+                clients: args.writers,
+                in_flight: args.in_flight,
+                threads: args.client_threads,
+            },
             batch,
             duration,
             seed + 7,
@@ -467,9 +572,43 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
             times.requests_per_group(),
             "x",
         ))?;
+        if let Some(cpu) = p.cpu {
+            let per_request = |seconds: f64| seconds / (p.acks.len().max(1) as f64) * 1e6;
+            let server_us = per_request(cpu.server);
+            reporter.emit(record("http", "server_cpu_us", batch, server_us, "us"))?;
+            let client_us = per_request(cpu.clients);
+            reporter.emit(record("http", "client_cpu_us", batch, client_us, "us"))?;
+            let query_us = per_request(cpu.queries);
+            reporter.emit(record("http", "query_cpu_us", batch, query_us, "us"))?;
+        }
         reporter.advance();
     }
     server.stop()?;
     reporter.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every connection keeps its seed whatever the thread count, and no thread is idle.
+    #[test]
+    fn writer_threads_share_the_connections_and_keep_their_seeds() {
+        let writers = |threads| Writers {
+            clients: 3,
+            in_flight: 2,
+            threads,
+        };
+        let one = writers(1).seeds_per_thread(10);
+        assert_eq!(one, [vec![1010, 1011, 1012, 1013, 1014, 1015]]);
+        let two = writers(2).seeds_per_thread(10);
+        assert_eq!(two, [vec![1010, 1011, 1014, 1015], vec![1012, 1013]]);
+        assert_eq!(writers(8).seeds_per_thread(10).len(), 3);
+        let none = Writers {
+            clients: 0,
+            ..writers(1)
+        };
+        assert!(none.seeds_per_thread(10).is_empty());
+    }
 }
