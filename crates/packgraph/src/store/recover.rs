@@ -389,7 +389,7 @@ fn replay_log<C: StoreLeaf>(
         manifest.dir_id,
         from,
         mode.cut_damaged,
-        |seq, payload, path, at| replayer.record(seq, payload, path, at),
+        |record| replayer.record(record),
     );
     // The records before the one a scan error names were read whole: a record among them
     // that does not apply is the error sequential replay would have stopped at first.

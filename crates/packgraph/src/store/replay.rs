@@ -32,6 +32,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::recover::check_growth;
+use super::wal::{LogRecord, SegmentBytes};
 use super::StoreLeaf;
 use crate::graph::{ExternalId, Graph, GraphRead, Update, VertexId};
 use crate::{Error, Result};
@@ -41,23 +42,38 @@ use crate::{Error, Result};
 /// scattered edges is most of them: 2^20 one-edge records applied as one batch go 1.4 to
 /// 1.6 times as fast as in batches of 2^17, `packgraph-bench store --replay-batch`), small
 /// enough to bound the memory replay holds (the batch, 8 bytes an edge, and the pending
-/// records' payloads).
+/// records' places; their payloads stay in the segments' bytes, which are read whole).
 pub(super) const MERGE_OPS: usize = 1 << 20;
 
+/// The fewest bytes a log record takes: its header and checksum (20 bytes) and an empty
+/// update's payload (format version, flags, a vertex count and four empty lists). Pending
+/// records are reserved for at most a segment's bytes over this: no growth while a segment
+/// is gathered.
+const MIN_RECORD_BYTES: usize = 27;
+
 /// A record waiting in the merged batch, and where it was read. Its update is in the batch;
-/// its payload is kept (in [`Replayer::payloads`]) to decode it again should the batch not
+/// its payload (a range of its segment's bytes) is decoded again should the batch not
 /// apply, which costs far less memory than keeping every record's decoded update.
 struct Pending {
     seq: u64,
-    /// Index into [`Replayer::paths`].
-    path: usize,
+    /// Index into [`Merge::segments`].
+    segment: usize,
     offset: usize,
-    /// Its payload's bytes in [`Replayer::payloads`].
+    /// Its payload's bytes in the segment.
     payload: std::ops::Range<usize>,
 }
 
 /// Applies log records to a graph in merged batches (see the module documentation).
 pub(super) struct Replayer<'g, C: StoreLeaf> {
+    merge: Merge<'g, C>,
+    /// The update each record is decoded into, whose lists are reused from record to
+    /// record.
+    decoded: Update,
+}
+
+/// The merged batch and the records in it (the replayer without its decoding buffer, so
+/// that a record decoded into that buffer is taken while the buffer is borrowed).
+struct Merge<'g, C: StoreLeaf> {
     graph: &'g mut Graph<C>,
     /// The merged update of `pending`.
     batch: Update,
@@ -72,15 +88,11 @@ pub(super) struct Replayer<'g, C: StoreLeaf> {
     /// The ids `pending` interns that the graph does not have yet.
     new_ids: HashSet<ExternalId>,
     /// Applies made to the graph (merged batches and records alone).
-    pub(super) applies: usize,
-    /// The segments records were read from.
-    paths: Vec<PathBuf>,
-    /// The payloads of `pending`, one after the other.
-    payloads: Vec<u8>,
+    applies: usize,
+    /// The segments `pending` was read from, and their files.
+    segments: Vec<(SegmentBytes, PathBuf)>,
     /// Gather at most this many edge operations or records (1: sequential replay).
     limit: usize,
-    /// The update each record is decoded into.
-    decoded: Update,
 }
 
 impl<'g, C: StoreLeaf> Replayer<'g, C> {
@@ -90,53 +102,50 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         let vertices = graph.num_vertices();
         let ids_in_step = graph.ids().len() == vertices;
         Self {
-            graph,
-            batch: Update::new(),
-            pending: Vec::new(),
-            ops: 0,
-            vertices,
-            ids_in_step,
-            new_ids: HashSet::new(),
-            applies: 0,
-            paths: Vec::new(),
-            payloads: Vec::new(),
-            limit: limit.max(1),
+            merge: Merge {
+                graph,
+                batch: Update::new(),
+                pending: Vec::new(),
+                ops: 0,
+                vertices,
+                ids_in_step,
+                new_ids: HashSet::new(),
+                applies: 0,
+                segments: Vec::new(),
+                limit: limit.max(1),
+            },
             decoded: Update::new(),
         }
     }
 
-    /// Takes the record `seq` (read from `path` at `offset`): checks it and adds it to the
-    /// batch, applying the batch when it is full or the record must go alone.
+    /// Applies made to the graph (merged batches and records alone).
+    #[cfg(test)]
+    pub(super) fn applies(&self) -> usize {
+        self.merge.applies
+    }
+
+    /// Takes `record`: checks it and adds it to the batch, applying the batch when it is
+    /// full or the record must go alone.
     ///
     /// # Errors
     /// A record that does not decode or fails the growth check is an unlocated
     /// [`Error::Corrupt`] (the log scan names the record's place); one that does not apply
     /// is located here, since it may be the batch of an earlier record that failed.
-    pub(super) fn record(
-        &mut self,
-        seq: u64,
-        payload: &[u8],
-        path: &Path,
-        offset: usize,
-    ) -> Result<()> {
-        // Decoded into the update kept for it, whose lists are reused from record to record.
-        let mut update = std::mem::take(&mut self.decoded);
-        let result = update
-            .decode_into(payload)
-            .and_then(|()| self.take(seq, &update, payload, path, offset));
-        self.decoded = update;
-        result
+    pub(super) fn record(&mut self, record: &LogRecord<'_>) -> Result<()> {
+        self.decoded.decode_into(record.payload())?;
+        self.merge.take(record, &self.decoded)
     }
 
-    /// [`Replayer::record`] of the record decoded from `payload` into `update`.
-    fn take(
-        &mut self,
-        seq: u64,
-        update: &Update,
-        payload: &[u8],
-        path: &Path,
-        offset: usize,
-    ) -> Result<()> {
+    /// Applies the pending records (as one batch, or one by one if the batch fails).
+    pub(super) fn flush(&mut self) -> Result<()> {
+        self.merge.flush()
+    }
+}
+
+impl<C: StoreLeaf> Merge<'_, C> {
+    /// [`Replayer::record`] of `record`, decoded into `update`.
+    fn take(&mut self, record: &LogRecord<'_>, update: &Update) -> Result<()> {
+        let seq = record.seq;
         let has_ids = !update.vertices().is_empty();
         if has_ids && !self.ids_in_step {
             self.flush()?;
@@ -163,27 +172,19 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         let ids_apart = has_ids && !(self.ids_in_step && vertices == interned);
         if ids_apart || late_property {
             self.flush()?;
-            return self.apply_alone(seq, path, offset, update);
+            return self.apply_alone(seq, record.path, record.offset, update);
         }
         self.ids_in_step &= vertices == interned;
         self.new_ids.extend(added.into_iter().cloned());
-        if self
-            .paths
-            .last()
-            .is_none_or(|last| last.as_os_str() != path.as_os_str())
-        {
-            self.paths.push(path.to_path_buf());
-        }
+        let segment = self.segment_of(record);
         append(&mut self.batch, update);
         self.ops += update.inserts().len() + update.deletes().len();
         self.vertices = vertices;
-        let start = self.payloads.len();
-        self.payloads.extend_from_slice(payload);
         self.pending.push(Pending {
             seq,
-            path: self.paths.len() - 1,
-            offset,
-            payload: start..self.payloads.len(),
+            segment,
+            offset: record.offset,
+            payload: record.payload.clone(),
         });
         if self.ops >= self.limit || self.pending.len() >= self.limit {
             self.flush()?;
@@ -191,8 +192,32 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
         Ok(())
     }
 
+    /// The index in `segments` of `record`'s segment, added (and room reserved for the
+    /// records it may still hold) when it is new.
+    fn segment_of(&mut self, record: &LogRecord<'_>) -> usize {
+        let known = self
+            .segments
+            .last()
+            .is_some_and(|(bytes, _)| SegmentBytes::ptr_eq(bytes, record.segment));
+        if !known {
+            self.segments.push((
+                SegmentBytes::clone(record.segment),
+                record.path.to_path_buf(),
+            ));
+            let left = record.segment.len().saturating_sub(record.offset) / MIN_RECORD_BYTES;
+            let room = left.min(self.limit.saturating_sub(self.pending.len()));
+            self.pending.reserve(room);
+            if self.batch.is_empty() {
+                // Room for an edge a record, as one-edge records (the most a log holds)
+                // take.
+                self.batch = Update::from_edges(Vec::with_capacity(room));
+            }
+        }
+        self.segments.len() - 1
+    }
+
     /// Applies the pending records (as one batch, or one by one if the batch fails).
-    pub(super) fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self) -> Result<()> {
         let pending = std::mem::take(&mut self.pending);
         let batch = std::mem::take(&mut self.batch);
         self.ops = 0;
@@ -210,8 +235,7 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
                 }
             }
         };
-        self.paths.clear();
-        self.payloads.clear();
+        self.segments.clear();
         self.new_ids.clear();
         self.in_step();
         result
@@ -227,8 +251,9 @@ impl<'g, C: StoreLeaf> Replayer<'g, C> {
     /// before), stopping at the first that fails.
     fn apply_each(&mut self, pending: &[Pending]) -> Result<()> {
         for p in pending {
-            let path = self.paths[p.path].clone();
-            let update = Update::decode(&self.payloads[p.payload.clone()])?;
+            let (bytes, path) = &self.segments[p.segment];
+            let (bytes, path) = (SegmentBytes::clone(bytes), path.clone());
+            let update = Update::decode(&bytes[p.payload.clone()])?;
             self.apply_alone(p.seq, &path, p.offset, &update)?;
         }
         Ok(())

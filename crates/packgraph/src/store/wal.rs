@@ -22,6 +22,7 @@
 //! corruption, reported with the segment file and byte offset and never skipped. Segment
 //! headers carry the directory id, checked against the manifest's.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -131,6 +132,30 @@ fn encode_record_into(out: &mut Vec<u8>, seq: u64, payload: &[u8]) -> Result<()>
     let sum = crc32c::crc32c(&out[start..]);
     out.extend_from_slice(&sum.to_le_bytes());
     Ok(())
+}
+
+/// A log segment's bytes as read, shared with the records taken from it that wait to be
+/// applied (see [`LogRecord`]).
+pub(super) type SegmentBytes = Arc<Vec<u8>>;
+
+/// A record [`scan`] read whole and checked.
+pub(super) struct LogRecord<'a> {
+    pub(super) seq: u64,
+    /// The bytes of its segment: the payload is kept as a range of them, not copied.
+    pub(super) segment: &'a SegmentBytes,
+    /// Where its payload lies in `segment`.
+    pub(super) payload: Range<usize>,
+    /// Its segment's file.
+    pub(super) path: &'a Path,
+    /// Its byte offset in the segment.
+    pub(super) offset: usize,
+}
+
+impl LogRecord<'_> {
+    /// The encoded update the record holds.
+    pub(super) fn payload(&self) -> &[u8] {
+        &self.segment[self.payload.clone()]
+    }
 }
 
 /// What the bytes at a record's position hold.
@@ -266,8 +291,8 @@ fn corrupt(path: &Path, offset: usize, reason: impl Into<String>) -> Error {
 
 /// Reads every segment of `dir` in order, checking each record, and calls `replay` with
 /// each record whose sequence number is above `after` (the position a checkpoint covers),
-/// its segment's path and its byte offset there; an error `replay` returns without a path
-/// is located at the record.
+/// which names its segment's bytes and path and its byte offset there; an error `replay`
+/// returns without a path is located at the record.
 /// A torn tail of the newest segment is reported in the state, not removed. A damaged last
 /// record (all its bytes there, its checksum wrong) is an error unless `cut_damaged`, when
 /// it is reported in the state's `damaged_tail` like a torn one.
@@ -281,7 +306,7 @@ pub(super) fn scan(
     dir_id: u128,
     after: u64,
     cut_damaged: bool,
-    mut replay: impl FnMut(u64, &[u8], &Path, usize) -> Result<()>,
+    mut replay: impl FnMut(&LogRecord<'_>) -> Result<()>,
 ) -> Result<LogState> {
     let names = vfs.list(dir).map_err(|e| Error::io(dir, e))?;
     let mut segments: Vec<(u64, String)> = names
@@ -312,7 +337,7 @@ pub(super) fn scan(
     for (i, (first, name)) in segments.into_iter().enumerate() {
         let path = dir.join(&name);
         let newest = i + 1 == count;
-        let bytes = vfs.read(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes: SegmentBytes = Arc::new(vfs.read(&path).map_err(|e| Error::io(&path, e))?);
         state.bytes += bytes.len() as u64;
         let header = match check_segment_header(&path, &bytes, first, dir_id) {
             Ok(len) => len,
@@ -360,7 +385,15 @@ pub(super) fn scan(
             match record_at(&bytes, at) {
                 Found::Record(seq, payload, end) if seq == state.next_seq => {
                     if seq > after {
-                        replay(seq, payload, &path, at).map_err(|e| match e {
+                        let start = at + RECORD_HEADER;
+                        let record = LogRecord {
+                            seq,
+                            segment: &bytes,
+                            payload: start..start + payload.len(),
+                            path: &path,
+                            offset: at,
+                        };
+                        replay(&record).map_err(|e| match e {
                             Error::Corrupt {
                                 reason, path: None, ..
                             } => corrupt(
@@ -718,7 +751,7 @@ mod tests {
 
     fn write(vfs: &SimVfs, records: &[&[u8]], segment_bytes: u64) -> LogWriter {
         vfs.create_dir_all(dir()).unwrap();
-        let state = scan(vfs, dir(), ID, 0, false, |_, _, _, _| Ok(())).unwrap();
+        let state = scan(vfs, dir(), ID, 0, false, |_| Ok(())).unwrap();
         let mut log = LogWriter::open(vfs, dir(), &state, segment_bytes, mark()).unwrap();
         for r in records {
             log.append(vfs, r).unwrap();
@@ -731,8 +764,8 @@ mod tests {
 
     fn read_all(vfs: &SimVfs, after: u64) -> Result<(Records, LogState)> {
         let mut out = Vec::new();
-        let state = scan(vfs, dir(), ID, after, false, |seq, p, _, _| {
-            out.push((seq, p.to_vec()));
+        let state = scan(vfs, dir(), ID, after, false, |record| {
+            out.push((record.seq, record.payload().to_vec()));
             Ok(())
         })?;
         Ok((out, state))

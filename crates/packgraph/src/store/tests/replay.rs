@@ -13,6 +13,7 @@ use super::{fingerprint, Fingerprint, Item2};
 use crate::graph::{ExternalId, Graph, GraphRead, PropertyValue, Update, VertexId};
 use crate::pma::{DeltaMapLeaf, GroupLeaf};
 use crate::store::replay::Replayer;
+use crate::store::wal::{LogRecord, SegmentBytes};
 use crate::store::StoreLeaf;
 
 #[derive(Debug, Clone)]
@@ -58,7 +59,24 @@ fn record(ops: &[Op]) -> Update {
     update
 }
 
-/// What replay gives: the graph's fingerprint, or the error's message.
+/// Record `seq`, read from `/log` at `offset`, whose payload is all of `segment`.
+fn log_record(seq: u64, segment: &SegmentBytes, offset: usize) -> LogRecord<'_> {
+    LogRecord {
+        seq,
+        segment,
+        payload: 0..segment.len(),
+        path: Path::new("/log"),
+        offset,
+    }
+}
+
+/// Records per segment in [`replay`]: a log segment holds many records, whose payloads
+/// the replayer keeps as ranges of the segment's bytes.
+const RECORDS_PER_SEGMENT: usize = 3;
+
+/// What replay gives: the graph's fingerprint, or the error's message. The records are
+/// read from segments of [`RECORDS_PER_SEGMENT`] records each, record `i` at offset
+/// `40 + 100 i`.
 fn replay<C: StoreLeaf>(
     start: &dyn Fn() -> Graph<C>,
     records: &[Vec<u8>],
@@ -70,11 +88,23 @@ where
     let mut graph = start();
     let mut replayer = Replayer::new(&mut graph, limit);
     let mut result = Ok(());
-    for (i, payload) in records.iter().enumerate() {
-        let offset = 40 + 100 * i;
-        if let Err(e) = replayer.record(i as u64 + 1, payload, Path::new("/log"), offset) {
-            result = Err(e);
-            break;
+    'segments: for (s, chunk) in records.chunks(RECORDS_PER_SEGMENT).enumerate() {
+        let segment = SegmentBytes::new(chunk.concat());
+        let mut start = 0;
+        for (j, payload) in chunk.iter().enumerate() {
+            let i = s * RECORDS_PER_SEGMENT + j;
+            let record = LogRecord {
+                seq: i as u64 + 1,
+                segment: &segment,
+                payload: start..start + payload.len(),
+                path: Path::new("/log"),
+                offset: 40 + 100 * i,
+            };
+            start += payload.len();
+            if let Err(e) = replayer.record(&record) {
+                result = Err(e);
+                break 'segments;
+            }
         }
     }
     let flushed = replayer.flush();
@@ -262,12 +292,13 @@ fn replay_counting(records: &[Update], limit: usize) -> (Fingerprint, usize) {
     let mut graph = Graph::<GroupLeaf>::new(false);
     let mut replayer = Replayer::new(&mut graph, limit);
     for (i, update) in records.iter().enumerate() {
+        let segment = SegmentBytes::new(update.encode());
         replayer
-            .record(i as u64 + 1, &update.encode(), Path::new("/log"), 40)
+            .record(&log_record(i as u64 + 1, &segment, 40))
             .unwrap();
     }
     replayer.flush().unwrap();
-    let applies = replayer.applies;
+    let applies = replayer.applies();
     (fingerprint(&graph), applies)
 }
 
