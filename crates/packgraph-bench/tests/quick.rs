@@ -242,5 +242,36 @@ fn serve_quick_rows_are_well_formed() {
         ] {
             assert!(has("http", op, size), "no http {op} row at {size}");
         }
+        // CPU per acknowledged request, read from /proc.
+        if cfg!(target_os = "linux") {
+            for op in ["server_cpu_us", "query_cpu_us", "client_cpu_us"] {
+                assert!(has("http", op, size), "no http {op} row at {size}");
+            }
+        }
+    }
+}
+
+/// `serve --client-threads` outside 1 to `--writers` exits 2 naming the flag, before any
+/// server starts.
+#[test]
+fn serve_client_threads_out_of_range_exits_2() {
+    for threads in ["0", "3"] {
+        let output = packgraph_bench()
+            .args([
+                "serve",
+                "--quick",
+                "--writers",
+                "2",
+                "--client-threads",
+                threads,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("--client-threads {threads}")),
+            "{stderr}"
+        );
     }
 }

@@ -32,7 +32,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::recover::check_growth;
-use super::wal::{LogRecord, SegmentBytes};
+use super::wal::{LogRecord, SegmentBytes, MIN_RECORD_BYTES};
 use super::StoreLeaf;
 use crate::graph::{ExternalId, Graph, GraphRead, Update, VertexId};
 use crate::{Error, Result};
@@ -44,12 +44,6 @@ use crate::{Error, Result};
 /// enough to bound the memory replay holds (the batch, 8 bytes an edge, and the pending
 /// records' places; their payloads stay in the segments' bytes, which are read whole).
 pub(super) const MERGE_OPS: usize = 1 << 20;
-
-/// The fewest bytes a log record takes: its header and checksum (20 bytes) and an empty
-/// update's payload (format version, flags, a vertex count and four empty lists). Pending
-/// records are reserved for at most a segment's bytes over this: no growth while a segment
-/// is gathered.
-const MIN_RECORD_BYTES: usize = 27;
 
 /// A record waiting in the merged batch, and where it was read. Its update is in the batch;
 /// its payload (a range of its segment's bytes) is decoded again should the batch not
@@ -193,7 +187,8 @@ impl<C: StoreLeaf> Merge<'_, C> {
     }
 
     /// The index in `segments` of `record`'s segment, added (and room reserved for the
-    /// records it may still hold) when it is new.
+    /// records it may still hold, at most its bytes left over [`MIN_RECORD_BYTES`]: no
+    /// growth while a segment is gathered) when it is new.
     fn segment_of(&mut self, record: &LogRecord<'_>) -> usize {
         let known = self
             .segments

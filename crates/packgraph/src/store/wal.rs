@@ -41,6 +41,10 @@ const RECORD_MAGIC: &[u8; 2] = b"WR";
 const RECORD_VERSION: u8 = 1;
 const RECORD_HEADER: usize = 16;
 const RECORD_OVERHEAD: usize = RECORD_HEADER + 4;
+/// The fewest bytes a record takes: its header and checksum around the smallest payload,
+/// an empty update's (format version, flags, a vertex count and four empty lists; a test
+/// checks it against [`Update::encode`](crate::graph::Update::encode)).
+pub(super) const MIN_RECORD_BYTES: usize = RECORD_OVERHEAD + 7;
 /// The unit a disk writes whole.
 const SECTOR: usize = 512;
 /// The shortest zero piece of a sector after a record's first one taken as never written.
@@ -159,9 +163,10 @@ impl LogRecord<'_> {
 }
 
 /// What the bytes at a record's position hold.
-enum Found<'a> {
-    /// A record that checks out: (sequence number, payload, end).
-    Record(u64, &'a [u8], usize),
+enum Found {
+    /// A record that checks out: (sequence number, where its payload lies in the bytes
+    /// read, end).
+    Record(u64, Range<usize>, usize),
     /// The start of a record cut short: its header is incomplete, its declared bytes run
     /// past the end of the file, or only zero bytes are left (space the file system
     /// allocated before the data reached it). What a crash mid-write leaves.
@@ -172,7 +177,7 @@ enum Found<'a> {
 }
 
 /// What the bytes starting at `at` hold (see [`Found`]).
-fn record_at(bytes: &[u8], at: usize) -> Found<'_> {
+fn record_at(bytes: &[u8], at: usize) -> Found {
     let Some(rest) = bytes.get(at..) else {
         return Found::Cut;
     };
@@ -191,11 +196,11 @@ fn record_at(bytes: &[u8], at: usize) -> Found<'_> {
         return Found::Damaged;
     }
     let body = RECORD_HEADER + len as usize;
-    let (Ok(payload), Ok(sum)) = (r.take(len as usize, "the payload"), r.u32("the CRC-32C")) else {
+    let (Ok(_), Ok(sum)) = (r.take(len as usize, "the payload"), r.u32("the CRC-32C")) else {
         return Found::Cut;
     };
     if crc32c::crc32c(&rest[..body]) == sum {
-        Found::Record(seq, payload, at + body + 4)
+        Found::Record(seq, at + RECORD_HEADER..at + body, at + body + 4)
     } else {
         Found::Damaged
     }
@@ -385,11 +390,10 @@ pub(super) fn scan(
             match record_at(&bytes, at) {
                 Found::Record(seq, payload, end) if seq == state.next_seq => {
                     if seq > after {
-                        let start = at + RECORD_HEADER;
                         let record = LogRecord {
                             seq,
                             segment: &bytes,
-                            payload: start..start + payload.len(),
+                            payload,
                             path: &path,
                             offset: at,
                         };
@@ -761,6 +765,14 @@ mod tests {
     }
 
     type Records = Vec<(u64, Vec<u8>)>;
+
+    /// [`MIN_RECORD_BYTES`], which replay reserves by, is the record of an empty update.
+    #[test]
+    fn the_smallest_record_holds_an_empty_update() {
+        let mut out = Vec::new();
+        encode_record_into(&mut out, 1, &crate::graph::Update::new().encode()).unwrap();
+        assert_eq!(out.len(), MIN_RECORD_BYTES);
+    }
 
     fn read_all(vfs: &SimVfs, after: u64) -> Result<(Records, LogState)> {
         let mut out = Vec::new();
