@@ -6,13 +6,17 @@
 //!    same keys in the same order for all three; each starts from a freshly built set.
 //! 2. Taking a snapshot of graphs of `--graph-arcs` arcs, and the first one-edge update
 //!    after it (which copies the page table) against the same update with no snapshot;
-//!    then a [`SharedGraph::commit`] of one edge (applied, its version's flat index
-//!    derived, published), the median of many.
+//!    then a [`SharedGraph::commit`] of one edge (applied and published) with no reader
+//!    about, the median of many (`shared_commit_one_edge`: no flat index is derived), and
+//!    the mean of as many with a reader about (`shared_commit_one_edge_read`: a snapshot
+//!    taken, untimed, every [`READ_EVERY`] commits, so that the writer derives the flat
+//!    index of every 16th version; the mean spreads that derivation over the commits, as a
+//!    stream of one-edge commits under readers pays it).
 //!
 //! The Aspen experiment (single edge updates while BFS queries run) is
 //! `packgraph stream --scale 20 --batch-size 1 --algorithms bfs --delete-fraction 0`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
@@ -111,7 +115,7 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
             reporter.step(format!("{mode} snapshot, batches of {batch}"));
             let mut set = Cpma::from_sorted_with_config(&start, config.clone())?;
             let mut held = (mode == "held").then(|| set.clone());
-            let (done, time) = run_batches(&keys, batch, std::time::Duration::MAX, |b| {
+            let (done, time) = run_batches(&keys, batch, Duration::MAX, |b| {
                 if mode == "fresh" {
                     held = Some(set.clone());
                 }
@@ -184,11 +188,27 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
             shared.commit(&update)?;
             commits.push(t.elapsed().as_secs_f64());
         }
+        let mut read_commits = Duration::ZERO;
+        for (i, edge) in generate::erdos_renyi(n, COMMITS, args.common.seed ^ 13)
+            .into_iter()
+            .enumerate()
+        {
+            if i % READ_EVERY == 0 {
+                drop(std::hint::black_box(shared.snapshot()));
+            }
+            let mut update = Update::new();
+            update.insert_edges(&[edge]);
+            let t = Instant::now();
+            shared.commit(&update)?;
+            read_commits += t.elapsed();
+        }
+        let read_commit = read_commits.as_secs_f64() / COMMITS as f64;
         for (op, value) in [
             ("snapshot", take),
             ("update_alone", median(alone)),
             ("update_after_snapshot", median(after)),
             ("shared_commit_one_edge", median(commits)),
+            ("shared_commit_one_edge_read", read_commit),
         ] {
             reporter.emit(Record {
                 bench: "snapshot",
@@ -207,6 +227,10 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
     reporter.finish();
     Ok(())
 }
+
+/// One-edge commits between the snapshots of the `shared_commit_one_edge_read` row: a
+/// reader about, in a time far below the window after which the writer stops indexing.
+const READ_EVERY: usize = 100;
 
 /// Batches replayed, untimed, to measure what a batch under a fresh snapshot copies.
 const VOLUME_BATCHES: usize = 20;

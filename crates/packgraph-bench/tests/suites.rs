@@ -406,10 +406,18 @@ fn bench_snapshot_compares_the_three_modes() {
         assert!(fresh("bytes_table", batch) <= copied);
         assert!((fresh("copy_ratio", batch) - copied / changed).abs() < 1e-6 * copied);
     }
-    for op in ["snapshot", "update_alone", "update_after_snapshot"] {
-        assert!(out
+    for op in [
+        "snapshot",
+        "update_alone",
+        "update_after_snapshot",
+        "shared_commit_one_edge",
+        "shared_commit_one_edge_read",
+    ] {
+        let row = out
             .iter()
-            .any(|r| r["structure"] == "graph" && r["op"] == op));
+            .find(|r| r["structure"] == "graph" && r["op"] == op)
+            .unwrap_or_else(|| panic!("no {op} row"));
+        assert!(row["value"].as_f64().unwrap() > 0.0, "{op}: {row}");
     }
 }
 
