@@ -348,8 +348,9 @@ impl RunIndex {
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
     /// of the same array: only the leaves whose contents differ between the two versions
-    /// are decoded (in both versions), and only the entries of the vertices with keys in
-    /// them are changed, each by the difference of its key counts there (so a vertex whose
+    /// are decoded, in `edges` (the earlier counts there come from `base`,
+    /// [`RunIndex::old_counts`]), and only the entries of the vertices with keys in them
+    /// are changed, each by the difference of its key counts there (so a vertex whose
     /// run spans many unchanged leaves is not re-scanned); only the segments whose entries
     /// change (and the chunks holding them) are copied, every other one is shared with
     /// `base`. `None` when the layouts differ or most leaves changed (a full build is then
