@@ -36,6 +36,11 @@ const PAIR_MIN_DEGREE: usize = 8;
 /// pieces for one thread to apply; see CHANGELOG).
 const BUILD_GRAIN: usize = 64;
 
+/// Most vertex ids per changed leaf whose entries [`RunIndex::old_counts`] walks to learn
+/// the earlier version's counts there instead of decoding the leaf; a sparser span (long
+/// gaps of vertices without arcs) is decoded.
+const OLD_WALK_PER_LEAF: usize = 256;
+
 /// log2 of the vertices per segment: 64 entries (1 KiB). A one-edge insert moves the
 /// starts of the vertices after it in its leaf, so a derived index copies every segment
 /// holding one of them: a segment is the unit copied per vertex touched, and is kept
@@ -143,14 +148,14 @@ struct Touched {
     first: Option<ShortCursor>,
 }
 
-/// The vertices with keys in the leaves `leaves` of `base_edges` or of `edges` (the same
-/// array laid out alike), in order: both versions' leaves decoded once, their runs merged.
+/// The vertices with keys in the leaves `leaves` of `edges` or, before, of its earlier
+/// version, in order: `old` gives each vertex's key count there in the earlier version (a
+/// vertex may appear in several consecutive pieces), the leaves of `edges` are decoded.
 fn touched_vertices<C: LeafCodec>(
-    base_edges: &Pma<C>,
+    old: &[(u64, u32)],
     edges: &Pma<C>,
     leaves: Range<usize>,
 ) -> Vec<Touched> {
-    let old = base_edges.run_pieces_in(32, leaves.clone());
     let new = edges.run_pieces_in(32, leaves);
     let mut touched: Vec<Touched> = Vec::with_capacity(old.len().max(new.len()));
     let mut add = |vertex: u64, before: u32, after: u32, first: Option<ShortCursor>| {
@@ -171,8 +176,8 @@ fn touched_vertices<C: LeafCodec>(
     };
     let (mut i, mut j) = (0, 0);
     while i < old.len() || j < new.len() {
-        if j == new.len() || (i < old.len() && old[i].group < new[j].group) {
-            add(old[i].group, old[i].len, 0, None);
+        if j == new.len() || (i < old.len() && old[i].0 < new[j].group) {
+            add(old[i].0, old[i].1, 0, None);
             i += 1;
         } else {
             let piece = &new[j];
@@ -182,6 +187,15 @@ fn touched_vertices<C: LeafCodec>(
         }
     }
     touched
+}
+
+/// Every vertex's key count in the leaves `leaves` of `base_edges`, decoded.
+fn decoded_counts<C: LeafCodec>(base_edges: &Pma<C>, leaves: Range<usize>) -> Vec<(u64, u32)> {
+    base_edges
+        .run_pieces_in(32, leaves)
+        .iter()
+        .map(|piece| (piece.group, piece.len))
+        .collect()
 }
 
 /// Where `v`'s run starts in `edges` when its first key is the first key at or after leaf
@@ -334,8 +348,9 @@ impl RunIndex {
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
     /// of the same array: only the leaves whose contents differ between the two versions
-    /// are decoded (in both versions), and only the entries of the vertices with keys in
-    /// them are changed, each by the difference of its key counts there (so a vertex whose
+    /// are decoded, in `edges` (the earlier counts there come from `base`,
+    /// [`RunIndex::old_counts`]), and only the entries of the vertices with keys in them
+    /// are changed, each by the difference of its key counts there (so a vertex whose
     /// run spans many unchanged leaves is not re-scanned); only the segments whose entries
     /// change (and the chunks holding them) are copied, every other one is shared with
     /// `base`. `None` when the layouts differ or most leaves changed (a full build is then
@@ -355,12 +370,72 @@ impl RunIndex {
         index.grow(num_vertices);
         // Ranges in order: each is applied to the entries as the ranges before it left
         // them, which describe the array with those ranges new and the rest old.
+        // The highest vertex an earlier range changed the entry of: entries above it are
+        // still those of `base_edges`.
+        let mut changed_up_to = None;
         for leaves in &changed {
-            for touched in touched_vertices(base_edges, edges, leaves.clone()) {
-                index.apply_touched(edges, leaves, &touched)?;
+            let old = index
+                .old_counts(base_edges, leaves.clone(), changed_up_to)
+                .unwrap_or_else(|| decoded_counts(base_edges, leaves.clone()));
+            let touched = touched_vertices(&old, edges, leaves.clone());
+            for touched in &touched {
+                index.apply_touched(edges, leaves, touched)?;
             }
+            changed_up_to = touched.last().map(|t| t.vertex).or(changed_up_to);
         }
         Some(index)
+    }
+
+    /// Every vertex's key count in the leaves `leaves` of `base_edges`, in order, read from
+    /// this index without decoding those leaves whole, when every entry above the vertex
+    /// `changed_up_to` is still that of `base_edges`. The leaves hold exactly the keys in
+    /// [`Pma::key_span`] (two heads); of the vertices there, those strictly between the
+    /// first and the last have all their keys inside, so their counts are their degrees.
+    /// Only the first vertex's keys at the leaves' start and the last one's from its run's
+    /// start are decoded (runs that may cross the leaves' ends). `None` (the caller
+    /// decodes) when an earlier range changed an entry read here, or the span holds more
+    /// vertex ids than [`OLD_WALK_PER_LEAF`] a leaf.
+    fn old_counts<C: LeafCodec>(
+        &self,
+        base_edges: &Pma<C>,
+        leaves: Range<usize>,
+        changed_up_to: Option<usize>,
+    ) -> Option<Vec<(u64, u32)>> {
+        let keys = base_edges.key_span(leaves.clone());
+        if keys.start >= keys.end {
+            return Some(Vec::new());
+        }
+        let first = usize::try_from(keys.start >> 32).ok()?;
+        let last = usize::try_from((keys.end - 1) >> 32)
+            .ok()?
+            .min(self.len.checked_sub(1)?);
+        if first >= self.len
+            || changed_up_to.is_some_and(|v| v > first)
+            || last - first > OLD_WALK_PER_LEAF * leaves.len()
+        {
+            return None;
+        }
+        let mut counts = Vec::new();
+        let leading = base_edges.count_leading_run(32, leaves, first as u64, keys.end);
+        if leading > 0 {
+            counts.push((first as u64, u32::try_from(leading).ok()?));
+        }
+        if last > first {
+            self.entry_slices(first + 1..last, |v, entries| {
+                let inside = entries.iter().enumerate().filter(|(_, e)| e.degree > 0);
+                counts.extend(inside.map(|(i, e)| ((v + i) as u64, e.degree)));
+            });
+            let entry = self.entry(last);
+            if entry.degree > 0 {
+                let high = u32::try_from(last).ok()?;
+                let inside =
+                    base_edges.count_run_below(entry.start, high, entry.degree as usize, keys.end);
+                if inside > 0 {
+                    counts.push((last as u64, u32::try_from(inside).ok()?));
+                }
+            }
+        }
+        Some(counts)
     }
 
     /// Brings the entry of `touched.vertex` up to date for the leaves `leaves`, which now
@@ -853,6 +928,65 @@ mod tests {
                     prop_assert!(Arc::ptr_eq(&next.chunks, &index.chunks));
                 }
                 index = next;
+            }
+        }
+    }
+
+    /// Per-vertex counts with a vertex's consecutive pieces added up.
+    fn merged(counts: &[(u64, u32)]) -> Vec<(u64, u32)> {
+        let mut out: Vec<(u64, u32)> = Vec::new();
+        for &(v, n) in counts {
+            match out.last_mut() {
+                Some(last) if last.0 == v => last.1 += n,
+                _ => out.push((v, n)),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// The earlier version's counts read from the index (the first and last vertex's
+        /// decoded, the others' degrees) equal a decode of the leaves, for every range of
+        /// leaves, with runs spanning several leaves, empty leaves and the array's end;
+        /// with an entry above the first vertex changed by an earlier range, the caller is
+        /// sent to decode.
+        #[test]
+        fn old_counts_match_a_decode(
+            set in proptest::collection::btree_set(((0u64..200).prop_map(|x| x * x / 200), 0u64..400), 0..2500),
+            hole in proptest::option::of((0u64..200, 0u64..200)),
+            ranges in proptest::collection::vec((0usize..64, 1usize..6), 1..8),
+        ) {
+            let arcs: Vec<(u64, u64)> = set.into_iter().collect();
+            let config = crate::pma::PmaConfig { leaf_bytes: Some(256), ..Default::default() };
+            let mut edges =
+                Pma::<GroupLeaf>::from_sorted_with_config(&keys_of(&arcs), config).unwrap();
+            if let Some((a, b)) = hole {
+                let gone: Vec<(u64, u64)> = arcs
+                    .iter()
+                    .copied()
+                    .filter(|&(u, _)| (a.min(b)..=a.max(b)).contains(&u))
+                    .collect();
+                edges.remove_batch(&keys_of(&gone));
+            }
+            let n = 203;
+            let index = RunIndex::build(&edges, n);
+            let leaves = edges.num_leaves();
+            for (start, len) in ranges {
+                let start = start % (leaves + 1);
+                let range = start..(start + len).min(leaves);
+                let want = merged(&decoded_counts(&edges, range.clone()));
+                match index.old_counts(&edges, range.clone(), None) {
+                    Some(got) => prop_assert_eq!(merged(&got), want.clone(), "leaves {:?}", range),
+                    None => prop_assert!(
+                        want.len() < 2
+                            || (want[want.len() - 1].0 - want[0].0) as usize
+                                > OLD_WALK_PER_LEAF * range.len()
+                    ),
+                }
+                if let Some(&(first, _)) = want.first() {
+                    let above = Some(first as usize + 1);
+                    prop_assert!(index.old_counts(&edges, range.clone(), above).is_none());
+                }
             }
         }
     }

@@ -368,6 +368,68 @@ impl<C: LeafCodec> Pma<C> {
         pieces
     }
 
+    /// The keys held by the leaves `leaves`: exactly those in `first..end`, where `first` is
+    /// the head of the first leaf (an empty leaf's head is the next non-empty leaf's) and
+    /// `end` that of the leaf after them (`u64::MAX` past the last leaf). Reads two heads,
+    /// decodes nothing.
+    pub(crate) fn key_span(&self, leaves: std::ops::Range<usize>) -> std::ops::Range<u64> {
+        let head = |j: usize| {
+            if j < self.num_leaves() {
+                self.head(j)
+            } else {
+                u64::MAX
+            }
+        };
+        head(leaves.start)..head(leaves.end)
+    }
+
+    /// How many keys from the start of the leaves `leaves` on have `key >> shift == group`
+    /// and are below `end`: the leaves are decoded from their first key only until a key
+    /// fails either test.
+    pub(crate) fn count_leading_run(
+        &self,
+        shift: u32,
+        leaves: std::ops::Range<usize>,
+        group: u64,
+        end: u64,
+    ) -> usize {
+        let mut count = 0;
+        for j in leaves.start..leaves.end.min(self.num_leaves()) {
+            let used = self.leaf_used(j);
+            if used == 0 {
+                continue;
+            }
+            let whole = C::for_each_while(self.leaf(j), used, |item| {
+                let key = C::key(item);
+                let ours = key < end && key >> shift == group;
+                count += usize::from(ours);
+                ours
+            });
+            if !whole {
+                break;
+            }
+        }
+        count
+    }
+
+    /// How many of the first `count` keys of the run at `short` (first key's high half
+    /// `high`) are below `end`: decoded from the run's start until a key is not.
+    pub(crate) fn count_run_below(
+        &self,
+        short: ShortCursor,
+        high: u32,
+        count: usize,
+        end: u64,
+    ) -> usize {
+        let mut below = 0;
+        self.for_count_from_short(short, high, count, |item| {
+            let ours = C::key(item) < end;
+            below += usize::from(ours);
+            ours
+        });
+        below
+    }
+
     /// Whether leaf `j` holds the same items here and in `base` (of the same layout).
     fn same_leaf(&self, base: &Self, j: usize) -> bool {
         let used = self.leaf_used(j);
