@@ -180,29 +180,29 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         }
         const COMMITS: usize = 2_000;
         let shared = SharedGraph::new(graph);
-        let mut commits = Vec::with_capacity(COMMITS);
-        for edge in generate::erdos_renyi(n, COMMITS, args.common.seed ^ 11) {
-            let mut update = Update::new();
-            update.insert_edges(&[edge]);
-            let t = Instant::now();
-            shared.commit(&update)?;
-            commits.push(t.elapsed().as_secs_f64());
-        }
-        let mut read_commits = Duration::ZERO;
-        for (i, edge) in generate::erdos_renyi(n, COMMITS, args.common.seed ^ 13)
-            .into_iter()
-            .enumerate()
-        {
-            if i % READ_EVERY == 0 {
-                drop(std::hint::black_box(shared.snapshot()));
+        // One-edge commits of fresh random edges, each timed; with `read_every`, a reader's
+        // snapshot (untimed) before every that many commits.
+        let one_edge_commits = |seed: u64, read_every: Option<usize>| -> anyhow::Result<Vec<f64>> {
+            let mut times = Vec::with_capacity(COMMITS);
+            for (i, edge) in generate::erdos_renyi(n, COMMITS, seed)
+                .into_iter()
+                .enumerate()
+            {
+                if read_every.is_some_and(|every| i % every == 0) {
+                    drop(std::hint::black_box(shared.snapshot()));
+                }
+                let mut update = Update::new();
+                update.insert_edges(&[edge]);
+                let t = Instant::now();
+                shared.commit(&update)?;
+                times.push(t.elapsed().as_secs_f64());
             }
-            let mut update = Update::new();
-            update.insert_edges(&[edge]);
-            let t = Instant::now();
-            shared.commit(&update)?;
-            read_commits += t.elapsed();
-        }
-        let read_commit = read_commits.as_secs_f64() / COMMITS as f64;
+            Ok(times)
+        };
+        // No reader about yet: these derive no index.
+        let commits = one_edge_commits(args.common.seed ^ 11, None)?;
+        let read_commits = one_edge_commits(args.common.seed ^ 13, Some(READ_EVERY))?;
+        let read_commit = read_commits.iter().sum::<f64>() / read_commits.len() as f64;
         for (op, value) in [
             ("snapshot", take),
             ("update_alone", median(alone)),
