@@ -362,14 +362,16 @@ fn ingest_group<C: StoreLeaf, R: BufRead>(
                 value: Some(unfit.value),
                 reason: unfit.reason.into(),
             };
-            // The update is built from the writer's own graph under its lock: a snapshot
-            // of the latest version would need that version's vertex index.
-            match group.append_with(|g| build_update(g, &ops, C::WEIGHTED).map_err(unfit)) {
-                Ok((seq, applied)) => appended.push(Appended {
+            // The update is built from the writer's own graph under its lock (a snapshot
+            // of the latest version would need that version's vertex index); it only looks
+            // up vertices, so a batch of edges between known vertices joins the group's
+            // merged batch.
+            match group.append_merged_with(|g| build_update(g, &ops, C::WEIGHTED).map_err(unfit)) {
+                Ok((seq, merged)) => appended.push(Appended {
                     seq,
                     line,
                     ops: ops.len(),
-                    self_loops: applied.self_loops,
+                    self_loops: merged.self_loops,
                 }),
                 Err(e @ packgraph::Error::Io { .. }) => break GroupEnd::Failed(e.into()),
                 Err(e) => break GroupEnd::Failed(BadInput(e).into()),

@@ -133,11 +133,13 @@ fn append_group<C: StoreLeaf, T>(
                 return Ok(None);
             }
             let mut unfit = None;
-            match group.append_with(|graph| build(graph, ops, C::WEIGHTED, &mut unfit)) {
+            // `build` only looks up vertices: a batch of edges between known vertices
+            // joins the group's merged batch.
+            match group.append_merged_with(|graph| build(graph, ops, C::WEIGHTED, &mut unfit)) {
                 // The group's version is known once it ends: until then, the batch's own.
-                Ok((seq, applied)) => Ok(Some(Applied {
+                Ok((seq, merged)) => Ok(Some(Applied {
                     seq,
-                    version: applied.version,
+                    version: merged.version,
                 })),
                 Err(e) => Err(refused(e, unfit)),
             }
@@ -212,10 +214,10 @@ impl Backend {
                         return Ok(None);
                     }
                     let mut unfit = None;
-                    match group.commit_with(|graph| build(graph, ops, false, &mut unfit)) {
-                        Ok(applied) => Ok(Some(Applied {
-                            seq: applied.version,
-                            version: applied.version,
+                    match group.commit_merged_with(|graph| build(graph, ops, false, &mut unfit)) {
+                        Ok(merged) => Ok(Some(Applied {
+                            seq: merged.version,
+                            version: merged.version,
                         })),
                         Err(e) => Err(refused(e, unfit)),
                     }

@@ -52,7 +52,7 @@ pub use self::ids::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICE
 use self::index::RunIndex;
 pub use self::properties::{Properties, PropertyValue};
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
-pub use self::snapshot::{GroupCommit, SharedGraph, Snapshot, VersionStats, READ_RECENTLY};
+pub use self::snapshot::{GroupCommit, Merged, SharedGraph, Snapshot, VersionStats, READ_RECENTLY};
 pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};
 
 /// A dynamic graph whose edges carry `f64` weights.

@@ -128,8 +128,30 @@ impl<C: EdgeLeaf> Graph<C> {
         })
     }
 
-    /// Checks `update` against the graph and works out its ids and vertex count.
-    fn plan(&self, update: Batch<'_>) -> Result<Plan> {
+    /// Whether `update` may be applied later, merged with other such updates into one
+    /// batch, with the result of applying each now (`GroupCommit::commit_merged_with`): it
+    /// only inserts and deletes edges between vertices the graph has (every external id it
+    /// names is interned, no vertex count or insert endpoint past the graph's, no property
+    /// change), so it changes no id or vertex count and later updates are built the same
+    /// whether it was applied or not. `Ok(Some(self_loops))` for such an update (its
+    /// inserts that are loops); `Ok(None)` for one to apply alone; the error
+    /// [`Graph::apply`] gives for one it refuses.
+    pub(crate) fn check_mergeable(&self, update: &Update) -> Result<Option<usize>> {
+        Self::check_weights(Batch::of(update))?;
+        let n = self.num_vertices;
+        let (endpoints, self_loops) = scan_endpoints(&update.inserts);
+        let mergeable = update.properties.is_empty()
+            && update.min_vertices <= n
+            && endpoints <= n
+            && update
+                .vertices
+                .iter()
+                .all(|id| self.ids.internal_id(id).is_some());
+        Ok(mergeable.then_some(self_loops))
+    }
+
+    /// Refuses weights given to an unweighted graph and weights that are not finite.
+    fn check_weights(update: Batch<'_>) -> Result<()> {
         if let Some(weights) = update.weights {
             if !C::WEIGHTED {
                 return Err(Error::invalid_reason(
@@ -144,6 +166,12 @@ impl<C: EdgeLeaf> Graph<C> {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Checks `update` against the graph and works out its ids and vertex count.
+    fn plan(&self, update: Batch<'_>) -> Result<Plan> {
+        Self::check_weights(update)?;
         let too_many = |requested: usize| {
             Error::invalid_reason(format!(
                 "cannot grow the graph from {} to {requested} vertices: ids are limited to 2^32 - 1 vertices",

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use super::recover::check_growth;
 use super::wal::{LogRecord, SegmentBytes, MIN_RECORD_BYTES};
 use super::StoreLeaf;
-use crate::graph::{ExternalId, Graph, GraphRead, Update, VertexId};
+use crate::graph::{ExternalId, Graph, GraphRead, Update};
 use crate::{Error, Result};
 
 /// Edge operations gathered before a merged batch is applied: large enough that the
@@ -171,7 +171,7 @@ impl<C: StoreLeaf> Merge<'_, C> {
         self.ids_in_step &= vertices == interned;
         self.new_ids.extend(added.into_iter().cloned());
         let segment = self.segment_of(record);
-        append(&mut self.batch, update);
+        self.batch.append(update);
         self.ops += update.inserts().len() + update.deletes().len();
         self.vertices = vertices;
         self.pending.push(Pending {
@@ -278,62 +278,4 @@ fn vertices_after(vertices: usize, update: &Update) -> usize {
         .max()
         .unwrap_or(0);
     vertices.max(update.required_vertices()).max(endpoints)
-}
-
-/// Appends `record`'s ids, vertex count, edge operations (in their order) and property
-/// changes to `batch`.
-fn append(batch: &mut Update, record: &Update) {
-    batch.add_vertices(record.vertices().iter().cloned());
-    batch.min_vertices(record.required_vertices());
-    let inserts = record.inserts();
-    let weights = record.weights();
-    let deletes = record.deletes();
-    // The places of the deletes among the inserts (none to work out for the common record
-    // that only inserts).
-    let after: Vec<usize> = if deletes.is_empty() {
-        Vec::new()
-    } else {
-        record.deletes_after().collect()
-    };
-    let mut done = 0;
-    let mut d = 0;
-    while d < deletes.len() {
-        let at = after[d].min(inserts.len());
-        let run = after[d..].iter().take_while(|&&a| a == after[d]).count();
-        insert_range(batch, inserts, weights, done..at.max(done));
-        done = done.max(at);
-        batch.delete_edges(&deletes[d..d + run]);
-        d += run;
-    }
-    insert_range(batch, inserts, weights, done..inserts.len());
-    for change in record.property_changes() {
-        match &change.value {
-            Some(value) => batch.set_property(&change.name, change.vertex, value.clone()),
-            None => batch.remove_property(&change.name, change.vertex),
-        };
-    }
-}
-
-fn insert_range(
-    batch: &mut Update,
-    inserts: &[(VertexId, VertexId)],
-    weights: Option<&[f64]>,
-    range: std::ops::Range<usize>,
-) {
-    if range.is_empty() {
-        return;
-    }
-    match weights {
-        Some(w) => {
-            let edges: Vec<_> = inserts[range.clone()]
-                .iter()
-                .zip(&w[range])
-                .map(|(&(u, v), &w)| (u, v, w))
-                .collect();
-            batch.insert_weighted_edges(&edges);
-        }
-        None => {
-            batch.insert_edges(&inserts[range]);
-        }
-    }
 }

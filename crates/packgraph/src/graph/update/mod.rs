@@ -237,6 +237,68 @@ impl Update {
     pub fn property_changes(&self) -> &[PropertyChange] {
         &self.properties
     }
+
+    /// Appends `record`'s ids, vertex count, edge operations and property changes after
+    /// this update's: since an update's operations on one edge take effect in the order
+    /// they were added (the last wins, weights included), applying the result does what
+    /// applying this update and then `record` does, as long as neither adds a vertex whose
+    /// number depends on the order (log replay and a group's merged batch check that).
+    pub(crate) fn append(&mut self, record: &Update) {
+        self.add_vertices(record.vertices().iter().cloned());
+        self.min_vertices(record.required_vertices());
+        let inserts = record.inserts();
+        let weights = record.weights();
+        let deletes = record.deletes();
+        // The places of the deletes among the inserts (none to work out for the common
+        // record that only inserts).
+        let after: Vec<usize> = if deletes.is_empty() {
+            Vec::new()
+        } else {
+            record.deletes_after().collect()
+        };
+        let mut done = 0;
+        let mut d = 0;
+        while d < deletes.len() {
+            let at = after[d].min(inserts.len());
+            let run = after[d..].iter().take_while(|&&a| a == after[d]).count();
+            self.insert_range(inserts, weights, done..at.max(done));
+            done = done.max(at);
+            self.delete_edges(&deletes[d..d + run]);
+            d += run;
+        }
+        self.insert_range(inserts, weights, done..inserts.len());
+        for change in record.property_changes() {
+            match &change.value {
+                Some(value) => self.set_property(&change.name, change.vertex, value.clone()),
+                None => self.remove_property(&change.name, change.vertex),
+            };
+        }
+    }
+
+    /// Inserts `inserts[range]`, with their weights if they have any.
+    fn insert_range(
+        &mut self,
+        inserts: &[(VertexId, VertexId)],
+        weights: Option<&[f64]>,
+        range: std::ops::Range<usize>,
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        match weights {
+            Some(w) => {
+                let edges: Vec<_> = inserts[range.clone()]
+                    .iter()
+                    .zip(&w[range])
+                    .map(|(&(u, v), &w)| (u, v, w))
+                    .collect();
+                self.insert_weighted_edges(&edges);
+            }
+            None => {
+                self.insert_edges(&inserts[range]);
+            }
+        }
+    }
 }
 
 /// What [`Graph::apply`](super::Graph::apply) did.
