@@ -43,6 +43,10 @@ pub(crate) struct SnapshotArgs {
     /// Arcs of the graphs whose snapshot cost is measured (comma-separated; empty for none).
     #[arg(long, default_value = "1e6,3e7", value_parser = parse_count_list)]
     graph_arcs: CountList,
+    /// One-edge commits timed per row of `shared_commit_one_edge` and
+    /// `shared_commit_one_edge_read` (more, e.g., to profile the commit alone).
+    #[arg(long, default_value = "2000", value_parser = parse_count)]
+    commits: usize,
     /// Which of the insert modes to run (comma-separated: none, held, fresh), e.g. one
     /// alone under a profiler.
     #[arg(long, value_delimiter = ',', default_value = "none,held,fresh")]
@@ -88,9 +92,13 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
         args.max_batch_keys = args.max_batch_keys.min(1_000_000);
         args.graph_arcs.cap(1_000_000);
     }
-    if args.keys == 0 || args.batch_sizes.contains(&0) || args.graph_arcs.contains(&0) {
+    if args.keys == 0
+        || args.commits == 0
+        || args.batch_sizes.contains(&0)
+        || args.graph_arcs.contains(&0)
+    {
         return Err(usage_error(
-            "--keys, --batch-sizes and --graph-arcs must be positive".into(),
+            "--keys, --commits, --batch-sizes and --graph-arcs must be positive".into(),
         ));
     }
     let reporter = Reporter::new(
@@ -178,13 +186,12 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
             after.push(t.elapsed().as_secs_f64());
             drop(snapshot);
         }
-        const COMMITS: usize = 2_000;
         let shared = SharedGraph::new(graph);
         // One-edge commits of fresh random edges, each timed; with `read_every`, a reader's
         // snapshot (untimed) before every that many commits.
         let one_edge_commits = |seed: u64, read_every: Option<usize>| -> anyhow::Result<Vec<f64>> {
-            let mut times = Vec::with_capacity(COMMITS);
-            for (i, edge) in generate::erdos_renyi(n, COMMITS, seed)
+            let mut times = Vec::with_capacity(args.commits);
+            for (i, edge) in generate::erdos_renyi(n, args.commits, seed)
                 .into_iter()
                 .enumerate()
             {

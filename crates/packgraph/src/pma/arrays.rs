@@ -405,7 +405,7 @@ impl Checked {
             len,
             total_used,
             page_copies: AtomicUsize::new(0),
-            lineage: Arc::new(()),
+            lineage: Arc::default(),
             codec: PhantomData,
         })
     }

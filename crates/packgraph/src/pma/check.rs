@@ -13,6 +13,7 @@ impl<C: LeafCodec> Pma<C> {
         let broken = |leaf, what: String| Err(PmaError::Invariant { leaf, what });
         let num_leaves = self.num_leaves();
         self.check_table()?;
+        self.check_spare()?;
         let table = &self.table;
         for (p, page) in table.pages().enumerate() {
             let leaves = (num_leaves - p * self.page_leaves()).min(self.page_leaves());

@@ -27,7 +27,10 @@
 //! another version holds copies that one (pages counted by [`Pma::page_copies`]); unshared
 //! ones are written in place, so with no other version alive nothing is copied and updates
 //! run as before, and a write under a snapshot copies the pages it changes, a group of 8
-//! entries per changed page, and two arrays of about √(pages / 8) entries. Files store
+//! entries per changed page, a supergroup of about √(pages / 8) / 4 entries per changed
+//! group, and the top level; the top level's copy is made from the table of a dropped
+//! version, left spare in the [`Lineage`] shared by the versions, changing only the
+//! entries that differ (`table.rs`). Files store
 //! pages of [`PmaConfig::page_bytes`]: when in-memory pages are smaller, [`Pma::parts`]
 //! cuts a contiguous copy of the leaves into them.
 //! Growth and shrink build new pages and leave old versions untouched. Pages a dropped
@@ -73,7 +76,7 @@ mod tests;
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use self::arrays::{FilledPages, IntoPma, PageSlot, PmaParts, PmaPartsRef, RebuildError};
 pub use self::config::PmaConfig;
@@ -177,7 +180,8 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     /// exists, so no page can be shared and writes skip the per-page check (soundness
     /// rests on it, see `Pma::leaves_mut`). Declared after `table`, so that a version being
     /// dropped lets go of its pages before its lineage; never downgraded to a weak pointer.
-    lineage: Arc<()>,
+    /// Also holds the spare table a dropped version leaves for the next copy ([`Lineage`]).
+    lineage: Arc<Lineage>,
     codec: PhantomData<fn() -> C>,
 }
 
@@ -192,6 +196,75 @@ fn empty_page(leaves: usize, leaf_bytes: usize) -> Page {
 }
 
 pub(crate) use self::table::Table;
+
+/// What the versions cloned from one build share: the page table of the version dropped
+/// last, when nothing else held it, kept for the next write that must copy a shared table.
+///
+/// A version's page table holds one reference to each supergroup; a copy of a table counts
+/// every supergroup once more, and dropping a table counts each down again, so a writer
+/// publishing versions one after another paid a count up and a count down per supergroup
+/// and version, nearly all on supergroups the two versions share. A version dropped with a
+/// table no other version holds ([`Pma`]'s `Drop`) leaves the table here instead; the
+/// writer's next copy takes it and changes only the entries where it differs from the
+/// table being copied ([`Table::assign`]): its references pass to the copy.
+///
+/// The spare's references keep the supergroups, groups and pages it reaches alive until
+/// the next copy (at most one dropped version's worth). Nothing ever reads through them
+/// but that copy, which compares pointers, so a writer that finds no other version alive
+/// writes in place what the spare also reaches (see `LeavesMut::private`).
+#[derive(Default)]
+pub(crate) struct Lineage {
+    spare: Mutex<Option<Arc<Table>>>,
+}
+
+impl Lineage {
+    /// Keeps `table`, which only the version being dropped holds, as the spare (letting go
+    /// of the previous spare, outside the lock). Skipped while another thread holds the
+    /// slot: dropping the table is then only slower.
+    fn keep_spare(&self, table: &Arc<Table>) {
+        let previous = match self.spare.try_lock() {
+            Ok(mut slot) => slot.replace(Arc::clone(table)),
+            Err(_) => return,
+        };
+        drop(previous);
+    }
+
+    /// The spare table, if a dropped version left one.
+    fn take_spare(&self) -> Option<Arc<Table>> {
+        // The slot's state is valid at every step, so a panic elsewhere cannot break it.
+        self.spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The page table in `table` for writing: a copy when another version shares it (one
+/// pointer and one head per supergroup), made from `lineage`'s spare table when a dropped
+/// version left one, so that only the entries that differ change their counts.
+fn table_mut<'t>(table: &'t mut Arc<Table>, lineage: &Lineage) -> &'t mut Table {
+    if Arc::strong_count(table) > 1 {
+        if let Some(mut spare) = lineage.take_spare() {
+            // Unique unless the version that left it is still letting go of its own
+            // reference; then it is simply dropped.
+            if let Some(copy) = Arc::get_mut(&mut spare) {
+                copy.assign(table);
+                *table = spare;
+            }
+        }
+    }
+    Arc::make_mut(table)
+}
+
+impl<C: LeafCodec> Drop for Pma<C> {
+    /// Leaves this version's page table to the lineage's next copy ([`Lineage`]) when no
+    /// other version holds it and another version is alive to write.
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.lineage) > 1 && Arc::strong_count(&self.table) == 1 {
+            self.lineage.keep_spare(&self.table);
+        }
+    }
+}
 
 /// Where a [`Pma`]'s bytes go (see [`Pma::memory`]); the parts add up to
 /// [`Pma::size_in_bytes`].
@@ -360,8 +433,11 @@ impl<C: LeafCodec> Pma<C> {
         PageStats {
             pages: self.num_pages(),
             // A page held by this table alone has count 1; a table, supergroup or group
-            // shared with a clone shares all its pages.
-            shared: if Arc::strong_count(&self.table) > 1 {
+            // shared with a clone shares all its pages. With no other version alive, only
+            // the lineage's spare table may hold more references: no version shares them.
+            shared: if Arc::strong_count(&self.lineage) == 1 {
+                0
+            } else if Arc::strong_count(&self.table) > 1 {
                 self.num_pages()
             } else {
                 let group_shared = |g: &Arc<table::Group>| {
@@ -386,6 +462,24 @@ impl<C: LeafCodec> Pma<C> {
             copied: self.page_copies.load(Ordering::Relaxed),
             page_bytes: self.page_leaves() * self.leaf_bytes,
         }
+    }
+
+    /// Checks the lineage's spare table, if any: not this version's, and its top level's
+    /// two arrays of one length.
+    fn check_spare(&self) -> Result<(), PmaError> {
+        let slot = self.lineage.spare.lock();
+        let slot = slot.unwrap_or_else(PoisonError::into_inner);
+        let broken = slot.as_ref().is_some_and(|spare| {
+            Arc::ptr_eq(spare, &self.table) || spare.supers.len() != spare.super_heads.len()
+        });
+        drop(slot);
+        if broken {
+            return Err(PmaError::Invariant {
+                leaf: 0,
+                what: "the spare page table is this version's or malformed".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Pages copied so far by this handle because a clone shared them.

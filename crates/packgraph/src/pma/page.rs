@@ -172,8 +172,9 @@ pub(super) struct LeavesMut<'a> {
     super_heads: &'a mut [u64],
     copies: &'a AtomicUsize,
     /// No other version of the array exists, so every supergroup, group and page in
-    /// `supers` has no other `Arc` and writes skip the sharing check. Soundness rests on
-    /// this: the `unsafe` calls of [`cow`] and [`unique_mut`] pass it on. Set only by
+    /// `supers` has no other `Arc` but those the lineage's spare table holds, through
+    /// which nothing reads (`Lineage` in `mod.rs`), and writes skip the sharing check.
+    /// Soundness rests on this: the `unsafe` calls of [`cow`] and [`unique_mut`] pass it on. Set only by
     /// [`Pma::leaves_mut`], which establishes it, and copied into both halves by
     /// [`LeavesMut::split_at_super`] (private to this module, so nothing else can set it).
     private: bool,
@@ -241,7 +242,8 @@ impl<'a> LeavesMut<'a> {
         let private = self.private;
         // SAFETY: `self.private` is true only if `Pma::leaves_mut` saw no other version (see
         // the field), so then no supergroup of `self.supers`, nor any group of one, this one
-        // included, has another `Arc`.
+        // included, has another `Arc` but the lineage's spare table's, which nothing reads
+        // through while this view lives.
         let sup = unsafe { unique_mut(&mut self.supers[s], private) };
         let Super {
             groups,
@@ -275,7 +277,7 @@ impl<'a> LeavesMut<'a> {
         let local = place.local;
         let within = local & ((1 << shift) - 1);
         // SAFETY: as in `place_mut`: with `private` true no page of the group has another
-        // `Arc` either (only cloning a version's table shares pages).
+        // `Arc` either but the spare table's (only cloning a version's table shares pages).
         let page = unsafe { cow(&mut place.group.pages[local >> shift], private, copies) };
         let first_of_group = local == 0;
         LeafMut {
@@ -505,7 +507,7 @@ impl GroupFill<'_> {
             } else {
                 // SAFETY: `private` is the view's, true only if `Pma::leaves_mut` saw no
                 // other version (see `LeavesMut::private`), so then `slot`'s page has no
-                // other `Arc`.
+                // other `Arc` but the lineage's spare table's, read by nothing meanwhile.
                 unsafe { cow(slot, private, copies) }
             };
             f(
@@ -560,16 +562,19 @@ impl<C: LeafCodec> Pma<C> {
         // Establishes `LeavesMut::private`. Every version cloned from this build holds
         // `lineage`, and only cloning a version's table clones supergroup, group and page
         // pointers, so a count of 1 means that no other version, and so no other `Arc` of
-        // any of our supergroups, groups or pages, exists; `&mut self` means no clone is
-        // being made now, so it stays 1 while the view lives. The acquire fence pairs with
-        // the release decrement of each version dropped meanwhile (on any thread; it drops
-        // its table before its lineage), so its reads of shared pages happen before our
-        // writes, as `Arc::get_mut` would ensure.
+        // any of our supergroups, groups or pages, exists, but those of the lineage's spare
+        // table (a dropped version's, left while it still held the lineage): only a write
+        // of a version takes the spare, and there is no other version to write, so nothing
+        // reads through it until this version's own next copy, which compares pointers;
+        // `&mut self` means no clone is being made now, so the count stays 1 while the view
+        // lives. The acquire fence pairs with the release decrement of each version dropped
+        // meanwhile (on any thread; it drops its table before its lineage), so its reads of
+        // shared pages happen before our writes, as `Arc::get_mut` would ensure.
         let private = Arc::strong_count(&self.lineage) == 1;
         if private {
             fence(Ordering::Acquire);
         }
-        let table = Arc::make_mut(&mut self.table);
+        let table = super::table_mut(&mut self.table, &self.lineage);
         // The stored copy (see `Table::stored`) would go stale.
         table.stored_copy.take();
         LeavesMut {

@@ -56,10 +56,12 @@ pub(super) fn prefetch_addr(addr: *const u8) {
 /// which skips that check and writes the page where it is.
 ///
 /// # Safety
-/// If `private` is true, `slot` must be the only `Arc`, strong or weak, of its page, and
-/// every access to the page through another `Arc` that has since been dropped (on any
-/// thread) must happen before this call. Otherwise the returned `&mut` aliases bytes that
-/// another version reads: undefined behaviour. With `private` false any `slot` is fine.
+/// If `private` is true, `slot` must be the only `Arc`, strong or weak, of its page that
+/// anything dereferences while the returned reference lives (others may exist, unread,
+/// as the PMA's spare table holds them), and every access to the page through another
+/// `Arc` (on any thread) must happen before this call. Otherwise the returned `&mut`
+/// aliases bytes that another version reads: undefined behaviour. With `private` false any
+/// `slot` is fine.
 #[inline]
 pub(super) unsafe fn cow<'p>(
     slot: &'p mut Page,
@@ -67,11 +69,12 @@ pub(super) unsafe fn cow<'p>(
     copies: &AtomicUsize,
 ) -> &'p mut [u8] {
     if private {
-        // SAFETY: by the contract, `slot` is the page's only `Arc` and every access through
-        // another one happened before this call; `slot` is borrowed mutably for `'p`, so
-        // nothing else reaches the page meanwhile. A unique `&mut` to its bytes is then
-        // sound, exactly as `Arc::get_mut` would give; the pointer comes from the `Arc`'s
-        // own allocation, not from a shared reference, so writing through it is allowed.
+        // SAFETY: by the contract, no other `Arc` of the page is dereferenced while the
+        // result lives and every access through one happened before this call; `slot` is
+        // borrowed mutably for `'p`, so nothing else reaches the page meanwhile. A unique
+        // `&mut` to its bytes is then sound, as the one `Arc::get_mut` gives; the pointer
+        // comes from the `Arc`'s own allocation, not from a shared reference, so writing
+        // through it is allowed.
         return unsafe { &mut *Arc::as_ptr(slot).cast_mut() };
     }
     if Arc::get_mut(slot).is_none() {
@@ -87,14 +90,16 @@ pub(super) unsafe fn cow<'p>(
 ///
 /// # Safety
 /// As [`cow`]: if `private` is true, `slot` must be the only `Arc`, strong or weak, of its
-/// value, and every access through another `Arc` since dropped must happen before this call.
+/// value that anything dereferences while the returned reference lives, and every access
+/// through another `Arc` must happen before this call.
 #[inline]
 pub(super) unsafe fn unique_mut<T: Clone>(slot: &mut Arc<T>, private: bool) -> &mut T {
     if private {
-        // SAFETY: by the contract, `slot` is the value's only `Arc` and every access through
-        // another one happened before this call; `slot` is borrowed mutably for the returned
-        // lifetime, so nothing else reaches the value meanwhile, exactly as `Arc::get_mut`
-        // would ensure. The pointer comes from the `Arc`'s own allocation.
+        // SAFETY: by the contract, no other `Arc` of the value is dereferenced while the
+        // result lives and every access through one happened before this call; `slot` is
+        // borrowed mutably for the returned lifetime, so nothing else reaches the value
+        // meanwhile, as `Arc::get_mut` would ensure. The pointer comes from the `Arc`'s own
+        // allocation.
         return unsafe { &mut *Arc::as_ptr(slot).cast_mut() };
     }
     Arc::make_mut(slot)
@@ -147,6 +152,13 @@ mod tests {
         // thread).
         unsafe { unique_mut(&mut slot, true)[2] = 9 };
         assert_eq!((Arc::as_ptr(&slot), &slot[..]), (at, &[7, 8, 9][..]));
+        // Another `Arc` that nothing reads while the reference lives (as a spare page
+        // table holds them): written in place, seen through it afterwards.
+        let unread = Arc::clone(&slot);
+        // SAFETY: `unread` is not dereferenced while the returned reference lives.
+        unsafe { unique_mut(&mut slot, true)[0] = 4 };
+        assert!(Arc::ptr_eq(&unread, &slot));
+        assert_eq!(&unread[..], &[4, 8, 9][..]);
     }
 
     #[test]

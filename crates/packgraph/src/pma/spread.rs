@@ -43,7 +43,7 @@ impl<C: LeafCodec> Pma<C> {
             len: items.len(),
             total_used: 0,
             page_copies: AtomicUsize::new(0),
-            lineage: Arc::new(()),
+            lineage: Arc::default(),
             codec: PhantomData,
         };
         let mut leaves = pma.leaves_mut();

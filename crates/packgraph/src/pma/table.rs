@@ -9,13 +9,15 @@
 //! supergroup it touches (one pointer and one head per group), each group it touches (its
 //! page pointers and 12 bytes per leaf), then each page it touches. A write touches one
 //! group per changed page (or per run of changed pages) but shares supergroups with its
-//! neighbours, so groups are kept small (8 pages) and the rest of the page count is split
-//! evenly between the supergroups and the top level: a one-key update after a snapshot
-//! copies one page, 8 group entries and two arrays of about √(pages / 8) entries. With
-//! pages of one leaf, a batch of 1e3 random keys into 122 k leaves copied 0.56 MB of table
-//! for 0.32 MB of changed leaves (`packgraph-bench snapshot --share-bytes 256`), against
-//! 1.7 MB with groups of 64 pages (Aspen, section 5.2, shares the same way through its
-//! trees).
+//! neighbours, so groups are kept small (8 pages). The top level's copy is made from the
+//! table of a dropped version when one is spare (`Lineage` in `mod.rs`,
+//! [`Table::assign`]): a compare per supergroup and a reference count only where the two
+//! differ. A supergroup's copy counts every group it points to once more (a cache miss
+//! each, and as many again when the old one is dropped), so supergroups get fewer of the
+//! page count's bits than the top level ([`TOP_EXTRA_SHIFT`]): a one-key update after a
+//! snapshot copies one page, 8 group entries, a supergroup of about √(pages / 8) / 4 and
+//! the top level of about 4·√(pages / 8) entries (Aspen, section 5.2, shares the same way
+//! through its trees).
 //!
 //! Search stays flat binary searches, one a level: over the supergroups' first heads, one
 //! supergroup's group heads, then one group's leaf heads. A leaf's bytes, head and size
@@ -41,6 +43,13 @@ const GROUP_PAGE_SHIFT: u32 = 3;
 /// Most groups per supergroup (as a power of two): beyond this a level's copy costs more
 /// than the level above's.
 const MAX_LEVEL_SHIFT: u32 = 10;
+
+/// Bits of the group count the top level takes before the rest is split evenly between
+/// it and the supergroups: a supergroup's copy costs a reference count (a cache miss) per
+/// group, the top level's, made from a spare table, a compare per supergroup. Set by the
+/// one-edge commit rows of `packgraph-bench snapshot` (at 30 M arcs: supergroups of 16
+/// groups under a top level of 220 entries, against 64 under 55).
+const TOP_EXTRA_SHIFT: u32 = 4;
 
 /// A run of `1 << group_shift` leaves (fewer in the last group): their pages, heads and
 /// sizes.
@@ -131,12 +140,16 @@ impl Clone for Table {
 }
 
 /// log2 of the pages per group and of the groups per supergroup for a table of
-/// `num_pages` pages: groups of [`GROUP_PAGE_SHIFT`], then about half the remaining bits
-/// of the page count each for the supergroups and the top level.
+/// `num_pages` pages: groups of [`GROUP_PAGE_SHIFT`], then, past the top level's
+/// [`TOP_EXTRA_SHIFT`] bits, about half the remaining bits of the page count each for the
+/// supergroups and the top level.
 fn level_shifts(num_pages: usize) -> (u32, u32) {
     let bits = usize::BITS - num_pages.max(1).saturating_sub(1).leading_zeros();
     let pages = bits.min(GROUP_PAGE_SHIFT);
-    let groups = (bits - pages).div_ceil(2).min(MAX_LEVEL_SHIFT);
+    let groups = (bits - pages)
+        .saturating_sub(TOP_EXTRA_SHIFT)
+        .div_ceil(2)
+        .min(MAX_LEVEL_SHIFT);
     (pages, groups)
 }
 
@@ -178,6 +191,27 @@ impl Table {
             super_heads,
             stored_copy: OnceLock::new(),
         }
+    }
+
+    /// Makes this table a copy of `other` (its levels; not the stored copy), changing only
+    /// the entries that differ: a supergroup both hold keeps this table's reference, which
+    /// passes to the copy, so a table a few writes apart from `other` costs a few
+    /// reference counts and a compare per supergroup instead of a count up per supergroup
+    /// now and a count down when `other`'s holder drops it (see `Lineage` in `mod.rs`).
+    pub(crate) fn assign(&mut self, other: &Table) {
+        self.group_shift = other.group_shift;
+        self.super_shift = other.super_shift;
+        self.supers.truncate(other.supers.len());
+        for (mine, theirs) in self.supers.iter_mut().zip(&other.supers) {
+            if !Arc::ptr_eq(mine, theirs) {
+                *mine = Arc::clone(theirs);
+            }
+        }
+        let kept = self.supers.len();
+        self.supers.extend(other.supers[kept..].iter().cloned());
+        self.super_heads.clear();
+        self.super_heads.extend_from_slice(&other.super_heads);
+        self.stored_copy = OnceLock::new();
     }
 
     /// A table of `num_leaves` empty leaves of `leaf_bytes`, `1 << page_shift` a page.
@@ -374,14 +408,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn groups_are_small_and_the_rest_splits_evenly() {
+    fn groups_are_small_and_the_top_level_is_widest() {
         assert_eq!(level_shifts(0), (0, 0));
         assert_eq!(level_shifts(1), (0, 0));
         assert_eq!(level_shifts(2), (1, 0));
         assert_eq!(level_shifts(4), (2, 0));
-        assert_eq!(level_shifts(9), (3, 1));
-        assert_eq!(level_shifts(1 << 15), (3, 6));
-        assert_eq!(level_shifts(122_000), (3, 7));
+        assert_eq!(level_shifts(9), (3, 0));
+        assert_eq!(level_shifts(1 << 8), (3, 1));
+        assert_eq!(level_shifts(1 << 15), (3, 4));
+        assert_eq!(level_shifts(122_000), (3, 5));
         assert_eq!(
             level_shifts(usize::MAX),
             (GROUP_PAGE_SHIFT, MAX_LEVEL_SHIFT)
@@ -432,6 +467,205 @@ mod tests {
                     table.supers.len() > 1,
                     "{num_leaves} leaves in one supergroup"
                 );
+            }
+        }
+    }
+
+    /// Every supergroup pointer of `table`.
+    fn supers(table: &Table) -> Vec<*const Super> {
+        table.supers.iter().map(Arc::as_ptr).collect()
+    }
+
+    #[test]
+    fn assign_copies_the_levels_and_counts_only_what_differs() {
+        let base = Table::empty(5_000, 64, 1);
+        assert!(base.supers.len() > 4);
+        let mut other = base.clone();
+        // `other` replaces two supergroups, as a write under a snapshot does.
+        for s in [1, 3] {
+            other.supers[s] = Arc::new((*other.supers[s]).clone());
+            other.super_heads[s] = s as u64;
+        }
+        let replaced = Arc::downgrade(&base.supers[3]);
+        let mut spare = base;
+        spare
+            .stored_copy
+            .get_or_init(|| vec![1u8; 3].into_boxed_slice());
+        spare.assign(&other);
+        assert_eq!(supers(&spare), supers(&other));
+        assert_eq!(spare.super_heads, other.super_heads);
+        assert_eq!(
+            (spare.group_shift, spare.super_shift),
+            (other.group_shift, other.super_shift)
+        );
+        assert!(spare.stored_copy.get().is_none());
+        // Each supergroup is held by the two tables, no more; the replaced one is gone.
+        assert!(other.supers.iter().all(|s| Arc::strong_count(s) == 2));
+        assert!(replaced.upgrade().is_none());
+
+        // A table of another shape or length is copied whole.
+        for num_leaves in [100, 5_000, 40_000] {
+            let other = Table::empty(num_leaves, 64, 0);
+            let mut spare = Table::empty(5_000, 64, 1);
+            spare.assign(&other);
+            assert_eq!(supers(&spare), supers(&other));
+            assert_eq!(spare.super_heads, other.super_heads);
+            assert_eq!(spare.num_leaves(), num_leaves);
+        }
+    }
+
+    /// Keys `0, 10, 20, ...` in small leaves, so that the table has many supergroups.
+    fn paged() -> crate::pma::Cpma {
+        let config = crate::pma::PmaConfig {
+            leaf_bytes: Some(64),
+            page_bytes: 128,
+            upper_density_root: 0.6,
+            lower_density_root: 0.2,
+            lower_density_leaf: 0.05,
+            ..crate::pma::PmaConfig::default()
+        };
+        let keys: Vec<u64> = (0..20_000).map(|i| i * 10).collect();
+        let pma = crate::pma::Cpma::from_sorted_with_config(&keys, config).unwrap();
+        assert!(pma.table.supers.len() > 8);
+        pma
+    }
+
+    #[test]
+    fn a_dropped_version_leaves_its_table_for_the_next_copy() {
+        let mut pma = paged();
+        let old = pma.clone();
+        pma.insert(5);
+        let first = Arc::as_ptr(&pma.table);
+        let held = pma.clone();
+        // `old` alone holds its table: dropping it leaves the table spare, and the next
+        // write under `held` copies the shared table into it.
+        let spare = Arc::as_ptr(&old.table);
+        drop(old);
+        pma.insert(15);
+        assert_eq!(Arc::as_ptr(&pma.table), spare);
+        assert_eq!(Arc::as_ptr(&held.table), first);
+        for version in [&pma, &held] {
+            version.check_invariants().unwrap();
+        }
+        assert!(pma.contains(5) && pma.contains(15));
+        assert!(held.contains(5) && !held.contains(15));
+        // Each supergroup the two share is held twice; the write's own once.
+        for (mine, theirs) in pma.table.supers.iter().zip(&held.table.supers) {
+            let expected = if Arc::ptr_eq(mine, theirs) { 2 } else { 1 };
+            assert_eq!(Arc::strong_count(mine), expected);
+        }
+
+        // A version dropped on another thread, and a write with no other version alive
+        // (in place; the spare is kept, unread) before the next copy takes it.
+        let spare = Arc::as_ptr(&held.table);
+        std::thread::spawn(move || drop(held)).join().unwrap();
+        pma.insert(25);
+        assert_eq!(pma.page_stats().shared, 0);
+        pma.check_invariants().unwrap();
+        let held = pma.clone();
+        pma.remove(25);
+        assert_eq!(Arc::as_ptr(&pma.table), spare);
+        pma.check_invariants().unwrap();
+        held.check_invariants().unwrap();
+        assert!(held.contains(25) && !pma.contains(25));
+        assert!(pma.iter().eq(held.iter().filter(|&k| k != 25)));
+    }
+
+    #[test]
+    fn a_table_still_held_elsewhere_is_not_left_spare() {
+        let mut pma = paged();
+        let a = pma.clone();
+        let b = a.clone();
+        drop(a);
+        // `b` still shares the table: it was not left, so the copy is a new one.
+        pma.insert(5);
+        assert!(!Arc::ptr_eq(&pma.table, &b.table));
+        b.check_invariants().unwrap();
+        pma.check_invariants().unwrap();
+        assert!(!b.contains(5) && pma.contains(5));
+    }
+
+    mod versions {
+        use std::collections::BTreeSet;
+
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+
+        use crate::pma::{Cpma, PmaConfig};
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Insert(Vec<u64>),
+            Remove(Vec<u64>),
+            Snapshot,
+            Drop(usize),
+            DropOnThread(usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                3 => vec(0u64..50_000, 1..40).prop_map(Op::Insert),
+                2 => vec(0u64..50_000, 1..40).prop_map(Op::Remove),
+                2 => Just(Op::Snapshot),
+                2 => any::<usize>().prop_map(Op::Drop),
+                1 => any::<usize>().prop_map(Op::DropOnThread),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(32))]
+
+            /// Versions taken, dropped (here or on another thread) and written after in
+            /// any order, so that writes copy from spare tables of every age: each version
+            /// keeps its contents and its invariants.
+            #[test]
+            fn versions_survive_spare_tables(
+                start in vec(0u64..50_000, 0..3_000),
+                ops in vec(op(), 1..40),
+            ) {
+                let config = PmaConfig {
+                    leaf_bytes: Some(64),
+                    page_bytes: 128,
+                    upper_density_root: 0.6,
+                    lower_density_root: 0.2,
+                    lower_density_leaf: 0.05,
+                    ..PmaConfig::default()
+                };
+                let mut oracle: BTreeSet<u64> = start.iter().copied().collect();
+                let sorted: Vec<u64> = oracle.iter().copied().collect();
+                let mut pma = Cpma::from_sorted_with_config(&sorted, config).unwrap();
+                let mut versions: Vec<(Cpma, BTreeSet<u64>)> = Vec::new();
+                for op in ops {
+                    match op {
+                        Op::Insert(keys) => {
+                            pma.insert_batch(&keys);
+                            oracle.extend(keys);
+                        }
+                        Op::Remove(keys) => {
+                            pma.remove_batch(&keys);
+                            for k in keys {
+                                oracle.remove(&k);
+                            }
+                        }
+                        Op::Snapshot => versions.push((pma.clone(), oracle.clone())),
+                        Op::Drop(i) if !versions.is_empty() => {
+                            drop(versions.remove(i % versions.len()));
+                        }
+                        Op::DropOnThread(i) if !versions.is_empty() => {
+                            let version = versions.remove(i % versions.len());
+                            std::thread::spawn(move || drop(version)).join().unwrap();
+                        }
+                        _ => {}
+                    }
+                    pma.check_invariants().unwrap();
+                    prop_assert!(pma.iter().eq(oracle.iter().copied()));
+                    for (version, expected) in &versions {
+                        version.check_invariants().unwrap();
+                        prop_assert!(version.iter().eq(expected.iter().copied()));
+                    }
+                }
+                drop(versions);
+                prop_assert_eq!(pma.page_stats().shared, 0);
             }
         }
     }
