@@ -14,15 +14,18 @@
 //! 16-byte loads, is left to the scalar code.
 
 use std::arch::x86_64::{
-    __m128i, _mm_add_epi32, _mm_add_epi8, _mm_and_si128, _mm_cmpeq_epi32, _mm_cvtsi128_si32,
-    _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_set1_epi8,
-    _mm_shuffle_epi32, _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
+    __m128i, _mm_add_epi32, _mm_add_epi8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi32,
+    _mm_cmpgt_epi32, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+    _mm_set1_epi32, _mm_set1_epi8, _mm_shuffle_epi32, _mm_shuffle_epi8, _mm_slli_si128,
+    _mm_storeu_si128,
 };
 
 use std::marker::PhantomData;
 
+use super::check::ARC_VERTICES_MAX;
 use super::slice::{PairRun, SliceDecode};
-use super::{read_head, HEAD_BYTES, LEN};
+use super::{read_head, GroupLeaf, HEAD_BYTES, LEN};
+use crate::pma::leaf::ItemCheck;
 
 /// Bytes a group's loads may reach past its control byte: slot 2 starts at most 10 bytes
 /// after the first slot, which is one byte after the control byte, and 16 are loaded there.
@@ -370,4 +373,164 @@ pub(super) fn pair_ssse3<'a>(
     }
     (a.leaf, a.index, a.used) = first.finish();
     (b.leaf, b.index, b.used) = second.finish();
+}
+
+/// For each control byte without a five-byte slot, the shuffle that takes its four slots
+/// (1 to 3 bytes each) from the bytes after the control byte into four 32-bit lanes,
+/// zero-extended; rows of control bytes with a five-byte slot are never used.
+#[repr(align(16))]
+struct ArcShuffles([[u8; 16]; 256]);
+
+static ARC_SHUFFLES: ArcShuffles = ArcShuffles(arc_shuffle_table());
+
+const fn arc_shuffle_table() -> [[u8; 16]; 256] {
+    let mut table = [[0x80u8; 16]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut offset = 0;
+        let mut slot = 0;
+        while slot < 4 {
+            let len = LEN[(ctrl >> (2 * slot)) & 3];
+            let mut byte = 0;
+            while byte < len && byte < 4 && offset + byte < 16 {
+                table[ctrl][4 * slot + byte] = (offset + byte) as u8;
+                byte += 1;
+            }
+            offset += len;
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
+
+/// For each control byte, one below the least difference each slot's code is the shortest
+/// for (0, `2^8 - 1`, `2^16 - 1` for 1, 2 and 3 bytes): a slot of `n < 4` bytes holds the
+/// shortest code of a nonzero difference exactly when its difference is above this.
+#[repr(align(16))]
+struct ArcLeast([[i32; 4]; 256]);
+
+static ARC_LEAST: ArcLeast = ArcLeast(arc_least_table());
+
+const fn arc_least_table() -> [[i32; 4]; 256] {
+    const BELOW: [i32; 4] = [0, (1 << 8) - 1, (1 << 16) - 1, (1 << 24) - 1];
+    let mut table = [[0i32; 4]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut slot = 0;
+        while slot < 4 {
+            table[ctrl][slot] = BELOW[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
+
+/// For each control byte, its group's bytes after the control byte, or, where a slot has
+/// five bytes, more than any leaf's: such a group ends past `used` and is not taken.
+static ARC_STEPS: [u32; 256] = arc_step_table();
+
+const fn arc_step_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut bytes = 0;
+        let mut slot = 0;
+        while slot < 4 {
+            bytes += LEN[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        table[ctrl] = if ctrl & (ctrl >> 1) & 0x55 != 0 {
+            u32::MAX
+        } else {
+            bytes as u32
+        };
+        ctrl += 1;
+    }
+    table
+}
+
+/// The graph's leaf check ([`super::check`]) for whole groups of arcs within one source's
+/// run, from the control byte at `c` on, after the key `key` (which passed `check`):
+/// takes groups while each is whole (ends by `used`), has no five-byte slot (so no escape,
+/// and the source stays `key >> 32`), has 16 bytes of `leaf` after its control byte for
+/// the load, gives each slot its shortest code (each difference at least the least its code
+/// is the shortest for, and so at least 1), and makes four keys that pass `check`: targets
+/// below [`ItemCheck::arcs_below`] `n`, none equal to the source, and
+/// [`ItemCheck::rest`]. Returns the next control byte, the last key taken and how many
+/// keys were taken; anything else is left to the scalar check, which also names what does
+/// not hold.
+///
+/// The four differences come out of one 16-byte load and one shuffle (a group of 1 to 3
+/// byte slots spans at most 12 bytes), into 32-bit lanes; two shifted adds and the previous
+/// target make the four targets, exact since the target before is below `n <=`
+/// [`ARC_VERTICES_MAX`] and the group adds less than `2^26`.
+///
+/// Callers outside SSSE3 code must check [`available`] first.
+#[target_feature(enable = "ssse3")]
+pub(super) fn arc_groups_ssse3<C: ItemCheck<GroupLeaf>>(
+    leaf: &[u8],
+    used: usize,
+    mut c: usize,
+    key: u64,
+    check: &C,
+) -> (usize, u64, usize) {
+    let (source, target) = (key >> 32, key & 0xFFFF_FFFF);
+    let n = match check.arcs_below() {
+        Some(n) if n <= ARC_VERTICES_MAX && target < n => n,
+        _ => return (c, key, 0),
+    };
+    // Every group taken starts at `c < stop`: 16 bytes from `c + 1` lie inside `leaf`.
+    let stop = used.min(leaf.len().saturating_sub(16));
+    let at = leaf.as_ptr();
+    let bound = _mm_set1_epi32(n as i32);
+    let own = _mm_set1_epi32(source as u32 as i32);
+    let mut base = _mm_set1_epi32(target as i32);
+    let mut taken = 0;
+    while c < stop {
+        // SAFETY: `c < stop <= used <= leaf.len()`.
+        let ctrl = usize::from(unsafe { *at.add(c) });
+        let end = c + 1 + ARC_STEPS[ctrl] as usize;
+        if end > used {
+            break;
+        }
+        // SAFETY: `c + 1 + 16 <= leaf.len()` (`c < stop`); the tables' rows are 16 bytes;
+        // all loads are unaligned ones.
+        let (bytes, shuffle, below) = unsafe {
+            (
+                _mm_loadu_si128(at.add(c + 1).cast::<__m128i>()),
+                _mm_loadu_si128(ARC_SHUFFLES.0[ctrl].as_ptr().cast::<__m128i>()),
+                _mm_loadu_si128(ARC_LEAST.0[ctrl].as_ptr().cast::<__m128i>()),
+            )
+        };
+        let deltas = _mm_shuffle_epi8(bytes, shuffle);
+        let sums = _mm_add_epi32(deltas, _mm_slli_si128::<4>(deltas));
+        let sums = _mm_add_epi32(sums, _mm_slli_si128::<8>(sums));
+        let targets = _mm_add_epi32(sums, base);
+        let good = _mm_and_si128(
+            _mm_cmpgt_epi32(deltas, below),
+            _mm_cmpgt_epi32(bound, targets),
+        );
+        let good = _mm_andnot_si128(_mm_cmpeq_epi32(targets, own), good);
+        if _mm_movemask_epi8(good) != 0xFFFF {
+            break;
+        }
+        let mut lanes = [0u32; 4];
+        // SAFETY: `lanes` is 16 bytes; the store is an unaligned one.
+        unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast::<__m128i>(), targets) };
+        let arc = |lane: u32| source << 32 | u64::from(lane);
+        if !(check.rest(arc(lanes[0]))
+            & check.rest(arc(lanes[1]))
+            & check.rest(arc(lanes[2]))
+            & check.rest(arc(lanes[3])))
+        {
+            break;
+        }
+        base = _mm_shuffle_epi32::<0xFF>(targets);
+        c = end;
+        taken += 4;
+    }
+    let last = _mm_cvtsi128_si32(base) as u32;
+    (c, source << 32 | u64::from(last), taken)
 }
