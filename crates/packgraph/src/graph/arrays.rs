@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use super::{Graph, IdMap, Properties};
 use crate::pma::{
-    DeltaLeaf, DeltaMapLeaf, GroupLeaf, IntoPma, LeafCodec, Pma, PmaParts, PmaPartsRef,
+    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, IntoPma, LeafCodec, Pma, PmaParts, PmaPartsRef,
     RebuildError,
 };
 use crate::{Error, Result};
@@ -40,11 +40,7 @@ impl<C: LeafCodec> Graph<C> {
         // Sources are the keys' high halves and the keys increase through the whole array
         // (checked while rebuilding it), so `u < n` holds for every item once it holds for
         // the largest key ([`sources_below`]): the per-item check leaves it out.
-        let ok = |item: C::Item| {
-            let key = C::key(item);
-            let (u, v) = (key >> 32, key & 0xffff_ffff);
-            v < n && u != v && item_ok(item)
-        };
+        let ok = ArcCheck::new(n, &item_ok);
         let bad = |e: RebuildError| match e {
             RebuildError::Invalid(e) => Error::corrupt(format!("invalid graph arrays: {e}")),
             RebuildError::Unreadable(e) => e,

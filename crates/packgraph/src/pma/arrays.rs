@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::leaf::LeafCodec;
+use super::leaf::{ItemCheck, LeafCodec};
 use super::{Page, Pma, PmaConfig, PmaError, Table, PADDING_BYTES};
 
 /// A PMA's arrays: the leaves' bytes borrowed page by page, the small per-leaf arrays
@@ -108,17 +108,11 @@ pub trait IntoPma: Send {
     ///
     /// # Errors
     /// [`RebuildError`] naming what does not hold.
-    fn into_pma<C: LeafCodec>(
-        self,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
-    ) -> Result<Pma<C>, RebuildError>;
+    fn into_pma<C: LeafCodec>(self, item_ok: impl ItemCheck<C>) -> Result<Pma<C>, RebuildError>;
 }
 
 impl IntoPma for PmaParts {
-    fn into_pma<C: LeafCodec>(
-        self,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
-    ) -> Result<Pma<C>, RebuildError> {
+    fn into_pma<C: LeafCodec>(self, item_ok: impl ItemCheck<C>) -> Result<Pma<C>, RebuildError> {
         Pma::from_parts(self, item_ok).map_err(RebuildError::Invalid)
     }
 }
@@ -144,10 +138,7 @@ impl<F> IntoPma for FilledPages<F>
 where
     F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Send + Sync,
 {
-    fn into_pma<C: LeafCodec>(
-        self,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
-    ) -> Result<Pma<C>, RebuildError> {
+    fn into_pma<C: LeafCodec>(self, item_ok: impl ItemCheck<C>) -> Result<Pma<C>, RebuildError> {
         Pma::from_filled_pages(self, item_ok)
     }
 }
@@ -185,10 +176,7 @@ impl<C: LeafCodec> Pma<C> {
     ///
     /// # Errors
     /// [`PmaError::InvalidConfig`] or [`PmaError::Invariant`] naming what does not hold.
-    pub fn from_parts(
-        parts: PmaParts,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
-    ) -> Result<Self, PmaError> {
+    pub fn from_parts(parts: PmaParts, item_ok: impl ItemCheck<C>) -> Result<Self, PmaError> {
         let PmaParts {
             config,
             leaf_bytes,
@@ -249,7 +237,7 @@ impl<C: LeafCodec> Pma<C> {
     /// [`RebuildError::Unreadable`] with `fill`'s error, or [`RebuildError::Invalid`].
     pub fn from_filled_pages<F>(
         pages: FilledPages<F>,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
+        item_ok: impl ItemCheck<C>,
     ) -> Result<Self, RebuildError>
     where
         F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Sync,
@@ -418,7 +406,7 @@ fn check_page<C: LeafCodec>(
     page: &[u8],
     leaf_bytes: usize,
     (used, heads): (&[u32], &[u64]),
-    item_ok: &(impl Fn(C::Item) -> bool + Sync),
+    item_ok: &impl ItemCheck<C>,
     checks: &mut [LeafCheck],
 ) -> Result<(), (usize, String)> {
     for (j, ((&used, &head), check)) in used.iter().zip(heads).zip(checks).enumerate() {
@@ -481,7 +469,7 @@ fn check_leaf<C: LeafCodec>(
     leaf_bytes: usize,
     used: u32,
     head: u64,
-    item_ok: &(impl Fn(C::Item) -> bool + Sync),
+    item_ok: &impl ItemCheck<C>,
 ) -> Result<LeafCheck, String> {
     let used = used as usize;
     if used == 0 {
@@ -523,7 +511,7 @@ fn check_leaf<C: LeafCodec>(
             problem = Some(format!("key {key} after {}", summary.last));
             return false;
         }
-        if !item_ok(item) {
+        if !item_ok.ok(item) {
             problem = Some(format!("item {item:?} is not valid here"));
             return false;
         }

@@ -83,7 +83,8 @@ pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{
-    DeltaLeaf, DeltaMapLeaf, GroupLeaf, LeafCodec, LeafInsert, LeafRemove, PlainLeaf, SliceRun,
+    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, ItemCheck, LeafCodec, LeafInsert, LeafRemove,
+    PlainLeaf, SliceRun,
 };
 pub(crate) use self::serialize::ArrayDims;
 pub use self::sort::{sort_key_bits, sort_keys};

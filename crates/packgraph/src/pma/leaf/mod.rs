@@ -89,6 +89,69 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// The check of every item of an array rebuilt from untrusted bytes
+/// ([`IntoPma`](super::IntoPma), [`LeafCodec::check_encoding`]): any `Fn(Item) -> bool`,
+/// or [`ArcCheck`], a graph's, whose shape a codec may use to check whole groups of keys
+/// at once.
+pub trait ItemCheck<C: LeafCodec + ?Sized>: Sync {
+    /// Whether `item` may be stored.
+    fn ok(&self, item: C::Item) -> bool;
+
+    /// `Some(n)` where [`ItemCheck::ok`] is exactly: the key's low half (an arc's target)
+    /// below `n`, its high half (the source) not equal to it, and [`ItemCheck::rest`].
+    #[inline(always)]
+    fn arcs_below(&self) -> Option<u64> {
+        None
+    }
+
+    /// What [`ItemCheck::ok`] checks besides the bounds of [`ItemCheck::arcs_below`].
+    #[inline(always)]
+    fn rest(&self, item: C::Item) -> bool {
+        self.ok(item)
+    }
+}
+
+impl<C: LeafCodec + ?Sized, F: Fn(C::Item) -> bool + Sync> ItemCheck<C> for F {
+    #[inline(always)]
+    fn ok(&self, item: C::Item) -> bool {
+        self(item)
+    }
+}
+
+/// A graph's [`ItemCheck`] on keys `source << 32 | target`: the target below `n`, no self
+/// loop, and `rest` on the item.
+#[derive(Debug, Clone, Copy)]
+pub struct ArcCheck<F> {
+    n: u64,
+    rest: F,
+}
+
+impl<F> ArcCheck<F> {
+    /// Arcs between `n` vertices, each item also passing `rest`.
+    pub fn new(n: u64, rest: F) -> Self {
+        Self { n, rest }
+    }
+}
+
+impl<C: LeafCodec + ?Sized, F: Fn(C::Item) -> bool + Sync> ItemCheck<C> for ArcCheck<F> {
+    #[inline(always)]
+    fn ok(&self, item: C::Item) -> bool {
+        let key = C::key(item);
+        let (u, v) = (key >> 32, key & 0xffff_ffff);
+        v < self.n && u != v && (self.rest)(item)
+    }
+
+    #[inline(always)]
+    fn arcs_below(&self) -> Option<u64> {
+        Some(self.n)
+    }
+
+    #[inline(always)]
+    fn rest(&self, item: C::Item) -> bool {
+        (self.rest)(item)
+    }
+}
+
 /// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA's byte
 /// codes), [`GroupLeaf`] (group varint, the graph's), [`DeltaMapLeaf`] (byte codes with
 /// values) and [`PlainLeaf`] (the uncompressed PMA); sealed.
@@ -246,7 +309,7 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     fn check_encoding(
         leaf: &[u8],
         used: usize,
-        item_ok: &impl Fn(Self::Item) -> bool,
+        item_ok: &impl ItemCheck<Self>,
     ) -> Option<Result<LeafKeys, String>> {
         let _ = (leaf, used, item_ok);
         None

@@ -3,7 +3,9 @@
 //! the configuration says, into flat arrays first.
 
 use super::Packs;
-use crate::pma::{FilledPages, IntoPma, LeafCodec, PageSlot, Pma, PmaParts, RebuildError};
+use crate::pma::{
+    FilledPages, IntoPma, ItemCheck, LeafCodec, PageSlot, Pma, PmaParts, RebuildError,
+};
 use crate::store::format::{self, Manifest, UnitKind, UnitRef};
 use crate::store::units::{self, ArrayShape, Base};
 use crate::store::StoreLeaf;
@@ -24,7 +26,7 @@ pub(super) enum LoadedArray<'p> {
 impl IntoPma for LoadedArray<'_> {
     fn into_pma<C: LeafCodec>(
         self,
-        item_ok: impl Fn(C::Item) -> bool + Sync,
+        item_ok: impl ItemCheck<C>,
     ) -> std::result::Result<Pma<C>, RebuildError> {
         match self {
             Self::Pages(pages) => pages.into_pma(item_ok),

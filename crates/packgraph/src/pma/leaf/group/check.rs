@@ -21,11 +21,24 @@
 //! their sum checked for a key wrapping past `u64::MAX`, and `item_ok` on the four keys,
 //! all combined without a branch per key. Anything else (escapes, the last group, a
 //! failed check) goes slot by slot, which also names what does not hold.
+//!
+//! A graph's check ([`ItemCheck::arcs_below`]: targets below `n`, no self loops) goes
+//! faster still where the CPU has SSSE3: whole groups of at most 16 bytes, four keys in
+//! 32-bit lanes at once (`x86::arc_groups_ssse3`), until a group it does not take, which
+//! the scalar path above checks before handing back; the scalar path is its twin, and the
+//! tests run both.
 
 use super::{
-    code_of, group_at, load, per_slot, read_head, ESCAPE, ESCAPED_BYTES, HEAD_BYTES, LEN, MASK,
+    code_of, group_at, load, per_slot, read_head, GroupLeaf, ESCAPE, ESCAPED_BYTES, HEAD_BYTES,
+    LEN, MASK,
 };
-use crate::pma::leaf::LeafKeys;
+use crate::pma::leaf::{ItemCheck, LeafKeys};
+
+/// The largest vertex count whose arcs the SIMD path of a graph's check takes
+/// (`x86::arc_groups_ssse3`): a target below it plus the four differences of a group of 1
+/// to 3 byte slots (each below `2^24`) stays below `2^31`, so that the targets are exact in
+/// 32-bit lanes, compare as signed numbers and never carry into the source.
+pub(super) const ARC_VERTICES_MAX: u64 = 1 << 30;
 
 /// The least difference each length code is the shortest code for (and at least 1): a
 /// difference below `LEAST_BY_CODE[c]` fits in a shorter code than `c`.
@@ -68,28 +81,45 @@ fn shortest_group<const PADDED: bool>(
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of
 /// `used >= HEAD_BYTES` bytes; `PADDED`: `leaf` holds at least 8 bytes past `used`.
+/// `simd` (the caller checked [`simd_available`](super::slice::simd_available)): a graph's
+/// check ([`ItemCheck::arcs_below`]) takes the groups of arcs within one source's run by
+/// SSSE3 shuffles (`x86.rs`), whose twin is the scalar check here.
 pub(super) fn check<const PADDED: bool>(
     leaf: &[u8],
     used: usize,
-    item_ok: &impl Fn(u64) -> bool,
+    item_ok: &impl ItemCheck<GroupLeaf>,
+    simd: bool,
 ) -> Result<LeafKeys, String> {
     if used < HEAD_BYTES || used > leaf.len() {
         return Err(format!("uses {used} bytes of a {}-byte leaf", leaf.len()));
     }
     let head = read_head(leaf);
-    if !item_ok(head) {
+    if !item_ok.ok(head) {
         return Err(format!("item {head} is not valid here"));
     }
     let (mut key, mut count) = (head, 1usize);
     let mut c = HEAD_BYTES;
+    let arcs = simd && item_ok.arcs_below().is_some();
     while c < used {
+        #[cfg(target_arch = "x86_64")]
+        if arcs {
+            let taken;
+            // SAFETY: `simd` is true only where the CPU has SSSE3; `key` passed `item_ok`.
+            (c, key, taken) = unsafe { super::x86::arc_groups_ssse3(leaf, used, c, key, item_ok) };
+            count += taken;
+            if c >= used {
+                break;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = arcs;
         if let Some(([d0, d1, d2, d3], end)) = shortest_group::<PADDED>(leaf, used, c) {
             // Each difference is below 2^40 (no escape): their sum does not overflow.
             let (k3, wrapped) = key.overflowing_add(d0 + d1 + d2 + d3);
             let k0 = key.wrapping_add(d0);
             let k1 = k0.wrapping_add(d1);
             let k2 = k1.wrapping_add(d2);
-            let valid = item_ok(k0) & item_ok(k1) & item_ok(k2) & item_ok(k3);
+            let valid = item_ok.ok(k0) & item_ok.ok(k1) & item_ok.ok(k2) & item_ok.ok(k3);
             if !wrapped & valid {
                 (key, count, c) = (k3, count + 4, end);
                 continue;
@@ -113,7 +143,7 @@ fn check_group(
     used: usize,
     c: usize,
     (last, count): (&mut u64, &mut usize),
-    item_ok: &impl Fn(u64) -> bool,
+    item_ok: &impl ItemCheck<GroupLeaf>,
 ) -> Result<usize, String> {
     let ctrl = usize::from(leaf[c]);
     let mut p = c + 1;
@@ -166,7 +196,7 @@ fn check_group(
         if key <= *last {
             return Err(format!("key {key} after {last}"));
         }
-        if !item_ok(key) {
+        if !item_ok.ok(key) {
             return Err(format!("item {key} is not valid here"));
         }
         (*last, *count, p) = (key, *count + 1, p + len);
@@ -178,7 +208,7 @@ fn check_group(
 mod tests {
     use super::super::GroupLeaf;
     use super::*;
-    use crate::pma::leaf::LeafCodec;
+    use crate::pma::leaf::{ArcCheck, LeafCodec};
     use proptest::prelude::*;
 
     /// The oracle: a leaf passes when it decodes to strictly increasing keys that all pass
@@ -203,7 +233,11 @@ mod tests {
 
     /// Checks `leaf` with `used` bytes against the oracle, with the padding the PMA gives
     /// its leaves (the fast path) and without (a copy cut at `used`).
-    fn agrees(leaf: &[u8], used: usize, item_ok: &impl Fn(u64) -> bool) -> Option<LeafKeys> {
+    fn agrees(
+        leaf: &[u8],
+        used: usize,
+        item_ok: &(impl Fn(u64) -> bool + Sync),
+    ) -> Option<LeafKeys> {
         let mut padded = leaf[..used].to_vec();
         padded.resize(used + 16, 0);
         let want = oracle(&padded, used, item_ok);
@@ -214,7 +248,7 @@ mod tests {
             "padded, {:?}",
             fast.as_ref().err()
         );
-        let exact = check::<false>(&leaf[..used], used, item_ok);
+        let exact = check::<false>(&leaf[..used], used, item_ok, false);
         assert_eq!(exact.ok(), want, "unpadded");
         want
     }
@@ -295,7 +329,11 @@ mod tests {
     }
 
     /// The slot-by-slot check alone: every group through [`check_group`], no fast path.
-    fn slot_by_slot(leaf: &[u8], used: usize, item_ok: &impl Fn(u64) -> bool) -> Option<LeafKeys> {
+    fn slot_by_slot(
+        leaf: &[u8],
+        used: usize,
+        item_ok: &(impl Fn(u64) -> bool + Sync),
+    ) -> Option<LeafKeys> {
         let head = read_head(leaf);
         if !item_ok(head) {
             return None;
@@ -389,7 +427,7 @@ mod tests {
             assert_eq!(agrees(leaf, used, &|_| true), None);
             let mut padded = leaf[..used].to_vec();
             padded.resize(used + 16, 0);
-            let err = check::<true>(&padded, used, &|_| true).unwrap_err();
+            let err = check::<true>(&padded, used, &|_| true, false).unwrap_err();
             assert!(err.contains(what), "{err:?} should say {what:?}");
         };
         // The last group (2 differences) gives an unused slot a length.
@@ -419,5 +457,227 @@ mod tests {
         refused(&zero, zero.len(), "key 1000 after 1000");
         let wrap = [&(u64::MAX - 1).to_le_bytes()[..], &[0], &[3]].concat();
         refused(&wrap, wrap.len(), "after");
+    }
+
+    /// A graph's check of `leaf` (`used` bytes) by every path, which must agree: scalar,
+    /// and by SSSE3 where the CPU has it, on copies padded by 8, 16 and 40 bytes and on one
+    /// cut at `used`; the same closure without the graph's shape; and the oracle.
+    fn arcs_agree(
+        leaf: &[u8],
+        used: usize,
+        n: u64,
+        rest: impl Fn(u64) -> bool + Sync,
+    ) -> Result<LeafKeys, String> {
+        let arcs = ArcCheck::new(n, rest);
+        let item_ok = |k: u64| ItemCheck::<GroupLeaf>::ok(&arcs, k);
+        let exact = &leaf[..used];
+        let scalar = check::<false>(exact, used, &arcs, false);
+        assert_eq!(
+            check::<false>(exact, used, &item_ok, false),
+            scalar,
+            "closure"
+        );
+        let simd = super::super::slice::simd_available();
+        assert_eq!(
+            check::<false>(exact, used, &arcs, simd),
+            scalar,
+            "exact, simd {simd}"
+        );
+        for pad in [8, 16, 40] {
+            let mut padded = exact.to_vec();
+            padded.resize(used + pad, 0x5A);
+            for fast in [false, simd] {
+                assert_eq!(
+                    check::<true>(&padded, used, &arcs, fast),
+                    scalar,
+                    "padded {pad}, simd {fast}"
+                );
+            }
+            assert_eq!(
+                GroupLeaf::check_encoding(&padded, used, &arcs).expect("GroupLeaf checks"),
+                scalar
+            );
+        }
+        let mut padded = exact.to_vec();
+        padded.resize(used + 16, 0);
+        assert_eq!(
+            scalar.as_ref().ok(),
+            oracle(&padded, used, &item_ok).as_ref(),
+            "{scalar:?}"
+        );
+        scalar
+    }
+
+    /// Graph-shaped keys `source << 32 | target`: runs of a few sources (near each other,
+    /// or far apart: escapes), each with increasing targets by gaps of every code length
+    /// below five bytes; with `clean`, only arcs that pass a check of `n` vertices (targets
+    /// below `n`, no self loops), else some targets at or past `n` and self loops too.
+    fn arc_keys_strategy() -> impl Strategy<Value = (Vec<u64>, u64)> {
+        let n = prop_oneof![
+            Just(40u64),
+            Just(1_000),
+            Just(1 << 20),
+            Just(ARC_VERTICES_MAX - 3),
+            Just(ARC_VERTICES_MAX),
+            Just(ARC_VERTICES_MAX + 1),
+            Just(u64::from(u32::MAX)),
+        ];
+        let gap = prop_oneof![
+            8 => 1u64..4,
+            4 => 4u64..256,
+            2 => 256u64..65_536,
+            1 => 65_536u64..1 << 24,
+            1 => (1u64 << 24)..1 << 26,
+        ];
+        let run = (
+            prop_oneof![3 => 1u64..3, 1 => 3u64..400],
+            any::<u32>(),
+            proptest::collection::vec(gap, 1..40),
+        );
+        let first = prop_oneof![Just(0u64), Just((1 << 31) - 3), Just((1 << 32) - 4)];
+        (
+            n,
+            first,
+            proptest::collection::vec(run, 1..5),
+            any::<bool>(),
+        )
+            .prop_map(|(n, first, runs, clean)| {
+                let (mut keys, mut source) = (Vec::new(), first);
+                for (step, start, gaps) in runs {
+                    source = (source + step) % (1 << 32);
+                    let mut target = u64::from(start) % (n + 2);
+                    for gap in gaps {
+                        if target >= 1 << 32 {
+                            break;
+                        }
+                        if !clean || (target < n && target != source) {
+                            keys.push(source << 32 | target);
+                        }
+                        target += gap;
+                    }
+                }
+                keys.sort_unstable();
+                keys.dedup();
+                if keys.is_empty() {
+                    keys.push(1);
+                }
+                (keys, n)
+            })
+    }
+
+    proptest! {
+        /// Graph leaves, as written and damaged (bytes changed, control bytes most often,
+        /// the used length cut into a short group or moved past the keys): the SIMD path of
+        /// a graph's check decides and counts as the scalar one, padded or not.
+        #[test]
+        fn arc_groups_agree_with_the_scalar_check(
+            (keys, n) in arc_keys_strategy(),
+            edits in proptest::collection::vec(
+                (any::<prop::sample::Index>(), any::<u8>(), any::<bool>()),
+                0..3,
+            ),
+            cut in 0usize..6,
+            refuse in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let mut leaf = encoded(&keys);
+            let whole = arcs_agree(&leaf, leaf.len(), n, |_| true);
+            let clean = keys.iter().all(|&k| k & 0xFFFF_FFFF < n && k >> 32 != k & 0xFFFF_FFFF);
+            prop_assert_eq!(whole.is_ok(), clean);
+            let refused = refuse.map(|i| keys[i.index(keys.len())]);
+            let refusing = arcs_agree(&leaf, leaf.len(), n, |k| Some(k) != refused);
+            prop_assert!(refused.is_none() || refusing.is_err());
+            let mut controls = Vec::new();
+            let mut c = HEAD_BYTES;
+            while c < leaf.len() {
+                controls.push(c);
+                c += 1 + (super::super::GROUPS[usize::from(leaf[c])] >> 24) as usize;
+            }
+            for (at, byte, control) in edits {
+                let at = if control && !controls.is_empty() {
+                    controls[at.index(controls.len())]
+                } else {
+                    at.index(leaf.len())
+                };
+                leaf[at] = byte;
+            }
+            let used = leaf.len().saturating_sub(cut).max(HEAD_BYTES);
+            let _ = arcs_agree(&leaf, used, n, |_| true);
+            let _ = arcs_agree(&leaf, used, n, |k| k % 7 != 3);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    /// A graph's leaf of one source's arcs in 1-, 2- and 3-byte slots: the SIMD path takes
+    /// every whole group and stops at each kind of bad group (a target at `n`, a self
+    /// loop, a non-shortest code, a five-byte slot), leaving it to the scalar check, which
+    /// names it.
+    #[test]
+    fn arc_groups_take_whole_groups_and_stop_at_bad_ones() {
+        if !super::super::slice::simd_available() {
+            return;
+        }
+        let n = 100_000u64;
+        let source = 7u64 << 32;
+        let targets: Vec<u64> = (0..41).map(|i| 20 + i * i * 37).collect();
+        let keys: Vec<u64> = targets.iter().map(|&v| source | v).collect();
+        let leaf = encoded(&keys);
+        let mut padded = leaf.clone();
+        padded.resize(leaf.len() + 32, 0);
+        let arcs = ArcCheck::new(n, |_: u64| true);
+        // SAFETY: the CPU has SSSE3 (checked above); the head passes the check.
+        let (c, key, taken) = unsafe {
+            super::super::x86::arc_groups_ssse3(&padded, leaf.len(), HEAD_BYTES, keys[0], &arcs)
+        };
+        assert_eq!((c, key, taken), (leaf.len(), keys[40], 40));
+        let found = arcs_agree(&leaf, leaf.len(), n, |_| true);
+        assert_eq!(found.map(|k| k.count), Ok(41));
+        // The last target at `n`, and a self loop (target 7) as the head's successor.
+        let err = arcs_agree(&leaf, leaf.len(), keys[40] & 0xFFFF_FFFF, |_| true).unwrap_err();
+        assert!(
+            err.contains(&format!("item {} is not valid", keys[40])),
+            "{err}"
+        );
+        let looped = [&[source | 3, source | 7][..], &keys[1..]].concat();
+        let leaf = encoded(&looped);
+        let err = arcs_agree(&leaf, leaf.len(), n, |_| true).unwrap_err();
+        assert!(
+            err.contains(&format!("item {} is not valid", source | 7)),
+            "{err}"
+        );
+        // A difference of 1 in two bytes.
+        let long = [&(source | 3).to_le_bytes()[..], &[0b01], &[1, 0, 1, 1, 1]].concat();
+        let err = arcs_agree(&long, long.len(), n, |_| true).unwrap_err();
+        assert!(err.contains("takes 2 bytes where 1 do"), "{err}");
+        // The next sources' first arcs (five-byte slots, one with a target below the one
+        // before), taken by the SIMD path; a jump of 300 sources is an escape, left to the
+        // scalar check.
+        let next = [
+            &keys[..9],
+            &[
+                (8 << 32) | 5,
+                (8 << 32) | 60_000,
+                (9 << 32) | 11,
+                (9 << 32) | 12,
+            ][..],
+            &[
+                (309 << 32) | 2,
+                (309 << 32) | 3,
+                (309 << 32) | 4,
+                (309 << 32) | 5,
+            ][..],
+        ]
+        .concat();
+        let leaf = encoded(&next);
+        let mut padded = leaf.clone();
+        padded.resize(leaf.len() + 32, 0);
+        // SAFETY: the CPU has SSSE3 (checked above); the head passes the check.
+        let (_, key, taken) = unsafe {
+            super::super::x86::arc_groups_ssse3(&padded, leaf.len(), HEAD_BYTES, next[0], &arcs)
+        };
+        assert_eq!((key, taken), (next[12], 12));
+        assert_eq!(
+            arcs_agree(&leaf, leaf.len(), n, |_| true).map(|k| k.count),
+            Ok(17)
+        );
     }
 }

@@ -36,8 +36,8 @@ mod x86;
 use self::slice::{low_halves, low_halves_two, simd_available};
 
 use super::{
-    read_head, sealed, write_head, LeafCodec, LeafInsert, LeafKeys, LeafRemove, SliceRun,
-    HEAD_BYTES,
+    read_head, sealed, write_head, ItemCheck, LeafCodec, LeafInsert, LeafKeys, LeafRemove,
+    SliceRun, HEAD_BYTES,
 };
 
 /// The group-varint leaf (see the module documentation).
@@ -522,12 +522,13 @@ impl LeafCodec for GroupLeaf {
     fn check_encoding(
         leaf: &[u8],
         used: usize,
-        item_ok: &impl Fn(u64) -> bool,
+        item_ok: &impl ItemCheck<Self>,
     ) -> Option<Result<LeafKeys, String>> {
+        let simd = simd_available();
         Some(if used.saturating_add(8) <= leaf.len() {
-            check::check::<true>(leaf, used, item_ok)
+            check::check::<true>(leaf, used, item_ok, simd)
         } else {
-            check::check::<false>(leaf, used, item_ok)
+            check::check::<false>(leaf, used, item_ok, simd)
         })
     }
 

@@ -12,17 +12,25 @@
 //! fifth byte is all ones too, which a third pair of shuffles tests in the registers: a
 //! group holding an escape, and any group too near the end of the leaf's page for the
 //! 16-byte loads, is left to the scalar code.
+//!
+//! The same lanes check a graph's leaf read from a file ([`arc_groups_ssse3`], the fast
+//! path of `check.rs`): each group's shortest codes, targets and sources (a five-byte
+//! slot's fifth byte and the carry out of the targets) in the registers, compared with the
+//! vertex count and each other.
 
 use std::arch::x86_64::{
-    __m128i, _mm_add_epi32, _mm_add_epi8, _mm_and_si128, _mm_cmpeq_epi32, _mm_cvtsi128_si32,
-    _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_set1_epi8,
-    _mm_shuffle_epi32, _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128,
+    __m128i, _mm_add_epi32, _mm_add_epi8, _mm_alignr_epi8, _mm_and_si128, _mm_andnot_si128,
+    _mm_cmpeq_epi32, _mm_cmpgt_epi32, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_movemask_epi8,
+    _mm_or_si128, _mm_set1_epi32, _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi32,
+    _mm_shuffle_epi8, _mm_slli_si128, _mm_storeu_si128, _mm_sub_epi32, _mm_xor_si128,
 };
 
 use std::marker::PhantomData;
 
+use super::check::ARC_VERTICES_MAX;
 use super::slice::{PairRun, SliceDecode};
-use super::{read_head, HEAD_BYTES, LEN};
+use super::{read_head, GroupLeaf, HEAD_BYTES, LEN};
+use crate::pma::leaf::ItemCheck;
 
 /// Bytes a group's loads may reach past its control byte: slot 2 starts at most 10 bytes
 /// after the first slot, which is one byte after the control byte, and 16 are loaded there.
@@ -370,4 +378,277 @@ pub(super) fn pair_ssse3<'a>(
     }
     (a.leaf, a.index, a.used) = first.finish();
     (b.leaf, b.index, b.used) = second.finish();
+}
+
+/// The shuffles of [`arc_groups_ssse3`], for a control byte whose group spans at most 16
+/// bytes after it (one load): `low` takes each slot's low four bytes (all of a slot of 1 to
+/// 3) into its 32-bit lane, zero-extended; `top` the bytes that must not all be zero for
+/// the slot's code to be the shortest (the last byte of a slot of 1 to 3 bytes, the last
+/// two of a five-byte one: its value is at least `2^24`); `high` a five-byte slot's fifth
+/// byte (a jump of the source). Bytes not taken, and rows of longer groups, are `0x80`
+/// (zero).
+#[repr(align(16))]
+struct ArcShuffles {
+    low: [[u8; 16]; 256],
+    top: [[u8; 16]; 256],
+    high: [[u8; 16]; 256],
+}
+
+static ARC_SHUFFLES: ArcShuffles = arc_shuffle_table();
+
+const fn arc_shuffle_table() -> ArcShuffles {
+    let mut table = ArcShuffles {
+        low: [[0x80u8; 16]; 256],
+        top: [[0x80u8; 16]; 256],
+        high: [[0x80u8; 16]; 256],
+    };
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        if ARC_STEPS[ctrl] != NEVER {
+            let mut offset = 0;
+            let mut slot = 0;
+            while slot < 4 {
+                let len = LEN[(ctrl >> (2 * slot)) & 3];
+                let lane = 4 * slot;
+                let mut byte = 0;
+                while byte < len && byte < 4 {
+                    table.low[ctrl][lane + byte] = (offset + byte) as u8;
+                    byte += 1;
+                }
+                if len == 5 {
+                    table.top[ctrl][lane] = (offset + 3) as u8;
+                    table.top[ctrl][lane + 1] = (offset + 4) as u8;
+                    table.high[ctrl][lane] = (offset + 4) as u8;
+                } else {
+                    table.top[ctrl][lane] = (offset + len - 1) as u8;
+                }
+                offset += len;
+                slot += 1;
+            }
+        }
+        ctrl += 1;
+    }
+    table
+}
+
+/// For each control byte, one below the least difference each slot's code is the shortest
+/// for (0, `2^8 - 1`, `2^16 - 1` for 1, 2 and 3 bytes): a slot of `n < 4` bytes holds the
+/// shortest code of a nonzero difference exactly when its difference is above this. Rows
+/// of control bytes with a five-byte slot are not used.
+#[repr(align(16))]
+struct ArcLeast([[i32; 4]; 256]);
+
+static ARC_LEAST: ArcLeast = ArcLeast(arc_least_table());
+
+const fn arc_least_table() -> [[i32; 4]; 256] {
+    const BELOW: [i32; 4] = [0, (1 << 8) - 1, (1 << 16) - 1, (1 << 24) - 1];
+    let mut table = [[0i32; 4]; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut slot = 0;
+        while slot < 4 {
+            table[ctrl][slot] = BELOW[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        ctrl += 1;
+    }
+    table
+}
+
+/// [`ARC_STEPS`] of a group with a five-byte slot, over its bytes: such a group ends past
+/// any leaf's end for the loop of groups of 1 to 3 byte slots (a slice on x86-64 holds
+/// fewer than `2^57` bytes).
+const WIDE: usize = 1 << 62;
+/// [`ARC_STEPS`] of a group of more than 16 bytes, which [`arc_groups_ssse3`] never takes:
+/// it ends past any leaf's end, and is not [`WIDE`].
+const NEVER: usize = 1 << 63;
+
+/// For each control byte: its group's bytes after the control byte; `WIDE` added where a
+/// slot has five bytes and the group fits in 16 bytes; `NEVER` for longer groups.
+static ARC_STEPS: [usize; 256] = arc_step_table();
+
+const fn arc_step_table() -> [usize; 256] {
+    let mut table = [0usize; 256];
+    let mut ctrl = 0;
+    while ctrl < 256 {
+        let mut bytes = 0;
+        let mut slot = 0;
+        while slot < 4 {
+            bytes += LEN[(ctrl >> (2 * slot)) & 3];
+            slot += 1;
+        }
+        table[ctrl] = if bytes > 16 {
+            NEVER
+        } else if ctrl & (ctrl >> 1) & 0x55 != 0 {
+            WIDE | bytes
+        } else {
+            bytes
+        };
+        ctrl += 1;
+    }
+    table
+}
+
+/// The state of [`arc_groups_ssse3`]: the bounds it checks against, in every lane, and the
+/// key before the next group, its target and source each in every lane.
+struct ArcLanes {
+    /// `n`, for targets of groups without a five-byte slot (exact and below `2^31`).
+    bound: __m128i,
+    /// `n` and the targets of other groups with their top bit flipped, so that a signed
+    /// compare is an unsigned one.
+    bound_flipped: __m128i,
+    source: __m128i,
+    target: __m128i,
+}
+
+/// Prefix sums of four 32-bit lanes, modulo `2^32`, by two shifted adds.
+#[inline(always)]
+fn prefix_sums(lanes: __m128i) -> __m128i {
+    // SAFETY: SSE2, part of x86-64.
+    unsafe {
+        let sums = _mm_add_epi32(lanes, _mm_slli_si128::<4>(lanes));
+        _mm_add_epi32(sums, _mm_slli_si128::<8>(sums))
+    }
+}
+
+/// The graph's leaf check ([`super::check`]) for whole groups of arcs, from the control
+/// byte at `c < used` on, after the key `key` (which passed `check`): takes groups while
+/// each is whole (ends by `used`), has 16 bytes of `leaf` after its control byte for the
+/// load and spans at most 16 bytes, gives each slot its shortest code, has no five-byte
+/// slot whose fifth byte is all ones (every escape is one), and makes four keys that pass
+/// `check`: targets below [`ItemCheck::arcs_below`] `n`, none equal to its source, and
+/// [`ItemCheck::rest`]. Returns the next control byte, the last key taken and how many
+/// keys were taken; anything else is left to the scalar check, which also names what does
+/// not hold. Sources from `2^31` on, and `n` past [`ARC_VERTICES_MAX`], take nothing.
+///
+/// A group's differences come out of one 16-byte load and shuffles, each slot's low four
+/// bytes in a 32-bit lane; the targets are the previous target plus their prefix sums,
+/// modulo `2^32`, as in [`groups_ssse3`]. Within one source's run (slots of 1 to 3 bytes,
+/// the common group) the sums stay below `2^31`, since the target before is below `n` and
+/// the group adds less than `2^26`: they are exact, compare as signed numbers, and never
+/// carry into the source. A five-byte slot (the next source's first arc) adds its fifth
+/// byte to the source, plus one where the target wrapped (the new target is below the
+/// one before), a second prefix sum.
+///
+/// Callers outside SSSE3 code must check [`available`] first.
+#[target_feature(enable = "ssse3")]
+pub(super) fn arc_groups_ssse3<C: ItemCheck<GroupLeaf>>(
+    leaf: &[u8],
+    used: usize,
+    mut c: usize,
+    key: u64,
+    check: &C,
+) -> (usize, u64, usize) {
+    let (source, target) = (key >> 32, key & 0xFFFF_FFFF);
+    // A group taken ends by `limit`: whole, and (since it spans at least 4 bytes) with 16
+    // bytes after its control byte inside `leaf`.
+    let limit = used.min(leaf.len().saturating_sub(16));
+    let n = match check.arcs_below() {
+        Some(n) if n <= ARC_VERTICES_MAX && target < n && source < 1 << 31 && c < limit => n,
+        _ => return (c, key, 0),
+    };
+    let at = leaf.as_ptr();
+    let flip = _mm_set1_epi32(i32::MIN);
+    let mut lanes = ArcLanes {
+        bound: _mm_set1_epi32(n as i32),
+        bound_flipped: _mm_set1_epi32((n as u32 ^ 1 << 31) as i32),
+        source: _mm_set1_epi32(source as i32),
+        target: _mm_set1_epi32(target as i32),
+    };
+    let mut taken = 0;
+    loop {
+        // SAFETY: `c <= limit <= leaf.len() - 16`: `c < limit` at the start, and every
+        // group taken ends by `limit`.
+        let ctrl = usize::from(unsafe { *at.add(c) });
+        let step = ARC_STEPS[ctrl];
+        let mut end = c + 1 + step;
+        // SAFETY (both loads of the group's bytes below): `end <= limit` for a group taken,
+        // so `c + 1 + 16 <= end + 12 <= leaf.len()`; the loads are unaligned ones.
+        let targets = if end <= limit {
+            // SAFETY: as above; the tables' rows are 16 bytes.
+            let (bytes, low, below) = unsafe {
+                (
+                    _mm_loadu_si128(at.add(c + 1).cast::<__m128i>()),
+                    _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
+                    _mm_loadu_si128(ARC_LEAST.0[ctrl].as_ptr().cast::<__m128i>()),
+                )
+            };
+            let deltas = _mm_shuffle_epi8(bytes, low);
+            let targets = _mm_add_epi32(prefix_sums(deltas), lanes.target);
+            let good = _mm_and_si128(
+                _mm_cmpgt_epi32(deltas, below),
+                _mm_cmpgt_epi32(lanes.bound, targets),
+            );
+            let good = _mm_andnot_si128(_mm_cmpeq_epi32(targets, lanes.source), good);
+            if _mm_movemask_epi8(good) != 0xFFFF {
+                break;
+            }
+            targets
+        } else {
+            end = c + 1 + (step & 0xFF);
+            if step & WIDE == 0 || end > limit {
+                break;
+            }
+            // SAFETY: as above; the tables' rows are 16 bytes.
+            let (bytes, low, top, high) = unsafe {
+                (
+                    _mm_loadu_si128(at.add(c + 1).cast::<__m128i>()),
+                    _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
+                    _mm_loadu_si128(ARC_SHUFFLES.top[ctrl].as_ptr().cast::<__m128i>()),
+                    _mm_loadu_si128(ARC_SHUFFLES.high[ctrl].as_ptr().cast::<__m128i>()),
+                )
+            };
+            let targets = _mm_add_epi32(prefix_sums(_mm_shuffle_epi8(bytes, low)), lanes.target);
+            let high = _mm_shuffle_epi8(bytes, high);
+            // The target before each: where a target is below it, the low halves carried.
+            // (A signed compare: once every target is below `n`, all are below `2^31`.)
+            let before = _mm_alignr_epi8::<12>(targets, lanes.target);
+            let carried = _mm_cmpgt_epi32(before, targets);
+            let sources = _mm_add_epi32(prefix_sums(_mm_sub_epi32(high, carried)), lanes.source);
+            let zero = _mm_setzero_si128();
+            let bad = _mm_or_si128(
+                _mm_cmpeq_epi32(_mm_shuffle_epi8(bytes, top), zero),
+                _mm_cmpeq_epi32(high, _mm_set1_epi32(0xFF)),
+            );
+            let bad = _mm_or_si128(bad, _mm_cmpeq_epi32(sources, targets));
+            // Sources stay below `2^31` (they grow by less than 2^10 a group).
+            let bad = _mm_or_si128(bad, _mm_cmpgt_epi32(zero, sources));
+            let below = _mm_cmpgt_epi32(lanes.bound_flipped, _mm_xor_si128(targets, flip));
+            if _mm_movemask_epi8(_mm_andnot_si128(bad, below)) != 0xFFFF {
+                break;
+            }
+            let last = _mm_shuffle_epi32::<0xFF>(sources);
+            if !rest_passes(check, sources, targets) {
+                break;
+            }
+            lanes.source = last;
+            taken += 4;
+            lanes.target = _mm_shuffle_epi32::<0xFF>(targets);
+            c = end;
+            continue;
+        };
+        if !rest_passes(check, lanes.source, targets) {
+            break;
+        }
+        lanes.target = _mm_shuffle_epi32::<0xFF>(targets);
+        c = end;
+        taken += 4;
+    }
+    let source = _mm_cvtsi128_si32(lanes.source) as u32;
+    let target = _mm_cvtsi128_si32(lanes.target) as u32;
+    (c, u64::from(source) << 32 | u64::from(target), taken)
+}
+
+/// Whether the four keys of a group, their sources and targets in lanes, pass
+/// [`ItemCheck::rest`] (nothing to compute where it is always true).
+#[inline(always)]
+fn rest_passes<C: ItemCheck<GroupLeaf>>(check: &C, sources: __m128i, targets: __m128i) -> bool {
+    let (mut high, mut low) = ([0u32; 4], [0u32; 4]);
+    // SAFETY: `high` and `low` are 16 bytes each; the stores are unaligned ones (SSE2).
+    unsafe {
+        _mm_storeu_si128(high.as_mut_ptr().cast::<__m128i>(), sources);
+        _mm_storeu_si128(low.as_mut_ptr().cast::<__m128i>(), targets);
+    }
+    let arc = |i: usize| u64::from(high[i]) << 32 | u64::from(low[i]);
+    check.rest(arc(0)) & check.rest(arc(1)) & check.rest(arc(2)) & check.rest(arc(3))
 }
