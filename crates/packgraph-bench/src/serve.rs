@@ -30,7 +30,10 @@
 //!    `query_p99`) during the writes, and `query_ratio`, the median BFS latency while
 //!    writing over idle. `ingest_ratio` is the server's throughput over ingest's at the
 //!    same batch size. From the server's `/metrics`, where the time goes: the mean time to
-//!    apply one request's batches (`apply_us`: parse, build, commit and log, no sync), the
+//!    apply one request's batches (`apply_us`: parse, build, commit and log, no sync; the
+//!    edges of batches between known vertices are applied when their group ends), the
+//!    writer's time per request over whole groups (`group_us`: the same plus each group's
+//!    merged batch and published version), the
 //!    mean wait of the acknowledger for a group sync (`sync_wait_ms`) and the requests the
 //!    writer took from its queue at once (`requests_per_group`). From each thread's
 //!    `/proc/self/task/TID/schedstat` (Linux), CPU time per acknowledged request of the
@@ -202,6 +205,7 @@ fn write_until(
 #[derive(Debug, Default, Clone, Copy)]
 struct ServerTimes {
     apply_seconds: f64,
+    group_seconds: f64,
     requests: f64,
     sync_wait_seconds: f64,
     syncs: f64,
@@ -219,6 +223,7 @@ impl ServerTimes {
         };
         Ok(Self {
             apply_seconds: value("packgraph_update_apply_seconds_sum"),
+            group_seconds: value("packgraph_write_group_seconds_sum"),
             requests: value("packgraph_update_apply_seconds_count"),
             sync_wait_seconds: value("packgraph_durable_wait_seconds_sum"),
             syncs: value("packgraph_durable_wait_seconds_count"),
@@ -229,6 +234,7 @@ impl ServerTimes {
     fn since(self, before: &Self) -> Self {
         Self {
             apply_seconds: self.apply_seconds - before.apply_seconds,
+            group_seconds: self.group_seconds - before.group_seconds,
             requests: self.requests - before.requests,
             sync_wait_seconds: self.sync_wait_seconds - before.sync_wait_seconds,
             syncs: self.syncs - before.syncs,
@@ -238,6 +244,10 @@ impl ServerTimes {
 
     fn apply_us(&self) -> f64 {
         self.apply_seconds / self.requests.max(1.0) * 1e6
+    }
+
+    fn group_us(&self) -> f64 {
+        self.group_seconds / self.requests.max(1.0) * 1e6
     }
 
     fn sync_wait_ms(&self) -> f64 {
@@ -558,6 +568,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         };
         reporter.emit(record("http", "query_ratio", batch, ratio, "x"))?;
         reporter.emit(record("http", "apply_us", batch, times.apply_us(), "us"))?;
+        reporter.emit(record("http", "group_us", batch, times.group_us(), "us"))?;
         reporter.emit(record(
             "http",
             "sync_wait_ms",

@@ -98,6 +98,7 @@ pub(crate) struct Metrics {
     pub(crate) ack_latency: Histogram,
     pub(crate) query_latency: Histogram,
     pub(crate) update_apply: Histogram,
+    pub(crate) write_group: Histogram,
     pub(crate) durable_wait: Histogram,
 }
 
@@ -189,9 +190,12 @@ impl Metrics {
         out.push_str("# HELP packgraph_query_latency_seconds Time to answer a query.\n# TYPE packgraph_query_latency_seconds histogram\n");
         self.query_latency
             .write(&mut out, "packgraph_query_latency_seconds", "");
-        out.push_str("# HELP packgraph_update_apply_seconds Time to parse, build, apply and log the batches of one update request (the store commits, without the sync).\n# TYPE packgraph_update_apply_seconds histogram\n");
+        out.push_str("# HELP packgraph_update_apply_seconds Time to parse, build, apply and log the batches of one update request (the store commits, without the sync); batches of edges between known vertices are applied when their group ends, in packgraph_write_group_seconds.\n# TYPE packgraph_update_apply_seconds histogram\n");
         self.update_apply
             .write(&mut out, "packgraph_update_apply_seconds", "");
+        out.push_str("# HELP packgraph_write_group_seconds Time the writer spent on one group of update requests: parsing, building, applying (the group's merged batch included), logging and publishing its version, without the sync.\n# TYPE packgraph_write_group_seconds histogram\n");
+        self.write_group
+            .write(&mut out, "packgraph_write_group_seconds", "");
         out.push_str("# HELP packgraph_durable_wait_seconds Time the acknowledger waited for a group of batches to become durable.\n# TYPE packgraph_durable_wait_seconds histogram\n");
         self.durable_wait
             .write(&mut out, "packgraph_durable_wait_seconds", "");

@@ -127,6 +127,7 @@ impl Applier {
             }
             done
         });
+        self.metrics.write_group.observe(started.elapsed());
         for (_, outcome) in &mut done {
             outcome.published_as(version);
         }
