@@ -73,6 +73,19 @@ pub(crate) fn default_leaf_bytes(capacity_bytes: usize) -> usize {
 }
 
 impl PmaConfig {
+    /// For tests: leaves of 64 bytes, two a page, with room for many rebalances.
+    #[cfg(test)]
+    pub(crate) fn two_leaf_pages() -> Self {
+        Self {
+            leaf_bytes: Some(64),
+            page_bytes: 128,
+            upper_density_root: 0.6,
+            lower_density_root: 0.2,
+            lower_density_leaf: 0.05,
+            ..Self::default()
+        }
+    }
+
     /// Checks every field's range.
     ///
     /// # Errors

@@ -605,14 +605,7 @@ mod tests {
 
     /// 2,000 keys in leaves of 64 bytes, two leaves a page.
     fn paged() -> (Cpma, Vec<u64>) {
-        let config = PmaConfig {
-            leaf_bytes: Some(64),
-            page_bytes: 128,
-            upper_density_root: 0.6,
-            lower_density_root: 0.2,
-            lower_density_leaf: 0.05,
-            ..PmaConfig::default()
-        };
+        let config = PmaConfig::two_leaf_pages();
         let keys: Vec<u64> = (0..2_000).map(|i| i * 10).collect();
         let pma = Cpma::from_sorted_with_config(&keys, config).unwrap();
         assert_eq!(pma.page_leaves(), 2);

@@ -516,14 +516,7 @@ mod tests {
 
     /// Keys `0, 10, 20, ...` in small leaves, so that the table has many supergroups.
     fn paged() -> crate::pma::Cpma {
-        let config = crate::pma::PmaConfig {
-            leaf_bytes: Some(64),
-            page_bytes: 128,
-            upper_density_root: 0.6,
-            lower_density_root: 0.2,
-            lower_density_leaf: 0.05,
-            ..crate::pma::PmaConfig::default()
-        };
+        let config = crate::pma::PmaConfig::two_leaf_pages();
         let keys: Vec<u64> = (0..20_000).map(|i| i * 10).collect();
         let pma = crate::pma::Cpma::from_sorted_with_config(&keys, config).unwrap();
         assert!(pma.table.supers.len() > 8);
@@ -623,14 +616,7 @@ mod tests {
                 start in vec(0u64..50_000, 0..3_000),
                 ops in vec(op(), 1..40),
             ) {
-                let config = PmaConfig {
-                    leaf_bytes: Some(64),
-                    page_bytes: 128,
-                    upper_density_root: 0.6,
-                    lower_density_root: 0.2,
-                    lower_density_leaf: 0.05,
-                    ..PmaConfig::default()
-                };
+                let config = PmaConfig::two_leaf_pages();
                 let mut oracle: BTreeSet<u64> = start.iter().copied().collect();
                 let sorted: Vec<u64> = oracle.iter().copied().collect();
                 let mut pma = Cpma::from_sorted_with_config(&sorted, config).unwrap();

@@ -378,6 +378,19 @@ mod tests {
         })
     }
 
+    /// Writes each edit's byte into `leaf`: at one of the control bytes `controls` when the
+    /// edit says so and there are any, else anywhere.
+    fn damage(leaf: &mut [u8], controls: &[usize], edits: &[(prop::sample::Index, u8, bool)]) {
+        for &(at, byte, control) in edits {
+            let at = if control && !controls.is_empty() {
+                controls[at.index(controls.len())]
+            } else {
+                at.index(leaf.len())
+            };
+            leaf[at] = byte;
+        }
+    }
+
     proptest! {
         /// Leaves of many whole groups, as written and damaged (bytes changed, control
         /// bytes most often): the fast path over whole groups decides as the slot-by-slot
@@ -401,14 +414,7 @@ mod tests {
                     c == at
                 })
                 .collect();
-            for (at, byte, control) in edits {
-                let at = if control && !controls.is_empty() {
-                    controls[at.index(controls.len())]
-                } else {
-                    at.index(leaf.len())
-                };
-                leaf[at] = byte;
-            }
+            damage(&mut leaf, &controls, &edits);
             let refused = refuse.map(|i| keys[i.index(keys.len())]);
             let item_ok = |k: u64| Some(k) != refused;
             let want = agrees(&leaf, leaf.len(), &item_ok);
@@ -592,14 +598,7 @@ mod tests {
                 controls.push(c);
                 c += 1 + (super::super::GROUPS[usize::from(leaf[c])] >> 24) as usize;
             }
-            for (at, byte, control) in edits {
-                let at = if control && !controls.is_empty() {
-                    controls[at.index(controls.len())]
-                } else {
-                    at.index(leaf.len())
-                };
-                leaf[at] = byte;
-            }
+            damage(&mut leaf, &controls, &edits);
             let used = leaf.len().saturating_sub(cut).max(HEAD_BYTES);
             let _ = arcs_agree(&leaf, used, n, |_| true);
             let _ = arcs_agree(&leaf, used, n, |k| k % 7 != 3);
