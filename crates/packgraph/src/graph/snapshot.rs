@@ -552,7 +552,13 @@ pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
     merged: Update,
     /// How many updates `merged` holds.
     merged_count: u64,
+    /// [`Graph::apply`], for [`GroupCommit::apply_merged`] (also run when a panic ends the
+    /// group, where the edge-leaf bound that `apply` needs is not at hand).
+    apply: ApplyFn<C>,
 }
+
+/// [`Graph::apply`] as a function pointer.
+type ApplyFn<C> = fn(&mut Graph<C>, &Update) -> Result<Applied>;
 
 /// What [`GroupCommit::commit_merged_with`] did with an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -596,6 +602,7 @@ impl<C: EdgeLeaf> SharedGraph<C> {
             applied: Vec::new(),
             merged: Update::new(),
             merged_count: 0,
+            apply: |graph, update| graph.apply(update),
         };
         let value = group(&mut commit);
         commit.apply_merged();
@@ -751,27 +758,6 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
         }
     }
 
-    /// Applies the updates [`GroupCommit::commit_merged_with`] took as one batch, each
-    /// counted as a version.
-    fn apply_merged(&mut self) {
-        if self.merged_count == 0 {
-            return;
-        }
-        let merged = std::mem::take(&mut self.merged);
-        let count = std::mem::take(&mut self.merged_count);
-        let version = self.graph.version();
-        match self.graph.apply(&merged) {
-            Ok(_) => {
-                self.graph.set_version(version + count);
-                self.applied.push((merged, count));
-            }
-            // Each update passed `check_mergeable` on this very state: it adds no vertex or
-            // id and its weights are valid, which is all `apply` checks, and merging
-            // changes neither. So this does not happen.
-            Err(e) => debug_assert!(false, "a group's merged batch does not apply: {e}"),
-        }
-    }
-
     /// Brings the writer's graph back to the latest published version with the group's
     /// kept updates applied again: the state before the update applied last.
     fn undo_last(&mut self) {
@@ -790,10 +776,36 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
     }
 }
 
+impl<C: LeafCodec> GroupCommit<'_, C> {
+    /// Applies the updates [`GroupCommit::commit_merged_with`] took as one batch, each
+    /// counted as a version.
+    fn apply_merged(&mut self) {
+        if self.merged_count == 0 {
+            return;
+        }
+        let merged = std::mem::take(&mut self.merged);
+        let count = std::mem::take(&mut self.merged_count);
+        let version = self.graph.version();
+        match (self.apply)(&mut self.graph, &merged) {
+            Ok(_) => {
+                self.graph.set_version(version + count);
+                self.applied.push((merged, count));
+            }
+            // Each update passed `check_mergeable` on this very state: it adds no vertex or
+            // id and its weights are valid, which is all `apply` checks, and merging
+            // changes neither. So this does not happen.
+            Err(e) => debug_assert!(false, "a group's merged batch does not apply: {e}"),
+        }
+    }
+}
+
 impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
     /// Publishes the group's updates as one version (unless a panic ends the group: then,
     /// as after a panicking [`SharedGraph::commit`], the writer's graph is not published).
+    /// Merged updates not applied yet are applied either way: they were logged, and the
+    /// writer's graph must stay what the log replays.
     fn drop(&mut self) {
+        self.apply_merged();
         if !self.applied.is_empty() && !std::thread::panicking() {
             let edges = self.applied.iter().map(|(update, _)| update.edges()).sum();
             self.shared.publish(&self.graph, edges);

@@ -781,3 +781,29 @@ proptest! {
         published.check_invariants().unwrap();
     }
 }
+
+/// A group that panics after merging updates still applies them to the writer's graph
+/// (a durable store has logged them): the next commit publishes them with its own.
+#[test]
+fn a_panicking_group_keeps_its_merged_updates_for_the_writer() {
+    let shared = SharedGraph::new(Graph::from_edges(4, &[], false).unwrap());
+    let start = shared.snapshot().version();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shared.commit_group(|group| {
+            group
+                .commit_merged_with(|_| Ok(Update::from_edges(vec![(0, 1)])))
+                .unwrap();
+            panic!("the group's caller fails");
+        })
+    }));
+    assert!(panicked.is_err());
+    // Not published by the panicking group...
+    assert_eq!(shared.snapshot().num_edges(), 0);
+    // ... but in the writer's graph, which the next commit publishes.
+    shared
+        .commit(Update::new().insert_edges(&[(2, 3)]))
+        .unwrap();
+    let after = shared.snapshot();
+    assert!(after.has_edge(0, 1) && after.has_edge(2, 3));
+    assert_eq!(after.version(), start + 2);
+}
