@@ -34,6 +34,7 @@ mod check;
 mod csr;
 mod external_id;
 mod flat_read;
+mod group;
 pub(crate) mod ids;
 mod index;
 mod properties;
@@ -48,11 +49,12 @@ use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma};
 
 pub use self::any::AnyGraph;
 pub use self::csr::CsrGraph;
+pub use self::group::{GroupCommit, Merged};
 pub use self::ids::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICES};
 use self::index::RunIndex;
 pub use self::properties::{Properties, PropertyValue};
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
-pub use self::snapshot::{GroupCommit, Merged, SharedGraph, Snapshot, VersionStats, READ_RECENTLY};
+pub use self::snapshot::{SharedGraph, Snapshot, VersionStats, READ_RECENTLY};
 pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};
 
 /// A dynamic graph whose edges carry `f64` weights.

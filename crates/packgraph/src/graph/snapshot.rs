@@ -150,7 +150,7 @@ impl<C: LeafCodec> Graph<C> {
     }
 
     /// A graph of its own holding this version: shares every page and the flat index.
-    fn version_copy(&self) -> Graph<C> {
+    pub(super) fn version_copy(&self) -> Graph<C> {
         let index = OnceLock::new();
         if let Some(built) = self.index.get() {
             let _ = index.set(Arc::clone(built));
@@ -288,7 +288,7 @@ impl<C: EdgeLeaf> WeightedGraphRead for Snapshot<C> {
 pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     writer: Mutex<Graph<C>>,
     /// The latest published version.
-    latest: ArcSwap<Graph<C>>,
+    pub(super) latest: ArcSwap<Graph<C>>,
     /// The newest version whose flat index is built: the base the next version's index is
     /// derived from. Keeps that one version's pages alive until a newer one replaces it;
     /// cleared when no reader is about.
@@ -471,7 +471,7 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// newest indexed version, a few small commits back. With no reader about (a bulk
     /// load, `packgraph ingest`) nothing is built and the old base is let go, which would
     /// only keep its pages alive.
-    fn publish(&self, graph: &Graph<C>, edges: usize) {
+    pub(super) fn publish(&self, graph: &Graph<C>, edges: usize) {
         let read = self.last_read.load(Ordering::Relaxed);
         let window = u64::try_from(self.read_window.as_nanos()).unwrap_or(u64::MAX);
         let readers_about =
@@ -525,291 +525,10 @@ impl<C: LeafCodec> SharedGraph<C> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Graph<C>> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Graph<C>> {
         // A writer that panicked poisons the lock. Published versions are immutable and
         // stay consistent; the writer's graph is handed on as the panicking update left it.
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Several updates applied as the only writer and published as one version: what
-/// [`SharedGraph::commit_group`] hands its closure.
-///
-/// Each update is built from the writer's graph as the group's earlier updates left it, and
-/// applied whole or, on an error, not at all; the group's other updates stay. When the
-/// closure returns, the writer's graph is published once: a snapshot sees every update of
-/// the group or none of them. Version numbers still count updates, so the published version
-/// is the last update's, and the versions of the earlier ones are never published.
-pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
-    shared: &'a SharedGraph<C>,
-    graph: MutexGuard<'a, Graph<C>>,
-    /// The updates applied since the latest published version, in order, each with the
-    /// versions it counts for (more than one for a merged batch): to bring the writer's
-    /// graph back to the state before an update whose `log` step failed.
-    applied: Vec<(Update, u64)>,
-    /// The updates [`GroupCommit::commit_merged_with`] took and has not applied yet, merged
-    /// in order into one ([`Update::append`]).
-    merged: Update,
-    /// How many updates `merged` holds.
-    merged_count: u64,
-    /// [`Graph::apply`], for [`GroupCommit::apply_merged`] (also run when a panic ends the
-    /// group, where the edge-leaf bound that `apply` needs is not at hand).
-    apply: ApplyFn<C>,
-}
-
-/// [`Graph::apply`] as a function pointer.
-type ApplyFn<C> = fn(&mut Graph<C>, &Update) -> Result<Applied>;
-
-/// What [`GroupCommit::commit_merged_with`] did with an update.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Merged {
-    /// The graph's version after the update: the group's earlier updates and this one
-    /// counted one each, as if each had been applied alone.
-    pub version: u64,
-    /// Self-loops among its inserts, which are not stored.
-    pub self_loops: usize,
-}
-
-impl<C: EdgeLeaf> SharedGraph<C> {
-    /// Runs `group` as the only writer (other writers wait): the updates it applies through
-    /// the [`GroupCommit`] are published as one version when it returns, instead of one
-    /// each, which spares each update but the first the cost of a version (copying the
-    /// pages and page-table groups the previous version shares, deriving its index).
-    /// Returns `group`'s value and the version published then (the latest version if
-    /// nothing was applied).
-    ///
-    /// # Examples
-    /// ```
-    /// use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
-    ///
-    /// let shared = SharedGraph::new(Graph::new(false));
-    /// let (results, version) = shared.commit_group(|group| {
-    ///     vec![
-    ///         group.commit(Update::new().insert_edges(&[(0, 1)])),
-    ///         // Refused whole (a property of a vertex the graph lacks); the others stay.
-    ///         group.commit(Update::new().set_property("x", 9, 1i64.into())),
-    ///         group.commit(Update::new().insert_edges(&[(1, 2)])),
-    ///     ]
-    /// });
-    /// assert!(results[0].is_ok() && results[1].is_err() && results[2].is_ok());
-    /// assert_eq!(version, 2);
-    /// assert_eq!(shared.snapshot().num_edges(), 2);
-    /// ```
-    pub fn commit_group<T>(&self, group: impl FnOnce(&mut GroupCommit<'_, C>) -> T) -> (T, u64) {
-        let mut commit = GroupCommit {
-            shared: self,
-            graph: self.lock(),
-            applied: Vec::new(),
-            merged: Update::new(),
-            merged_count: 0,
-            apply: |graph, update| graph.apply(update),
-        };
-        let value = group(&mut commit);
-        commit.apply_merged();
-        let version = commit.graph.version();
-        drop(commit);
-        (value, version)
-    }
-}
-
-impl<C: EdgeLeaf> GroupCommit<'_, C> {
-    /// The writer's graph as the group's updates so far left it (not yet published),
-    /// except the edges of those [`GroupCommit::commit_merged_with`] took since the last
-    /// other commit of the group, which are applied when the group ends.
-    pub fn graph(&self) -> &Graph<C> {
-        &self.graph
-    }
-
-    /// How many updates the group took so far.
-    pub fn len(&self) -> usize {
-        self.applied.len() + self.merged_count as usize
-    }
-
-    /// Whether the group took no update yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Applies `update` after the group's earlier ones.
-    ///
-    /// # Errors
-    /// As [`Graph::apply`]: nothing of `update` is applied, the earlier updates stay.
-    pub fn commit(&mut self, update: &Update) -> Result<Applied> {
-        self.commit_with(|_| Ok(update))
-    }
-
-    /// Builds an update from the graph as the group's earlier updates left it, then applies
-    /// it (as [`SharedGraph::commit_with`], within the group).
-    ///
-    /// # Errors
-    /// `build`'s error, or as [`Graph::apply`]: nothing of the update is applied, the
-    /// earlier updates stay.
-    pub fn commit_with<U: std::borrow::Borrow<Update>>(
-        &mut self,
-        build: impl FnOnce(&Graph<C>) -> Result<U>,
-    ) -> Result<Applied> {
-        self.commit_logged_with(build, |_, _| Ok(()))
-            .map(|(applied, ())| applied)
-    }
-
-    /// [`GroupCommit::commit_with`] with a step between applying and going on, as
-    /// [`SharedGraph::commit_logged_with`] has: if `log` fails, the writer's graph goes back
-    /// to the state before this update (the latest published version, then the group's
-    /// earlier updates applied again).
-    pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
-        &mut self,
-        build: impl FnOnce(&Graph<C>) -> Result<U>,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
-    ) -> Result<(Applied, T)> {
-        self.apply_merged();
-        let update = build(&self.graph)?;
-        self.apply_logged(update.borrow(), log)
-    }
-
-    /// Takes an update built from the graph into the group, as [`GroupCommit::commit_with`]
-    /// does, but applies an update that only inserts and deletes edges between vertices
-    /// the graph has later, merged with the other such updates of the group into one batch
-    /// (in their order, so an edge ends as the last of them left it). That batch is applied
-    /// when the group ends or a plain [`GroupCommit::commit_with`] comes: the sorted batch
-    /// costs far less per edge than an apply per update, which a group of many one-edge
-    /// updates pays otherwise. Any other update is applied at once, after the merged ones.
-    ///
-    /// `build` sees the graph without the edges of the merged updates not yet applied (their
-    /// vertices, ids and counts are the same either way): it may look up vertices, not
-    /// edges. The result gives the update's version, counted as if each update of the
-    /// group were applied alone, and its self-loops; an error refuses the update alone, as
-    /// [`Graph::apply`] would.
-    ///
-    /// # Examples
-    /// ```
-    /// use packgraph::graph::{Graph, GraphRead, SharedGraph, Update};
-    ///
-    /// let shared = SharedGraph::new(Graph::new(false));
-    /// shared.commit(Update::new().min_vertices(4)).unwrap();
-    /// let (merged, version) = shared.commit_group(|group| {
-    ///     [(0, 1), (1, 2), (2, 3)]
-    ///         .map(|e| group.commit_merged_with(|_| Ok(Update::from_edges(vec![e]))).unwrap())
-    /// });
-    /// assert_eq!(merged.map(|m| m.version), [2, 3, 4]);
-    /// assert_eq!((version, shared.snapshot().num_edges()), (4, 3));
-    /// ```
-    ///
-    /// # Errors
-    /// `build`'s error, or as [`Graph::apply`]: nothing of the update is taken, the
-    /// earlier updates stay.
-    pub fn commit_merged_with<U: std::borrow::Borrow<Update>>(
-        &mut self,
-        build: impl FnOnce(&Graph<C>) -> Result<U>,
-    ) -> Result<Merged> {
-        self.commit_merged_logged_with(build, |_, _| Ok(()))
-            .map(|(merged, ())| merged)
-    }
-
-    /// [`GroupCommit::commit_merged_with`] with a step before the update is taken (the
-    /// durable store logs it there): if `log` fails, nothing of the update is taken.
-    pub(crate) fn commit_merged_logged_with<U: std::borrow::Borrow<Update>, T>(
-        &mut self,
-        build: impl FnOnce(&Graph<C>) -> Result<U>,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
-    ) -> Result<(Merged, T)> {
-        let update = build(&self.graph)?;
-        let update = update.borrow();
-        let Some(self_loops) = self.graph.check_mergeable(update)? else {
-            self.apply_merged();
-            let (applied, value) = self.apply_logged(update, log)?;
-            let merged = Merged {
-                version: applied.version,
-                self_loops: applied.self_loops,
-            };
-            return Ok((merged, value));
-        };
-        let value = log(&self.graph, update)?;
-        self.merged.append(update);
-        self.merged_count += 1;
-        let version = self.graph.version() + self.merged_count;
-        Ok((
-            Merged {
-                version,
-                self_loops,
-            },
-            value,
-        ))
-    }
-
-    /// Applies `update` after the group's earlier ones, then runs `log`; if `log` fails,
-    /// the graph goes back to the state before `update`.
-    fn apply_logged<T>(
-        &mut self,
-        update: &Update,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
-    ) -> Result<(Applied, T)> {
-        // `apply` checks the whole update before it changes anything: an error leaves the
-        // graph as the group's earlier updates left it.
-        let applied = self.graph.apply(update)?;
-        match log(&self.graph, update) {
-            Ok(value) => {
-                self.applied.push((update.clone(), 1));
-                Ok((applied, value))
-            }
-            Err(e) => {
-                self.undo_last();
-                Err(e)
-            }
-        }
-    }
-
-    /// Brings the writer's graph back to the latest published version with the group's
-    /// kept updates applied again: the state before the update applied last.
-    fn undo_last(&mut self) {
-        let mut graph = self.shared.latest.load_full().version_copy();
-        for (update, versions) in &self.applied {
-            let version = graph.version();
-            // Each was applied to this very state before, so it applies again.
-            let redone = graph.apply(update);
-            debug_assert!(
-                redone.is_ok(),
-                "an update of the group applied once fails again"
-            );
-            graph.set_version(version + versions);
-        }
-        *self.graph = graph;
-    }
-}
-
-impl<C: LeafCodec> GroupCommit<'_, C> {
-    /// Applies the updates [`GroupCommit::commit_merged_with`] took as one batch, each
-    /// counted as a version.
-    fn apply_merged(&mut self) {
-        if self.merged_count == 0 {
-            return;
-        }
-        let merged = std::mem::take(&mut self.merged);
-        let count = std::mem::take(&mut self.merged_count);
-        let version = self.graph.version();
-        match (self.apply)(&mut self.graph, &merged) {
-            Ok(_) => {
-                self.graph.set_version(version + count);
-                self.applied.push((merged, count));
-            }
-            // Each update passed `check_mergeable` on this very state: it adds no vertex or
-            // id and its weights are valid, which is all `apply` checks, and merging
-            // changes neither. So this does not happen.
-            Err(e) => debug_assert!(false, "a group's merged batch does not apply: {e}"),
-        }
-    }
-}
-
-impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
-    /// Publishes the group's updates as one version (unless a panic ends the group: then,
-    /// as after a panicking [`SharedGraph::commit`], the writer's graph is not published).
-    /// Merged updates not applied yet are applied either way: they were logged, and the
-    /// writer's graph must stay what the log replays.
-    fn drop(&mut self) {
-        self.apply_merged();
-        if !self.applied.is_empty() && !std::thread::panicking() {
-            let edges = self.applied.iter().map(|(update, _)| update.edges()).sum();
-            self.shared.publish(&self.graph, edges);
-        }
     }
 }
 

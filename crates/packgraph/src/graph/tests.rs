@@ -138,7 +138,7 @@ fn assert_range_scans<G: GraphRead>(graph: &G, oracle: &Oracle) {
     }
 }
 
-fn edges(max: VertexId) -> impl Strategy<Value = Vec<(VertexId, VertexId)>> {
+pub(super) fn edges(max: VertexId) -> impl Strategy<Value = Vec<(VertexId, VertexId)>> {
     vec((0..max, 0..max), 0..300)
 }
 
@@ -537,7 +537,7 @@ proptest! {
 }
 
 /// Everything a caller can see of a graph's state.
-fn state<C: EdgeLeaf>(graph: &Graph<C>) -> impl PartialEq + std::fmt::Debug {
+pub(super) fn state<C: EdgeLeaf>(graph: &Graph<C>) -> impl PartialEq + std::fmt::Debug {
     let arcs: Vec<(VertexId, Vec<(VertexId, u64)>)> = (0..graph.num_vertices() as VertexId)
         .map(|v| {
             let mut out = Vec::new();
@@ -676,134 +676,4 @@ proptest! {
         let (a, b) = (format!("{:?}", state(&whole)), format!("{:?}", state(&parts)));
         prop_assert_eq!(a.split_once(',').unwrap().1, b.split_once(',').unwrap().1);
     }
-}
-
-/// One update of a write group (`merged_groups_match_updates_applied_one_by_one`).
-#[derive(Debug, Clone)]
-enum GroupStep {
-    /// Inserts, then deletes, then more inserts, between the first 12 vertices.
-    Edges(
-        Vec<(VertexId, VertexId)>,
-        Vec<(VertexId, VertexId)>,
-        Vec<(VertexId, VertexId)>,
-    ),
-    /// An edge to a vertex past the graph's: grows it, so it is applied alone.
-    Grow(VertexId),
-    /// A property of an existing vertex: applied alone.
-    Property(VertexId),
-    /// Weights given to the unweighted graph: refused.
-    Bad,
-}
-
-impl GroupStep {
-    fn update(&self) -> Update {
-        let mut update = Update::new();
-        match self {
-            Self::Edges(a, d, b) => {
-                update.insert_edges(a).delete_edges(d).insert_edges(b);
-            }
-            Self::Grow(v) => {
-                update.insert_edges(&[(1, 12 + v)]);
-            }
-            Self::Property(v) => {
-                update.set_property("p", *v, i64::from(*v).into());
-            }
-            Self::Bad => {
-                update.insert_weighted_edges(&[(1, 2, 0.5)]);
-            }
-        }
-        update
-    }
-}
-
-fn group_step() -> impl Strategy<Value = GroupStep> {
-    let few = || vec((0..12 as VertexId, 0..12 as VertexId), 0..4);
-    prop_oneof![
-        6 => (few(), few(), few()).prop_map(|(a, d, b)| GroupStep::Edges(a, d, b)),
-        1 => (0..3 as VertexId).prop_map(GroupStep::Grow),
-        1 => (0..12 as VertexId).prop_map(GroupStep::Property),
-        1 => Just(GroupStep::Bad),
-    ]
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-
-    /// A write group whose updates join its merged batch ends as the same updates applied
-    /// one by one: each update's result (refused or its version and self-loops), the
-    /// published graph and its version. Updates whose `log` step fails are left out of
-    /// both, merged ones (never taken) and plain ones (undone) alike.
-    #[test]
-    fn merged_groups_match_updates_applied_one_by_one(
-        start in edges(12),
-        steps in vec((group_step(), any::<bool>(), 0..8u8), 0..40),
-        directed: bool,
-    ) {
-        let mut one_by_one = Graph::from_edges(12, &start, directed).unwrap();
-        let shared = SharedGraph::new(Graph::from_edges(12, &start, directed).unwrap());
-        let (results, version) = shared.commit_group(|group| {
-            steps
-                .iter()
-                .map(|(step, merged, fail)| {
-                    let update = step.update();
-                    // One in eight logs fails.
-                    let log = |_: &Graph, _: &Update| match fail {
-                        0 => Err(Error::invalid_reason("the log refused it")),
-                        _ => Ok(()),
-                    };
-                    if *merged {
-                        group
-                            .commit_merged_logged_with(|_| Ok(&update), log)
-                            .map(|(m, ())| (m.version, m.self_loops))
-                    } else {
-                        group
-                            .commit_logged_with(|_| Ok(&update), log)
-                            .map(|(a, ())| (a.version, a.self_loops))
-                    }
-                })
-                .collect::<Vec<_>>()
-        });
-        for ((step, _, fail), result) in steps.iter().zip(&results) {
-            let mut alone = one_by_one.snapshot().to_graph();
-            match (alone.apply(&step.update()), result) {
-                (Ok(_), Err(_)) if *fail == 0 => {}
-                (Ok(applied), Ok(got)) => {
-                    prop_assert_eq!((applied.version, applied.self_loops), *got);
-                    one_by_one = alone;
-                }
-                (Err(_), Err(_)) => {}
-                (want, got) => prop_assert!(false, "{step:?}: {want:?} one by one, {got:?} merged"),
-            }
-        }
-        let published = shared.snapshot();
-        prop_assert_eq!(version, one_by_one.version());
-        prop_assert_eq!(state(&*published), state(&one_by_one));
-        published.check_invariants().unwrap();
-    }
-}
-
-/// A group that panics after merging updates still applies them to the writer's graph
-/// (a durable store has logged them): the next commit publishes them with its own.
-#[test]
-fn a_panicking_group_keeps_its_merged_updates_for_the_writer() {
-    let shared = SharedGraph::new(Graph::from_edges(4, &[], false).unwrap());
-    let start = shared.snapshot().version();
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        shared.commit_group(|group| {
-            group
-                .commit_merged_with(|_| Ok(Update::from_edges(vec![(0, 1)])))
-                .unwrap();
-            panic!("the group's caller fails");
-        })
-    }));
-    assert!(panicked.is_err());
-    // Not published by the panicking group...
-    assert_eq!(shared.snapshot().num_edges(), 0);
-    // ... but in the writer's graph, which the next commit publishes.
-    shared
-        .commit(Update::new().insert_edges(&[(2, 3)]))
-        .unwrap();
-    let after = shared.snapshot();
-    assert!(after.has_edge(0, 1) && after.has_edge(2, 3));
-    assert_eq!(after.version(), start + 2);
 }
