@@ -43,8 +43,9 @@ pub(crate) struct SnapshotArgs {
     /// Arcs of the graphs whose snapshot cost is measured (comma-separated; empty for none).
     #[arg(long, default_value = "1e6,3e7", value_parser = parse_count_list)]
     graph_arcs: CountList,
-    /// One-edge commits timed per row of `shared_commit_one_edge` and
-    /// `shared_commit_one_edge_read` (more, e.g., to profile the commit alone).
+    /// One-edge updates timed per row of `update_alone`, `update_after_snapshot`,
+    /// `shared_commit_one_edge` and `shared_commit_one_edge_read` (more, e.g., to profile
+    /// one of them alone).
     #[arg(long, default_value = "2000", value_parser = parse_count)]
     commits: usize,
     /// Which of the insert modes to run (comma-separated: none, held, fresh), e.g. one
@@ -172,11 +173,11 @@ pub(crate) fn run(args: &SnapshotArgs, threads: usize) -> anyhow::Result<()> {
             drop(std::hint::black_box(graph.snapshot()));
         }
         let take = t.elapsed().as_secs_f64() / f64::from(TAKES);
-        const UPDATES: usize = 100;
-        let pairs = generate::erdos_renyi(n, 2 * UPDATES, args.common.seed ^ 7);
-        let mut alone = Vec::with_capacity(UPDATES);
-        let mut after = Vec::with_capacity(UPDATES);
-        for i in 0..UPDATES {
+        let updates = args.commits;
+        let pairs = generate::erdos_renyi(n, 2 * updates, args.common.seed ^ 7);
+        let mut alone = Vec::with_capacity(updates);
+        let mut after = Vec::with_capacity(updates);
+        for i in 0..updates.min(pairs.len() / 2) {
             let t = Instant::now();
             graph.insert_edges(&[pairs[2 * i]])?;
             alone.push(t.elapsed().as_secs_f64());
