@@ -455,7 +455,7 @@ const fn arc_least_table() -> [[i32; 4]; 256] {
     table
 }
 
-/// [`ARC_STEPS`] of a group with a five-byte slot, over its bytes: such a group ends past
+/// [`ARC_STEPS`] of a group with a five-byte slot, over its length: such a group ends past
 /// any leaf's end for the loop of groups of 1 to 3 byte slots (a slice on x86-64 holds
 /// fewer than `2^57` bytes).
 const WIDE: usize = 1 << 62;
@@ -463,8 +463,9 @@ const WIDE: usize = 1 << 62;
 /// it ends past any leaf's end, and is not [`WIDE`].
 const NEVER: usize = 1 << 63;
 
-/// For each control byte: its group's bytes after the control byte; `WIDE` added where a
-/// slot has five bytes and the group fits in 16 bytes; `NEVER` for longer groups.
+/// For each control byte: its group's length, the control byte included (so that the next
+/// control byte is one add away, the step the check's loop waits on); `WIDE` added where a
+/// slot has five bytes and the group's slots fit in 16 bytes; `NEVER` for longer groups.
 static ARC_STEPS: [usize; 256] = arc_step_table();
 
 const fn arc_step_table() -> [usize; 256] {
@@ -480,9 +481,9 @@ const fn arc_step_table() -> [usize; 256] {
         table[ctrl] = if bytes > 16 {
             NEVER
         } else if ctrl & (ctrl >> 1) & 0x55 != 0 {
-            WIDE | bytes
+            WIDE | (1 + bytes)
         } else {
-            bytes
+            1 + bytes
         };
         ctrl += 1;
     }
@@ -561,7 +562,7 @@ pub(super) fn arc_groups_ssse3<C: ItemCheck<GroupLeaf>>(
         // group taken ends by `limit`.
         let ctrl = usize::from(unsafe { *at.add(c) });
         let step = ARC_STEPS[ctrl];
-        let mut end = c + 1 + step;
+        let mut end = c + step;
         // SAFETY (both loads of the group's bytes below): `end <= limit` for a group taken,
         // so `c + 1 + 16 <= end + 12 <= leaf.len()`; the loads are unaligned ones.
         let targets = if end <= limit {
@@ -585,7 +586,7 @@ pub(super) fn arc_groups_ssse3<C: ItemCheck<GroupLeaf>>(
             }
             targets
         } else {
-            end = c + 1 + (step & 0xFF);
+            end = c + (step & 0xFF);
             if step & WIDE == 0 || end > limit {
                 break;
             }
