@@ -2,27 +2,27 @@
 //! published as one version ([`SharedGraph::commit_group`]), the edge-only ones among them
 //! merged into one batch ([`GroupCommit::commit_merged_with`]).
 
-use std::sync::MutexGuard;
-
+use super::snapshot::{ApplyFn, WriterGuard};
 use super::{Applied, EdgeLeaf, Graph, SharedGraph, Update};
 use crate::pma::{GroupLeaf, LeafCodec};
 use crate::Result;
 
-/// Several updates applied as the only writer and published as one version: what
+/// Several updates applied as the only writer and committed as one: what
 /// [`SharedGraph::commit_group`] hands its closure.
 ///
 /// Each update is built from the writer's graph as the group's earlier updates left it, and
 /// applied whole or, on an error, not at all; the group's other updates stay. When the
-/// closure returns, the writer's graph is published once: a snapshot sees every update of
-/// the group or none of them. Version numbers still count updates, so the published version
-/// is the last update's, and the versions of the earlier ones are never published.
+/// closure returns, the group ends as one commit (published at once if large, by the next
+/// snapshot otherwise, as [`SharedGraph::commit`]): a snapshot sees every update of the
+/// group or none of them. Version numbers still count updates, so the version a snapshot
+/// sees is the last update's, and the versions of the earlier ones are never published.
 pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
     shared: &'a SharedGraph<C>,
-    graph: MutexGuard<'a, Graph<C>>,
-    /// The updates applied since the latest published version, in order, each with the
-    /// versions it counts for (more than one for a merged batch): to bring the writer's
-    /// graph back to the state before an update whose `log` step failed.
-    applied: Vec<(Update, u64)>,
+    /// The writer; the updates the group applied are kept in its `unpublished`.
+    writer: WriterGuard<'a, C>,
+    /// How many updates the group applied (not counting `merged`), and their edges.
+    applied: usize,
+    applied_edges: usize,
     /// The updates [`GroupCommit::commit_merged_with`] took and has not applied yet, merged
     /// in order into one ([`Update::append`]).
     merged: Update,
@@ -32,9 +32,6 @@ pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
     /// group, where the edge-leaf bound that `apply` needs is not at hand).
     apply: ApplyFn<C>,
 }
-
-/// [`Graph::apply`] as a function pointer.
-type ApplyFn<C> = fn(&mut Graph<C>, &Update) -> Result<Applied>;
 
 /// What [`GroupCommit::commit_merged_with`] did with an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,11 +45,11 @@ pub struct Merged {
 
 impl<C: EdgeLeaf> SharedGraph<C> {
     /// Runs `group` as the only writer (other writers wait): the updates it applies through
-    /// the [`GroupCommit`] are published as one version when it returns, instead of one
-    /// each, which spares each update but the first the cost of a version (copying the
-    /// pages and page-table groups the previous version shares, deriving its index).
-    /// Returns `group`'s value and the version published then (the latest version if
-    /// nothing was applied).
+    /// the [`GroupCommit`] are committed as one when it returns, instead of one each, which
+    /// spares each update but the first the cost of a version (copying the pages and
+    /// page-table groups the previous version shares, deriving its index) when it is
+    /// published. Returns `group`'s value and the writer's version then, which every
+    /// snapshot taken afterwards has (the latest version if nothing was applied).
     ///
     /// # Examples
     /// ```
@@ -74,15 +71,16 @@ impl<C: EdgeLeaf> SharedGraph<C> {
     pub fn commit_group<T>(&self, group: impl FnOnce(&mut GroupCommit<'_, C>) -> T) -> (T, u64) {
         let mut commit = GroupCommit {
             shared: self,
-            graph: self.lock(),
-            applied: Vec::new(),
+            writer: self.lock(),
+            applied: 0,
+            applied_edges: 0,
             merged: Update::new(),
             merged_count: 0,
             apply: |graph, update| graph.apply(update),
         };
         let value = group(&mut commit);
         commit.apply_merged();
-        let version = commit.graph.version();
+        let version = commit.writer.graph.version();
         drop(commit);
         (value, version)
     }
@@ -93,12 +91,12 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
     /// except the edges of those [`GroupCommit::commit_merged_with`] took since the last
     /// other commit of the group, which are applied when the group ends.
     pub fn graph(&self) -> &Graph<C> {
-        &self.graph
+        &self.writer.graph
     }
 
     /// How many updates the group took so far.
     pub fn len(&self) -> usize {
-        self.applied.len() + self.merged_count as usize
+        self.applied + self.merged_count as usize
     }
 
     /// Whether the group took no update yet.
@@ -130,15 +128,15 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
 
     /// [`GroupCommit::commit_with`] with a step between applying and going on, as
     /// [`SharedGraph::commit_logged_with`] has: if `log` fails, the writer's graph goes back
-    /// to the state before this update (the latest published version, then the group's
-    /// earlier updates applied again).
+    /// to the state before this update (the latest published version, then the updates
+    /// not published since, the group's earlier ones among them, applied again).
     pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
         &mut self,
         build: impl FnOnce(&Graph<C>) -> Result<U>,
         log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
     ) -> Result<(Applied, T)> {
         self.apply_merged();
-        let update = build(&self.graph)?;
+        let update = build(&self.writer.graph)?;
         self.apply_logged(update.borrow(), log)
     }
 
@@ -188,9 +186,9 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
         build: impl FnOnce(&Graph<C>) -> Result<U>,
         log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
     ) -> Result<(Merged, T)> {
-        let update = build(&self.graph)?;
+        let update = build(&self.writer.graph)?;
         let update = update.borrow();
-        let Some(self_loops) = self.graph.check_mergeable(update)? else {
+        let Some(self_loops) = self.writer.graph.check_mergeable(update)? else {
             self.apply_merged();
             let (applied, value) = self.apply_logged(update, log)?;
             let merged = Merged {
@@ -199,10 +197,10 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
             };
             return Ok((merged, value));
         };
-        let value = log(&self.graph, update)?;
+        let value = log(&self.writer.graph, update)?;
         self.merged.append(update);
         self.merged_count += 1;
-        let version = self.graph.version() + self.merged_count;
+        let version = self.writer.graph.version() + self.merged_count;
         Ok((
             Merged {
                 version,
@@ -221,34 +219,21 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
     ) -> Result<(Applied, T)> {
         // `apply` checks the whole update before it changes anything: an error leaves the
         // graph as the group's earlier updates left it.
-        let applied = self.graph.apply(update)?;
-        match log(&self.graph, update) {
+        let applied = self.writer.graph.apply(update)?;
+        match log(&self.writer.graph, update) {
             Ok(value) => {
-                self.applied.push((update.clone(), 1));
+                self.writer.keep(update.clone(), 1);
+                self.applied += 1;
+                self.applied_edges += update.edges();
                 Ok((applied, value))
             }
             Err(e) => {
-                self.undo_last();
+                // The state before `update`: the latest version and the updates kept since.
+                let latest = self.shared.latest.load_full();
+                self.writer.redo(&latest, self.apply);
                 Err(e)
             }
         }
-    }
-
-    /// Brings the writer's graph back to the latest published version with the group's
-    /// kept updates applied again: the state before the update applied last.
-    fn undo_last(&mut self) {
-        let mut graph = self.shared.latest.load_full().version_copy();
-        for (update, versions) in &self.applied {
-            let version = graph.version();
-            // Each was applied to this very state before, so it applies again.
-            let redone = graph.apply(update);
-            debug_assert!(
-                redone.is_ok(),
-                "an update of the group applied once fails again"
-            );
-            graph.set_version(version + versions);
-        }
-        *self.graph = graph;
     }
 }
 
@@ -261,11 +246,13 @@ impl<C: LeafCodec> GroupCommit<'_, C> {
         }
         let merged = std::mem::take(&mut self.merged);
         let count = std::mem::take(&mut self.merged_count);
-        let version = self.graph.version();
-        match (self.apply)(&mut self.graph, &merged) {
+        let version = self.writer.graph.version();
+        match (self.apply)(&mut self.writer.graph, &merged) {
             Ok(_) => {
-                self.graph.set_version(version + count);
-                self.applied.push((merged, count));
+                self.writer.graph.set_version(version + count);
+                self.applied += 1;
+                self.applied_edges += merged.edges();
+                self.writer.keep(merged, count);
             }
             // Each update passed `check_mergeable` on this very state: it adds no vertex or
             // id and its weights are valid, which is all `apply` checks, and merging
@@ -276,15 +263,14 @@ impl<C: LeafCodec> GroupCommit<'_, C> {
 }
 
 impl<C: LeafCodec> Drop for GroupCommit<'_, C> {
-    /// Publishes the group's updates as one version (unless a panic ends the group: then,
-    /// as after a panicking [`SharedGraph::commit`], the writer's graph is not published).
-    /// Merged updates not applied yet are applied either way: they were logged, and the
-    /// writer's graph must stay what the log replays.
+    /// Ends the group's updates as one commit ([`SharedGraph::end_commit`]) unless a panic
+    /// ends the group: then, as after a panicking [`SharedGraph::commit`], the writer's
+    /// graph is not published. Merged updates not applied yet are applied either way: they
+    /// were logged, and the writer's graph must stay what the log replays.
     fn drop(&mut self) {
         self.apply_merged();
-        if !self.applied.is_empty() && !std::thread::panicking() {
-            let edges = self.applied.iter().map(|(update, _)| update.edges()).sum();
-            self.shared.publish(&self.graph, edges);
+        if self.applied > 0 && !std::thread::panicking() {
+            self.shared.end_commit(&mut self.writer, self.applied_edges);
         }
     }
 }
