@@ -2,7 +2,7 @@
 //! published as one version ([`SharedGraph::commit_group`]), the edge-only ones among them
 //! merged into one batch ([`GroupCommit::commit_merged_with`]).
 
-use super::snapshot::{ApplyFn, WriterGuard};
+use super::shared::{ApplyFn, WriterGuard};
 use super::{Applied, EdgeLeaf, Graph, SharedGraph, Update};
 use crate::pma::{GroupLeaf, LeafCodec};
 use crate::Result;

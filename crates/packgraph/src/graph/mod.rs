@@ -39,6 +39,7 @@ pub(crate) mod ids;
 mod index;
 mod properties;
 mod read;
+mod shared;
 mod snapshot;
 mod update;
 mod writer;
@@ -54,7 +55,8 @@ pub use self::ids::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICE
 use self::index::RunIndex;
 pub use self::properties::{Properties, PropertyValue};
 pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
-pub use self::snapshot::{SharedGraph, Snapshot, VersionStats, READ_RECENTLY};
+pub use self::shared::{SharedGraph, READ_RECENTLY};
+pub use self::snapshot::{Snapshot, VersionStats};
 pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};
 
 /// A dynamic graph whose edges carry `f64` weights.
