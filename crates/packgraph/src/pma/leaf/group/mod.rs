@@ -65,8 +65,8 @@ static GROUPS: [u32; 256] = group_table();
 static MASKS: [[u64; 4]; 256] = per_slot(MASK);
 
 /// For each control byte, `by_code` of each of its four slots' length codes.
-pub(super) const fn per_slot(by_code: [u64; 4]) -> [[u64; 4]; 256] {
-    let mut table = [[0u64; 4]; 256];
+pub(super) const fn per_slot<T: Copy>(by_code: [T; 4]) -> [[T; 4]; 256] {
+    let mut table = [[by_code[0]; 4]; 256];
     let mut ctrl = 0;
     while ctrl < 256 {
         let mut slot = 0;

@@ -29,7 +29,7 @@ use std::marker::PhantomData;
 
 use super::check::ARC_VERTICES_MAX;
 use super::slice::{PairRun, SliceDecode};
-use super::{read_head, GroupLeaf, HEAD_BYTES, LEN};
+use super::{per_slot, read_head, GroupLeaf, HEAD_BYTES, LEN};
 use crate::pma::leaf::ItemCheck;
 
 /// Bytes a group's loads may reach past its control byte: slot 2 starts at most 10 bytes
@@ -438,22 +438,7 @@ const fn arc_shuffle_table() -> ArcShuffles {
 #[repr(align(16))]
 struct ArcLeast([[i32; 4]; 256]);
 
-static ARC_LEAST: ArcLeast = ArcLeast(arc_least_table());
-
-const fn arc_least_table() -> [[i32; 4]; 256] {
-    const BELOW: [i32; 4] = [0, (1 << 8) - 1, (1 << 16) - 1, (1 << 24) - 1];
-    let mut table = [[0i32; 4]; 256];
-    let mut ctrl = 0;
-    while ctrl < 256 {
-        let mut slot = 0;
-        while slot < 4 {
-            table[ctrl][slot] = BELOW[(ctrl >> (2 * slot)) & 3];
-            slot += 1;
-        }
-        ctrl += 1;
-    }
-    table
-}
+static ARC_LEAST: ArcLeast = ArcLeast(per_slot([0, (1 << 8) - 1, (1 << 16) - 1, (1 << 24) - 1]));
 
 /// [`ARC_STEPS`] of a group with a five-byte slot, over its length: such a group ends past
 /// any leaf's end for the loop of groups of 1 to 3 byte slots (a slice on x86-64 holds
