@@ -2,9 +2,9 @@
 //! [`Version`]), and `read`.
 //!
 //! A `Graph` holds a core [`SharedGraph`]: writes are [`Update`]s committed under its
-//! writer lock, reads go to the latest published version, taken lock-free. Locks are only
-//! ever taken with the GIL released, so a writer busy in Rust never waits for a thread
-//! that holds the GIL. A `Snapshot` holds a core [`Snapshot`](packgraph::graph::Snapshot):
+//! writer lock, reads go to the latest version (taken lock-free, or under the writer lock
+//! when small commits wait to be published by it). Locks are only ever taken with the GIL
+//! released, so a writer busy in Rust never waits for a thread that holds the GIL. A `Snapshot` holds a core [`Snapshot`](packgraph::graph::Snapshot):
 //! `Send + Sync`, unchanged while the graph goes on.
 
 use std::path::Path;
