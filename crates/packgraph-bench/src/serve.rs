@@ -129,7 +129,13 @@ fn quantile_ms(values: &mut [Duration], q: f64) -> f64 {
     values[i].as_secs_f64() * 1e3
 }
 
-/// `packgraph ingest`'s loop on `store` for `duration`: edges per second.
+/// `packgraph ingest`'s loop on `store` for `duration`: edges per second. As `ingest` does
+/// with the batches at hand, batches are appended in write groups of at most
+/// [`INGEST_GROUP_BATCHES`] batches or [`INGEST_GROUP_OPS`] edges, each built from the
+/// writer's graph under its lock ([`AppendGroup::append_merged_with`]): a snapshot per
+/// batch would publish every one-edge batch as a version of its own.
+///
+/// [`AppendGroup::append_merged_with`]: packgraph::store::AppendGroup::append_merged_with
 fn ingest<C: StoreLeaf>(
     store: &Store<C>,
     sync: SyncPolicy,
@@ -139,27 +145,46 @@ fn ingest<C: StoreLeaf>(
 ) -> anyhow::Result<f64> {
     let n = store.snapshot().num_vertices() as u64;
     let mut rng = SplitMix64::new(seed, 11);
+    let per_group = (INGEST_GROUP_OPS / batch.max(1)).clamp(1, INGEST_GROUP_BATCHES);
     let started = Instant::now();
     let (mut edges, mut last) = (0, 0);
     while started.elapsed() < duration {
-        let text = edge_text(&mut rng, n, batch);
-        let mut reader = UpdateReader::new(text.as_bytes(), "<bench>");
-        while let Some(parsed) = reader.next_batch()? {
-            let update = build_update(&store.snapshot(), &parsed.ops, C::WEIGHTED)
-                .map_err(|e| usage_error(e.reason.to_string()))?;
-            let (seq, _) = store.append(&update)?;
-            // As `ingest` does: under group commit it goes on and acknowledges what the
-            // syncs covered; otherwise each batch waits to be durable.
-            if !matches!(sync, SyncPolicy::Group(_)) {
-                store.wait_durable(seq)?;
-            }
-            last = seq;
-            edges += parsed.ops.len();
+        let mut text = String::new();
+        for _ in 0..per_group {
+            text.push_str(&edge_text(&mut rng, n, batch));
+            text.push_str("commit\n");
         }
+        let mut reader = UpdateReader::new(text.as_bytes(), "<bench>");
+        let (appended, _) = store.append_group(|group| -> anyhow::Result<(u64, usize)> {
+            let (mut seq, mut ops) = (0, 0);
+            while let Some(parsed) = reader.next_batch()? {
+                // Generated edges join vertices the graph has: nothing is unfit.
+                (seq, _) = group.append_merged_with(|graph| {
+                    build_update(graph, &parsed.ops, C::WEIGHTED)
+                        .map_err(|e| packgraph::Error::invalid(e.value, e.reason))
+                })?;
+                ops += parsed.ops.len();
+            }
+            Ok((seq, ops))
+        });
+        let (seq, ops) = appended?;
+        // As `ingest` does: under group commit it goes on and acknowledges what the syncs
+        // covered; otherwise each group waits to be durable.
+        if !matches!(sync, SyncPolicy::Group(_)) {
+            store.wait_durable(seq)?;
+        }
+        last = seq;
+        edges += ops;
     }
     store.wait_durable(last)?;
     Ok(edges as f64 / started.elapsed().as_secs_f64())
 }
+
+/// The most batches of one write group of the ingest loop, as `packgraph ingest`'s.
+const INGEST_GROUP_BATCHES: usize = 4096;
+
+/// The most edges of one write group of the ingest loop, as `packgraph ingest`'s.
+const INGEST_GROUP_OPS: usize = 1 << 16;
 
 /// BFS latencies of one reader until `stop`.
 fn read_until(mut client: Client, n: u64, seed: u64, stop: Arc<AtomicBool>) -> Vec<Duration> {
