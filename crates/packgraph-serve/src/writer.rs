@@ -1,7 +1,8 @@
 //! The write path of `POST /updates`: two threads of their own, fed by a queue.
 //!
 //! * The **writer** takes the requests waiting in its queue as a group (as many as arrive
-//!   while it applies them, for up to [`GROUP_TIME`]) and applies their batches one after
+//!   while it applies them, for up to [`GROUP_TIME`], or up to [`GROUP_EDGES`] edges of
+//!   large requests) and applies their batches one after
 //!   another in arrival order inside the write pool ([`Backend::apply_group`]): each batch
 //!   is its own log record with its own sequence number, as `ingest` applies them, and the
 //!   whole group is published as one version, which every batch of the group is
@@ -43,6 +44,18 @@ const GROUP_TIME: Duration = Duration::from_millis(1);
 
 /// The most requests in one group.
 const GROUP_REQUESTS: usize = 4096;
+
+/// A group of large requests (at least [`LARGE_REQUEST`] edges each on average) with
+/// fewer edges than this goes on taking the requests already queued past [`GROUP_TIME`],
+/// as `packgraph ingest` groups the batches at hand: the edges of batches between known
+/// vertices are applied as one merged batch when the group ends, and a merged batch of
+/// several 1e4-edge requests inserts each edge faster than one of a single request (which
+/// alone takes longer than [`GROUP_TIME`] to parse). Groups of small requests keep to
+/// [`GROUP_TIME`], which bounds the wait of their first.
+const GROUP_EDGES: u64 = 1 << 16;
+
+/// Edges per request, on average over a group, past which it is a group of large requests.
+const LARGE_REQUEST: u64 = 1024;
 
 /// What a request gets back: its outcome, and whether its acknowledged batches are durable
 /// (the sync's error as text otherwise).
@@ -104,12 +117,14 @@ impl Applier {
     }
 
     /// Applies `first` and the requests queued behind it as one group, published as one
-    /// version, taking requests while the group is younger than [`GROUP_TIME`] and smaller
-    /// than [`GROUP_REQUESTS`]; returns each request with its outcome.
+    /// version, taking requests while the group is younger than [`GROUP_TIME`] (or, for
+    /// large requests, smaller than [`GROUP_EDGES`]) and has fewer than [`GROUP_REQUESTS`];
+    /// returns each request with its outcome.
     fn apply_group(&self, first: Job, jobs: &Receiver<Job>) -> Vec<(Job, Outcome)> {
         let started = Instant::now();
         let (mut done, version) = self.backend.apply_group(|apply| {
             let mut done = Vec::new();
+            let mut edges = 0;
             let mut next = Some(first);
             while let Some(job) = next {
                 let request_started = Instant::now();
@@ -120,8 +135,9 @@ impl Applier {
                     BodyKind::Json => updates::apply_json(apply, &job.body, self.max_batch_ops),
                 };
                 self.metrics.update_apply.observe(request_started.elapsed());
+                edges += outcome.ops;
                 done.push((job, outcome));
-                next = (done.len() < GROUP_REQUESTS && started.elapsed() < GROUP_TIME)
+                next = takes_more(done.len(), edges, started.elapsed())
                     .then(|| jobs.try_recv().ok())
                     .flatten();
             }
@@ -133,6 +149,13 @@ impl Applier {
         }
         done
     }
+}
+
+/// Whether a group of `requests` requests and `edges` edges, `elapsed` old, takes the next
+/// queued request.
+fn takes_more(requests: usize, edges: u64, elapsed: Duration) -> bool {
+    let large = edges >= LARGE_REQUEST * requests as u64 && edges < GROUP_EDGES;
+    requests < GROUP_REQUESTS && (elapsed < GROUP_TIME || large)
 }
 
 /// Answers each request of `group` with its outcome and `durable`.
@@ -355,5 +378,62 @@ mod tests {
         drop((latest, applier, backend));
         let store = AnyStore::open(&path, options).unwrap();
         assert_eq!(store.graph().num_edges(), 5);
+    }
+
+    /// Queued requests of many edges each are applied as one group past [`GROUP_TIME`], up
+    /// to [`GROUP_EDGES`] edges, so that their edges are inserted as one merged batch.
+    #[test]
+    fn queued_large_requests_are_merged_past_the_group_time() {
+        let n = 300;
+        let backend = Arc::new(Backend::memory(Graph::from_edges(n, &[], false).unwrap()));
+        let applier = Applier {
+            backend: Arc::clone(&backend),
+            metrics: Arc::new(Metrics::default()),
+            pool: None,
+            max_batch_ops: 1 << 20,
+        };
+        let per_request = 2 * LARGE_REQUEST as usize;
+        let requests = 5;
+        let (send, queue) = mpsc::channel();
+        for r in 0..requests {
+            let body: String = (0..per_request)
+                .map(|i| format!("+ {} {}\n", (r * per_request + i) % n, (i * 7 + r + 1) % n))
+                .collect();
+            let (reply, _) = oneshot::channel();
+            let job = Job {
+                kind: BodyKind::Text,
+                body: Bytes::from(body),
+                reply,
+            };
+            send.send(job).unwrap();
+        }
+        let started = Instant::now();
+        let done = applier.apply_group(queue.recv().unwrap(), &queue);
+        assert_eq!(done.len(), requests, "after {:?}", started.elapsed());
+        assert!(done.iter().all(|(_, outcome)| outcome.error.is_none()));
+        let edges: u64 = done.iter().map(|(_, outcome)| outcome.ops).sum();
+        assert_eq!(edges, (requests * per_request) as u64);
+        assert!(edges < GROUP_EDGES);
+        assert!(version_of(&backend.latest()) > 1);
+    }
+
+    /// Small requests are grouped for [`GROUP_TIME`]; large ones past it, up to
+    /// [`GROUP_EDGES`]; never more than [`GROUP_REQUESTS`].
+    #[test]
+    fn groups_of_large_requests_outlast_the_group_time() {
+        let late = GROUP_TIME * 20;
+        assert!(takes_more(30, 30, Duration::ZERO));
+        assert!(!takes_more(30, 30, late), "small requests: time is up");
+        assert!(takes_more(1, 10_000, late), "large requests go on");
+        assert!(takes_more(6, 60_000, late));
+        assert!(
+            !takes_more(7, 70_000, late),
+            "enough edges for one merged batch"
+        );
+        assert!(
+            !takes_more(3, 3 * LARGE_REQUEST - 1, late),
+            "smaller on average"
+        );
+        assert!(!takes_more(GROUP_REQUESTS, 1 << 30, Duration::ZERO));
     }
 }
