@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::leaf::{ItemCheck, LeafCodec};
+use super::leaf::{ItemCheck, LeafCodec, LeafKeys};
 use super::{Page, Pma, PmaConfig, PmaError, Table, PADDING_BYTES};
 
 /// A PMA's arrays: the leaves' bytes borrowed page by page, the small per-leaf arrays
@@ -401,7 +401,9 @@ impl Checked {
 
 /// Checks the leaves of one page (its bytes with their padding, sizes and heads) into
 /// `checks` (one per leaf, written in place: no list per page); on failure, the first leaf
-/// (within the page) that fails and what does not hold.
+/// (within the page) that fails and what does not hold. Leaves with keys and their padding
+/// in the page are checked two at a time ([`LeafCodec::check_encoding_pair`]), the others
+/// alone, in order, so that the first failing leaf is found as one by one.
 fn check_page<C: LeafCodec>(
     page: &[u8],
     leaf_bytes: usize,
@@ -409,11 +411,67 @@ fn check_page<C: LeafCodec>(
     item_ok: &impl ItemCheck<C>,
     checks: &mut [LeafCheck],
 ) -> Result<(), (usize, String)> {
-    for (j, ((&used, &head), check)) in used.iter().zip(heads).zip(checks).enumerate() {
-        *check = check_leaf::<C>(&page[j * leaf_bytes..], leaf_bytes, used, head, item_ok)
-            .map_err(|what| (j, what))?;
+    let alone = |j: usize, check: &mut LeafCheck| {
+        *check = check_leaf::<C>(
+            &page[j * leaf_bytes..],
+            leaf_bytes,
+            used[j],
+            heads[j],
+            item_ok,
+        )
+        .map_err(|what| (j, what))?;
+        Ok(())
+    };
+    // A leaf whose check waits for a second one.
+    let mut waiting: Option<usize> = None;
+    for j in 0..used.len() {
+        let size = used[j] as usize;
+        let paired = size >= C::HEAD
+            && size <= leaf_bytes
+            && (j * leaf_bytes + size + PADDING_BYTES) <= page.len();
+        match (paired, waiting.take()) {
+            (true, None) => waiting = Some(j),
+            (true, Some(i)) => {
+                let (before, after) = checks.split_at_mut(j);
+                let a = (&page[i * leaf_bytes..], used[i] as usize);
+                let b = (&page[j * leaf_bytes..], size);
+                match C::check_encoding_pair(a, b, item_ok) {
+                    Some([found_a, found_b]) => {
+                        before[i] = summary(found_a, heads[i]).map_err(|what| (i, what))?;
+                        after[0] = summary(found_b, heads[j]).map_err(|what| (j, what))?;
+                    }
+                    None => {
+                        alone(i, &mut before[i])?;
+                        alone(j, &mut after[0])?;
+                    }
+                }
+            }
+            (false, waiting) => {
+                if let Some(i) = waiting {
+                    alone(i, &mut checks[i])?;
+                }
+                alone(j, &mut checks[j])?;
+            }
+        }
+    }
+    if let Some(i) = waiting {
+        alone(i, &mut checks[i])?;
     }
     Ok(())
+}
+
+/// What a codec's own check of a leaf found, as [`check_leaf`] gives it: its first key
+/// must be the leaf's `head`.
+fn summary(found: Result<LeafKeys, String>, head: u64) -> Result<LeafCheck, String> {
+    let keys = found?;
+    if keys.first != head {
+        return Err(format!("head {head} != first key {}", keys.first));
+    }
+    Ok(Some(LeafSummary {
+        count: keys.count,
+        first: keys.first,
+        last: keys.last,
+    }))
 }
 
 /// Deltas per window of [`EncodedLen`]: a multiple of 4, since group varint spends a
@@ -486,15 +544,7 @@ fn check_leaf<C: LeafCodec>(
         &buffer
     };
     if let Some(found) = C::check_encoding(bytes, used, item_ok) {
-        let keys = found?;
-        if keys.first != head {
-            return Err(format!("head {head} != first key {}", keys.first));
-        }
-        return Ok(Some(LeafSummary {
-            count: keys.count,
-            first: keys.first,
-            last: keys.last,
-        }));
+        return summary(found, head);
     }
     let mut summary = LeafSummary {
         count: 0,
@@ -704,6 +754,61 @@ mod tests {
                 let flat = keys_of(Cpma::from_parts(parts.clone(), |k| k % 8 != 7));
                 let pages = keys_of(Cpma::from_filled_pages(filled(&parts), |k| k % 8 != 7));
                 prop_assert_eq!(pages, flat);
+            }
+        }
+
+        /// A graph's arrays (arcs between `n` vertices, whose leaves are checked two at a
+        /// time), as written and damaged: filled pages pass as the flat arrays do, or name
+        /// the first leaf that fails as checking each leaf alone, in order, does.
+        #[test]
+        fn paired_leaf_checks_name_the_first_bad_leaf(
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            used_flip in proptest::option::of(any::<(prop::sample::Index, u32)>()),
+            n in prop_oneof![Just(5_000u64), Just(4_500)],
+            page_bytes in 64usize..4096,
+        ) {
+            let mut keys: Vec<u64> = (0..300u64)
+                .flat_map(|u| (0..13u64).map(move |k| (u, (u * 31 + k * 97 + k * k * 5) % 4999)))
+                .filter(|&(u, v)| u != v)
+                .map(|(u, v)| u << 32 | v)
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let config = PmaConfig { page_bytes, ..PmaConfig::default() };
+            let mut parts =
+                Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap().into_parts();
+            for (at, byte) in flips {
+                let i = at.index(parts.data.len());
+                parts.data[i] ^= byte;
+            }
+            if let Some((at, used)) = used_flip {
+                let i = at.index(parts.used.len());
+                parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
+            }
+            let arcs = crate::pma::leaf::ArcCheck::new(n, |_: u64| true);
+            let (leaf_bytes, num_leaves) = (parts.leaf_bytes, parts.used.len());
+            let page_leaves = 1usize << parts.config.page_shift(leaf_bytes);
+            let first_bad = (0..num_leaves).find_map(|j| {
+                let page_end = ((j / page_leaves + 1) * page_leaves).min(num_leaves);
+                let mut bytes = parts.data[j * leaf_bytes..page_end * leaf_bytes].to_vec();
+                bytes.extend_from_slice(&[0; PADDING_BYTES]);
+                let (used, head) = (parts.used[j], parts.heads[j]);
+                check_leaf::<GroupLeaf>(&bytes, leaf_bytes, used, head, &arcs)
+                    .err()
+                    .map(|what| (j, what))
+            });
+            let pages = Pma::<GroupLeaf>::from_filled_pages(filled(&parts), arcs);
+            match first_bad {
+                Some((j, want)) => match pages {
+                    Err(RebuildError::Invalid(PmaError::Invariant { leaf, what })) => {
+                        prop_assert_eq!((leaf, what), (j, want));
+                    }
+                    other => prop_assert!(false, "leaf {} fails: {}, got {:?}", j, want, other.err()),
+                },
+                None => {
+                    let flat = keys_of(Pma::<GroupLeaf>::from_parts(parts.clone(), arcs));
+                    prop_assert_eq!(keys_of(pages), flat);
+                }
             }
         }
 

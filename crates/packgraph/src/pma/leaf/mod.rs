@@ -315,6 +315,21 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         None
     }
 
+    /// [`LeafCodec::check_encoding`] of two leaves `(leaf, used)`, each as there, with the
+    /// same results; a codec may check the two side by side, so that the dependency chains
+    /// of their decodes overlap.
+    #[inline]
+    fn check_encoding_pair(
+        a: (&[u8], usize),
+        b: (&[u8], usize),
+        item_ok: &impl ItemCheck<Self>,
+    ) -> Option<[Result<LeafKeys, String>; 2]> {
+        Some([
+            Self::check_encoding(a.0, a.1, item_ok)?,
+            Self::check_encoding(b.0, b.1, item_ok)?,
+        ])
+    }
+
     /// Appends the leaf's items to `out`.
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<Self::Item>) {
         Self::for_each_while(leaf, used, |item| {

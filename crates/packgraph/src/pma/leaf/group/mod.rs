@@ -532,6 +532,25 @@ impl LeafCodec for GroupLeaf {
         })
     }
 
+    fn check_encoding_pair(
+        a: (&[u8], usize),
+        b: (&[u8], usize),
+        item_ok: &impl ItemCheck<Self>,
+    ) -> Option<[Result<LeafKeys, String>; 2]> {
+        #[cfg(target_arch = "x86_64")]
+        if simd_available()
+            && item_ok.arcs_below().is_some()
+            && a.1.saturating_add(8) <= a.0.len()
+            && b.1.saturating_add(8) <= b.0.len()
+        {
+            return Some(check::check_pair(a, b, item_ok));
+        }
+        Some([
+            Self::check_encoding(a.0, a.1, item_ok)?,
+            Self::check_encoding(b.0, b.1, item_ok)?,
+        ])
+    }
+
     fn for_each_from(
         leaf: &[u8],
         used: usize,

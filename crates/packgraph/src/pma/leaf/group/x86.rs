@@ -475,16 +475,89 @@ const fn arc_step_table() -> [usize; 256] {
     table
 }
 
-/// The state of [`arc_groups_ssse3`]: the bounds it checks against, in every lane, and the
-/// key before the next group, its target and source each in every lane.
-struct ArcLanes {
+/// The bounds [`arc_step`] checks targets against, in every lane.
+pub(super) struct ArcBounds {
     /// `n`, for targets of groups without a five-byte slot (exact and below `2^31`).
     bound: __m128i,
-    /// `n` and the targets of other groups with their top bit flipped, so that a signed
-    /// compare is an unsigned one.
+    /// `n` with its top bit flipped, for the targets of other groups (flipped too), so
+    /// that a signed compare is an unsigned one.
     bound_flipped: __m128i,
+}
+
+impl ArcBounds {
+    /// The bounds of [`ItemCheck::arcs_below`] `n`, if the SIMD check takes any group
+    /// (`n <= ARC_VERTICES_MAX`).
+    #[inline(always)]
+    pub(super) fn new(n: u64) -> Option<Self> {
+        // SAFETY: SSE2, part of x86-64.
+        (n <= ARC_VERTICES_MAX).then(|| unsafe {
+            Self {
+                bound: _mm_set1_epi32(n as i32),
+                bound_flipped: _mm_set1_epi32((n as u32 ^ 1 << 31) as i32),
+            }
+        })
+    }
+}
+
+/// One leaf's check by [`arc_step`] in progress: the leaf's bytes, the next control byte
+/// `c`, the offset `limit` every group taken ends by (whole, and with 16 bytes of the leaf
+/// after its control byte for the load), and the key before the next group, its source and
+/// target each in every lane; `taken` counts the keys taken.
+#[derive(Clone, Copy)]
+pub(super) struct ArcRun {
+    at: *const u8,
+    c: usize,
+    limit: usize,
     source: __m128i,
     target: __m128i,
+    taken: usize,
+}
+
+impl ArcRun {
+    /// The check of `leaf` (using `used` bytes) from the control byte at `c` on, after
+    /// `key` (which passed the check): a run that takes no group where `key`'s target is
+    /// not below `n`, its source not below `2^31`, or no group fits before `limit`.
+    #[inline(always)]
+    pub(super) fn new(leaf: &[u8], used: usize, c: usize, key: u64, n: u64) -> Self {
+        let (source, target) = (key >> 32, key & 0xFFFF_FFFF);
+        let limit = used.min(leaf.len().saturating_sub(16));
+        let takes = target < n && source < 1 << 31;
+        // SAFETY: SSE2, part of x86-64.
+        let (source, target) =
+            unsafe { (_mm_set1_epi32(source as i32), _mm_set1_epi32(target as i32)) };
+        Self {
+            at: leaf.as_ptr(),
+            c,
+            limit: if takes { limit } else { 0 },
+            source,
+            target,
+            taken: 0,
+        }
+    }
+
+    /// Whether a group may be taken (`c < limit`), as [`arc_step`] needs before its loop.
+    #[inline(always)]
+    fn takes(&self) -> bool {
+        self.c < self.limit
+    }
+
+    /// The next control byte, the last key taken (or the one it started after) and how
+    /// many keys were taken.
+    #[inline(always)]
+    pub(super) fn finish(self) -> (usize, u64, usize) {
+        // SAFETY: SSE2, part of x86-64.
+        let (source, target) = unsafe {
+            (
+                _mm_cvtsi128_si32(self.source) as u32,
+                _mm_cvtsi128_si32(self.target) as u32,
+            )
+        };
+        (
+            self.c,
+            u64::from(source) << 32 | u64::from(target),
+            self.taken,
+        )
+    }
 }
 
 /// Prefix sums of four 32-bit lanes, modulo `2^32`, by two shifted adds.
@@ -497,15 +570,14 @@ fn prefix_sums(lanes: __m128i) -> __m128i {
     }
 }
 
-/// The graph's leaf check ([`super::check`]) for whole groups of arcs, from the control
-/// byte at `c < used` on, after the key `key` (which passed `check`): takes groups while
-/// each is whole (ends by `used`), has 16 bytes of `leaf` after its control byte for the
-/// load and spans at most 16 bytes, gives each slot its shortest code, has no five-byte
-/// slot whose fifth byte is all ones (every escape is one), and makes four keys that pass
-/// `check`: targets below [`ItemCheck::arcs_below`] `n`, none equal to its source, and
-/// [`ItemCheck::rest`]. Returns the next control byte, the last key taken and how many
-/// keys were taken; anything else is left to the scalar check, which also names what does
-/// not hold. Sources from `2^31` on, and `n` past [`ARC_VERTICES_MAX`], take nothing.
+/// Takes the next group of an [`ArcRun`] if it is whole (ends by `limit`), spans at most
+/// 16 bytes, gives each slot its shortest code, has no five-byte slot whose fifth byte is
+/// all ones (every escape is one), and makes four keys that pass the check: targets below
+/// the [`ArcBounds`] `n`, none equal to its source, and [`ItemCheck::rest`]; evaluates to
+/// whether it did, leaving the run as it was where it did not. The run must take before
+/// the loop of steps starts ([`ArcRun::takes`]). A macro, so that it is
+/// inlined into the SIMD loops (a function with a target feature cannot be
+/// `#[inline(always)]`), as [`group_step`] is.
 ///
 /// A group's differences come out of one 16-byte load and shuffles, each slot's low four
 /// bytes in a 32-bit lane; the targets are the previous target plus their prefix sums,
@@ -515,114 +587,142 @@ fn prefix_sums(lanes: __m128i) -> __m128i {
 /// carry into the source. A five-byte slot (the next source's first arc) adds its fifth
 /// byte to the source, plus one where the target wrapped (the new target is below the
 /// one before), a second prefix sum.
+macro_rules! arc_step {
+    ($run:expr, $bounds:expr, $check:expr) => {{
+        let run: &mut ArcRun = $run;
+        let bounds: &ArcBounds = $bounds;
+        'step: {
+            // SAFETY: `c <= limit <= leaf.len() - 16`: checked before the loop, and every
+            // group taken ends by `limit`.
+            let ctrl = usize::from(unsafe { *run.at.add(run.c) });
+            let step = ARC_STEPS[ctrl];
+            let mut end = run.c + step;
+            // SAFETY (both loads of the group's bytes below): `end <= limit` for a group
+            // taken, so `c + 1 + 16 <= end + 12 <= leaf.len()`; the loads are unaligned ones.
+            if end <= run.limit {
+                // SAFETY: as above; the tables' rows are 16 bytes.
+                let (bytes, low, below) = unsafe {
+                    (
+                        _mm_loadu_si128(run.at.add(run.c + 1).cast::<__m128i>()),
+                        _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
+                        _mm_loadu_si128(ARC_LEAST.0[ctrl].as_ptr().cast::<__m128i>()),
+                    )
+                };
+                let deltas = _mm_shuffle_epi8(bytes, low);
+                let targets = _mm_add_epi32(prefix_sums(deltas), run.target);
+                let good = _mm_and_si128(
+                    _mm_cmpgt_epi32(deltas, below),
+                    _mm_cmpgt_epi32(bounds.bound, targets),
+                );
+                let good = _mm_andnot_si128(_mm_cmpeq_epi32(targets, run.source), good);
+                if _mm_movemask_epi8(good) != 0xFFFF || !rest_passes($check, run.source, targets) {
+                    break 'step false;
+                }
+                run.target = _mm_shuffle_epi32::<0xFF>(targets);
+            } else {
+                end = run.c + (step & 0xFF);
+                if step & WIDE == 0 || end > run.limit {
+                    break 'step false;
+                }
+                // SAFETY: as above; the tables' rows are 16 bytes.
+                let (bytes, low, top, high) = unsafe {
+                    (
+                        _mm_loadu_si128(run.at.add(run.c + 1).cast::<__m128i>()),
+                        _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
+                        _mm_loadu_si128(ARC_SHUFFLES.top[ctrl].as_ptr().cast::<__m128i>()),
+                        _mm_loadu_si128(ARC_SHUFFLES.high[ctrl].as_ptr().cast::<__m128i>()),
+                    )
+                };
+                let targets = _mm_add_epi32(prefix_sums(_mm_shuffle_epi8(bytes, low)), run.target);
+                let high = _mm_shuffle_epi8(bytes, high);
+                // The target before each: where a target is below it, the low halves
+                // carried. (A signed compare: once every target is below `n`, all are
+                // below `2^31`.)
+                let before = _mm_alignr_epi8::<12>(targets, run.target);
+                let carried = _mm_cmpgt_epi32(before, targets);
+                let sources = _mm_add_epi32(prefix_sums(_mm_sub_epi32(high, carried)), run.source);
+                let zero = _mm_setzero_si128();
+                let bad = _mm_or_si128(
+                    _mm_cmpeq_epi32(_mm_shuffle_epi8(bytes, top), zero),
+                    _mm_cmpeq_epi32(high, _mm_set1_epi32(0xFF)),
+                );
+                let bad = _mm_or_si128(bad, _mm_cmpeq_epi32(sources, targets));
+                // Sources stay below `2^31` (they grow by less than 2^10 a group).
+                let bad = _mm_or_si128(bad, _mm_cmpgt_epi32(zero, sources));
+                let flipped = _mm_xor_si128(targets, _mm_set1_epi32(i32::MIN));
+                let below = _mm_cmpgt_epi32(bounds.bound_flipped, flipped);
+                if _mm_movemask_epi8(_mm_andnot_si128(bad, below)) != 0xFFFF
+                    || !rest_passes($check, sources, targets)
+                {
+                    break 'step false;
+                }
+                run.source = _mm_shuffle_epi32::<0xFF>(sources);
+                run.target = _mm_shuffle_epi32::<0xFF>(targets);
+            }
+            run.c = end;
+            run.taken += 4;
+            true
+        }
+    }};
+}
+
+/// The graph's leaf check ([`super::check`]) for whole groups of arcs, from the control
+/// byte at `c < used` on, after the key `key` (which passed `check`): takes groups while
+/// [`arc_step`] does. Returns the next control byte, the last key taken and how many keys
+/// were taken; anything else is left to the scalar check, which also names what does not
+/// hold. Sources from `2^31` on, and `n` past [`ARC_VERTICES_MAX`], take nothing.
 ///
 /// Callers outside SSSE3 code must check [`available`] first.
 #[target_feature(enable = "ssse3")]
 pub(super) fn arc_groups_ssse3<C: ItemCheck<GroupLeaf>>(
     leaf: &[u8],
     used: usize,
-    mut c: usize,
+    c: usize,
     key: u64,
     check: &C,
 ) -> (usize, u64, usize) {
-    let (source, target) = (key >> 32, key & 0xFFFF_FFFF);
-    // A group taken ends by `limit`: whole, and (since it spans at least 4 bytes) with 16
-    // bytes after its control byte inside `leaf`.
-    let limit = used.min(leaf.len().saturating_sub(16));
-    let n = match check.arcs_below() {
-        Some(n) if n <= ARC_VERTICES_MAX && target < n && source < 1 << 31 && c < limit => n,
-        _ => return (c, key, 0),
+    let Some((n, bounds)) = check
+        .arcs_below()
+        .and_then(|n| Some((n, ArcBounds::new(n)?)))
+    else {
+        return (c, key, 0);
     };
-    let at = leaf.as_ptr();
-    let flip = _mm_set1_epi32(i32::MIN);
-    let mut lanes = ArcLanes {
-        bound: _mm_set1_epi32(n as i32),
-        bound_flipped: _mm_set1_epi32((n as u32 ^ 1 << 31) as i32),
-        source: _mm_set1_epi32(source as i32),
-        target: _mm_set1_epi32(target as i32),
-    };
-    let mut taken = 0;
-    loop {
-        // SAFETY: `c <= limit <= leaf.len() - 16`: `c < limit` at the start, and every
-        // group taken ends by `limit`.
-        let ctrl = usize::from(unsafe { *at.add(c) });
-        let step = ARC_STEPS[ctrl];
-        let mut end = c + step;
-        // SAFETY (both loads of the group's bytes below): `end <= limit` for a group taken,
-        // so `c + 1 + 16 <= end + 12 <= leaf.len()`; the loads are unaligned ones.
-        let targets = if end <= limit {
-            // SAFETY: as above; the tables' rows are 16 bytes.
-            let (bytes, low, below) = unsafe {
-                (
-                    _mm_loadu_si128(at.add(c + 1).cast::<__m128i>()),
-                    _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
-                    _mm_loadu_si128(ARC_LEAST.0[ctrl].as_ptr().cast::<__m128i>()),
-                )
-            };
-            let deltas = _mm_shuffle_epi8(bytes, low);
-            let targets = _mm_add_epi32(prefix_sums(deltas), lanes.target);
-            let good = _mm_and_si128(
-                _mm_cmpgt_epi32(deltas, below),
-                _mm_cmpgt_epi32(lanes.bound, targets),
-            );
-            let good = _mm_andnot_si128(_mm_cmpeq_epi32(targets, lanes.source), good);
-            if _mm_movemask_epi8(good) != 0xFFFF {
-                break;
-            }
-            targets
-        } else {
-            end = c + (step & 0xFF);
-            if step & WIDE == 0 || end > limit {
-                break;
-            }
-            // SAFETY: as above; the tables' rows are 16 bytes.
-            let (bytes, low, top, high) = unsafe {
-                (
-                    _mm_loadu_si128(at.add(c + 1).cast::<__m128i>()),
-                    _mm_loadu_si128(ARC_SHUFFLES.low[ctrl].as_ptr().cast::<__m128i>()),
-                    _mm_loadu_si128(ARC_SHUFFLES.top[ctrl].as_ptr().cast::<__m128i>()),
-                    _mm_loadu_si128(ARC_SHUFFLES.high[ctrl].as_ptr().cast::<__m128i>()),
-                )
-            };
-            let targets = _mm_add_epi32(prefix_sums(_mm_shuffle_epi8(bytes, low)), lanes.target);
-            let high = _mm_shuffle_epi8(bytes, high);
-            // The target before each: where a target is below it, the low halves carried.
-            // (A signed compare: once every target is below `n`, all are below `2^31`.)
-            let before = _mm_alignr_epi8::<12>(targets, lanes.target);
-            let carried = _mm_cmpgt_epi32(before, targets);
-            let sources = _mm_add_epi32(prefix_sums(_mm_sub_epi32(high, carried)), lanes.source);
-            let zero = _mm_setzero_si128();
-            let bad = _mm_or_si128(
-                _mm_cmpeq_epi32(_mm_shuffle_epi8(bytes, top), zero),
-                _mm_cmpeq_epi32(high, _mm_set1_epi32(0xFF)),
-            );
-            let bad = _mm_or_si128(bad, _mm_cmpeq_epi32(sources, targets));
-            // Sources stay below `2^31` (they grow by less than 2^10 a group).
-            let bad = _mm_or_si128(bad, _mm_cmpgt_epi32(zero, sources));
-            let below = _mm_cmpgt_epi32(lanes.bound_flipped, _mm_xor_si128(targets, flip));
-            if _mm_movemask_epi8(_mm_andnot_si128(bad, below)) != 0xFFFF {
-                break;
-            }
-            let last = _mm_shuffle_epi32::<0xFF>(sources);
-            if !rest_passes(check, sources, targets) {
-                break;
-            }
-            lanes.source = last;
-            taken += 4;
-            lanes.target = _mm_shuffle_epi32::<0xFF>(targets);
-            c = end;
-            continue;
-        };
-        if !rest_passes(check, lanes.source, targets) {
-            break;
-        }
-        lanes.target = _mm_shuffle_epi32::<0xFF>(targets);
-        c = end;
-        taken += 4;
+    let mut run = ArcRun::new(leaf, used, c, key, n);
+    if run.takes() {
+        while arc_step!(&mut run, &bounds, check) {}
     }
-    let source = _mm_cvtsi128_si32(lanes.source) as u32;
-    let target = _mm_cvtsi128_si32(lanes.target) as u32;
-    (c, u64::from(source) << 32 | u64::from(target), taken)
+    run.finish()
+}
+
+/// [`arc_groups_ssse3`] for two leaves at once, a group of each per step, while both
+/// take theirs: each group's position waits on the previous group's control byte and
+/// its length (two dependent loads), so two checks in one loop overlap their waits, as
+/// [`pair_ssse3`] does for decodes. Returns whether each run could go on: `false` for
+/// one that stopped at a group it leaves to the scalar check (or could take none).
+///
+/// Callers outside SSSE3 code must check [`available`] first.
+#[target_feature(enable = "ssse3")]
+pub(super) fn arc_pair_ssse3<C: ItemCheck<GroupLeaf>>(
+    a: &mut ArcRun,
+    b: &mut ArcRun,
+    bounds: &ArcBounds,
+    check: &C,
+) -> (bool, bool) {
+    let (mut first, mut second) = (*a, *b);
+    if !(first.takes() && second.takes()) {
+        return (first.takes(), second.takes());
+    }
+    let stopped = loop {
+        let took = (
+            arc_step!(&mut first, bounds, check),
+            arc_step!(&mut second, bounds, check),
+        );
+        if !(took.0 & took.1) {
+            break took;
+        }
+    };
+    (*a, *b) = (first, second);
+    stopped
 }
 
 /// Whether the four keys of a group, their sources and targets in lanes, pass
