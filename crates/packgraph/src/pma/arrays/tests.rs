@@ -1,0 +1,251 @@
+//! Tests of the arrays of a graph and their loading from filled pages.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::pma::{Cpma, CpmaMap, DeltaLeaf, DeltaMapLeaf, GroupLeaf, PlainLeaf};
+
+#[test]
+fn parts_round_trip() {
+    let keys: Vec<u64> = (0..50_000).map(|i| i * 20 + (i % 13)).collect();
+    let set = Cpma::from_sorted(&keys).unwrap();
+    let back = Cpma::from_parts(set.clone().into_parts(), |_| true).unwrap();
+    back.check_invariants().unwrap();
+    assert_eq!(back.iter().collect::<Vec<_>>(), keys);
+    let map = CpmaMap::from_sorted(&[(1, 10), (5, 50), (9, 90)]).unwrap();
+    let back = CpmaMap::from_parts(map.clone().into_parts(), |_| true).unwrap();
+    assert_eq!(back.get(5), Some((5, 50)));
+    assert!(CpmaMap::from_parts(map.clone().into_parts(), |(_, v)| v != 50).is_err());
+}
+
+#[test]
+fn lies_about_lengths_are_errors() {
+    let set = Cpma::from_sorted(&(0..1000).collect::<Vec<_>>()).unwrap();
+    let mut parts = set.clone().into_parts();
+    parts.len += 1;
+    assert!(Cpma::from_parts(parts, |_| true).is_err());
+    let mut parts = set.clone().into_parts();
+    parts.used.pop();
+    assert!(Cpma::from_parts(parts, |_| true).is_err());
+    let mut parts = set.clone().into_parts();
+    parts.leaf_bytes = 65;
+    assert!(Cpma::from_parts(parts, |_| true).is_err());
+    let mut parts = set.clone().into_parts();
+    parts.config = PmaConfig {
+        growth_factor: 0.0,
+        ..PmaConfig::default()
+    };
+    assert!(Cpma::from_parts(parts, |_| true).is_err());
+}
+
+/// The arrays of `parts` as [`FilledPages`]: each page copied from the flat arrays.
+fn filled(parts: &PmaParts) -> FilledPages<impl Fn(usize, PageSlot<'_>) -> crate::Result<()> + '_> {
+    let page_leaves = 1 << parts.config.page_shift(parts.leaf_bytes);
+    FilledPages {
+        config: parts.config.clone(),
+        leaf_bytes: parts.leaf_bytes,
+        num_leaves: parts.used.len(),
+        len: parts.len,
+        fill: move |p: usize, slot: PageSlot<'_>| {
+            let first = p * page_leaves;
+            let leaves = first..first + slot.used.len();
+            slot.used.copy_from_slice(&parts.used[leaves.clone()]);
+            slot.heads.copy_from_slice(&parts.heads[leaves.clone()]);
+            let bytes = leaves.start * parts.leaf_bytes..leaves.end * parts.leaf_bytes;
+            slot.data.copy_from_slice(&parts.data[bytes]);
+            Ok(())
+        },
+    }
+}
+
+/// What rebuilding gives: the keys, or whether it failed.
+fn keys_of<C: LeafCodec<Item = u64>, E>(pma: Result<Pma<C>, E>) -> Option<Vec<u64>> {
+    pma.ok().map(|pma| {
+        pma.check_invariants().unwrap();
+        pma.iter().collect()
+    })
+}
+
+#[test]
+fn a_failed_fill_wins_over_an_invariant() {
+    let set = Cpma::from_sorted(&(0..50_000).map(|i| i * 3).collect::<Vec<_>>()).unwrap();
+    let mut parts = set.into_parts();
+    parts.heads[0] = 77;
+    let copy = filled(&parts);
+    let pages = FilledPages {
+        config: copy.config.clone(),
+        leaf_bytes: copy.leaf_bytes,
+        num_leaves: copy.num_leaves,
+        len: copy.len,
+        fill: |p: usize, slot: PageSlot<'_>| {
+            (copy.fill)(p, slot)?;
+            if p == 2 {
+                return Err(crate::Error::corrupt("page 2 is damaged"));
+            }
+            Ok(())
+        },
+    };
+    let e = Cpma::from_filled_pages(pages, |_| true).err().unwrap();
+    assert!(
+        matches!(&e, RebuildError::Unreadable(e) if e.to_string().contains("page 2")),
+        "{e:?}"
+    );
+    let e = Cpma::from_filled_pages(filled(&parts), |_| true)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            e,
+            RebuildError::Invalid(PmaError::Invariant { leaf: 0, .. })
+        ),
+        "{e:?}"
+    );
+}
+
+fn streamed_len<C: LeafCodec>(items: &[C::Item]) -> usize {
+    let mut size = EncodedLen::<C>::new();
+    for &item in items {
+        size.push(item);
+    }
+    size.finish()
+}
+
+proptest! {
+    /// The size summed window by window is the codec's length of the whole list, for
+    /// every codec and lengths around the window's.
+    #[test]
+    fn streamed_size_is_encoded_len(
+        mut keys in prop::collection::vec(any::<u64>(), 1..300),
+        small in any::<bool>(),
+    ) {
+        if small {
+            keys.iter_mut().for_each(|k| *k %= 1 << 20);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        prop_assert_eq!(streamed_len::<GroupLeaf>(&keys), GroupLeaf::encoded_len(&keys));
+        prop_assert_eq!(streamed_len::<DeltaLeaf>(&keys), DeltaLeaf::encoded_len(&keys));
+        prop_assert_eq!(streamed_len::<PlainLeaf>(&keys), PlainLeaf::encoded_len(&keys));
+        let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k ^ 5)).collect();
+        prop_assert_eq!(streamed_len::<DeltaMapLeaf>(&items), DeltaMapLeaf::encoded_len(&items));
+    }
+
+    /// Pages filled in place and checked as they are filled give what the flat arrays
+    /// give, for damaged bytes, sizes and heads, in sets of each codec.
+    #[test]
+    fn filled_pages_are_the_flat_arrays(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        used_flip in proptest::option::of(any::<(prop::sample::Index, u32)>()),
+        head_flip in proptest::option::of(any::<(prop::sample::Index, u64)>()),
+        page_bytes in 64usize..4096,
+        group in any::<bool>(),
+    ) {
+        let keys: Vec<u64> = (0..3000).map(|i| i * 8 + i % 7).collect();
+        let config = PmaConfig { page_bytes, ..PmaConfig::default() };
+        let mut parts = if group {
+            Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap().into_parts()
+        } else {
+            Cpma::from_sorted_with_config(&keys, config).unwrap().into_parts()
+        };
+        for (at, byte) in flips {
+            let i = at.index(parts.data.len());
+            parts.data[i] ^= byte;
+        }
+        if let Some((at, used)) = used_flip {
+            let i = at.index(parts.used.len());
+            parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
+        }
+        if let Some((at, head)) = head_flip {
+            let i = at.index(parts.heads.len());
+            parts.heads[i] = head;
+        }
+        if group {
+            let flat = keys_of(Pma::<GroupLeaf>::from_parts(parts.clone(), |_| true));
+            let pages = keys_of(Pma::<GroupLeaf>::from_filled_pages(filled(&parts), |_| true));
+            prop_assert_eq!(pages, flat);
+        } else {
+            let flat = keys_of(Cpma::from_parts(parts.clone(), |k| k % 8 != 7));
+            let pages = keys_of(Cpma::from_filled_pages(filled(&parts), |k| k % 8 != 7));
+            prop_assert_eq!(pages, flat);
+        }
+    }
+
+    /// A graph's arrays (arcs between `n` vertices, whose leaves are checked two at a
+    /// time), as written and damaged: filled pages pass as the flat arrays do, or name
+    /// the first leaf that fails as checking each leaf alone, in order, does.
+    #[test]
+    fn paired_leaf_checks_name_the_first_bad_leaf(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        used_flip in proptest::option::of(any::<(prop::sample::Index, u32)>()),
+        n in prop_oneof![Just(5_000u64), Just(4_500)],
+        page_bytes in 64usize..4096,
+    ) {
+        let mut keys: Vec<u64> = (0..300u64)
+            .flat_map(|u| (0..13u64).map(move |k| (u, (u * 31 + k * 97 + k * k * 5) % 4999)))
+            .filter(|&(u, v)| u != v)
+            .map(|(u, v)| u << 32 | v)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let config = PmaConfig { page_bytes, ..PmaConfig::default() };
+        let mut parts =
+            Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap().into_parts();
+        for (at, byte) in flips {
+            let i = at.index(parts.data.len());
+            parts.data[i] ^= byte;
+        }
+        if let Some((at, used)) = used_flip {
+            let i = at.index(parts.used.len());
+            parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
+        }
+        let arcs = crate::pma::leaf::ArcCheck::new(n, |_: u64| true);
+        let (leaf_bytes, num_leaves) = (parts.leaf_bytes, parts.used.len());
+        let page_leaves = 1usize << parts.config.page_shift(leaf_bytes);
+        let first_bad = (0..num_leaves).find_map(|j| {
+            let page_end = ((j / page_leaves + 1) * page_leaves).min(num_leaves);
+            let mut bytes = parts.data[j * leaf_bytes..page_end * leaf_bytes].to_vec();
+            bytes.extend_from_slice(&[0; PADDING_BYTES]);
+            let (used, head) = (parts.used[j], parts.heads[j]);
+            check_leaf::<GroupLeaf>(&bytes, leaf_bytes, used, head, &arcs)
+                .err()
+                .map(|what| (j, what))
+        });
+        let pages = Pma::<GroupLeaf>::from_filled_pages(filled(&parts), arcs);
+        match first_bad {
+            Some((j, want)) => match pages {
+                Err(RebuildError::Invalid(PmaError::Invariant { leaf, what })) => {
+                    prop_assert_eq!((leaf, what), (j, want));
+                }
+                other => prop_assert!(false, "leaf {} fails: {}, got {:?}", j, want, other.err()),
+            },
+            None => {
+                let flat = keys_of(Pma::<GroupLeaf>::from_parts(parts.clone(), arcs));
+                prop_assert_eq!(keys_of(pages), flat);
+            }
+        }
+    }
+
+    #[test]
+    fn corrupted_parts_never_panic(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        used_flip in any::<(prop::sample::Index, u32)>(),
+        head_flip in any::<(prop::sample::Index, u64)>(),
+    ) {
+        let keys: Vec<u64> = (0..3000).map(|i| i * 3).collect();
+        let set = Cpma::from_sorted(&keys).unwrap();
+        let mut parts = set.clone().into_parts();
+        for (at, byte) in flips {
+            let i = at.index(parts.data.len());
+            parts.data[i] ^= byte;
+        }
+        let i = used_flip.0.index(parts.used.len());
+        parts.used[i] = used_flip.1 % (parts.leaf_bytes as u32 + 40);
+        let i = head_flip.0.index(parts.heads.len());
+        if head_flip.1 % 2 == 0 {
+            parts.heads[i] = head_flip.1;
+        }
+        if let Ok(back) = Cpma::from_parts(parts, |_| true) {
+            back.check_invariants().unwrap();
+        }
+    }
+}
