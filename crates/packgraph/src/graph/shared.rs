@@ -235,25 +235,6 @@ impl<C: LeafCodec> SharedGraph<C> {
         Snapshot { graph }
     }
 
-    /// Publishes the small commits not yet published, with their version's flat index,
-    /// while readers are about (a snapshot taken in the last [`READ_RECENTLY`]): for a
-    /// writer with idle time, such as a server between write groups, so that the next
-    /// snapshot finds its version published and indexed and a query does not derive the
-    /// index of what was written since the last one. Does nothing with no reader about
-    /// (a snapshot would then publish and index on its own) or nothing pending. Returns
-    /// whether it published.
-    pub fn publish_pending(&self) -> bool {
-        if !self.pending.load(Ordering::Acquire) || !self.readers_about() {
-            return false;
-        }
-        let mut writer = self.lock();
-        if !self.pending.load(Ordering::Relaxed) {
-            return false;
-        }
-        self.publish(&mut writer);
-        true
-    }
-
     /// Nanoseconds since this was created.
     fn now_ns(&self) -> u64 {
         u64::try_from(self.created.elapsed().as_nanos()).unwrap_or(u64::MAX)
@@ -537,44 +518,6 @@ mod tests {
             assert_eq!(snap.out_neighbors(v), fresh.out_neighbors(v));
             assert_eq!(snap.out_degree(v), fresh.out_degree(v));
         }
-    }
-
-    /// A writer with idle time publishes its small commits, indexed, while readers are
-    /// about, so that the next snapshot only loads them; with no reader about, or nothing
-    /// pending, it leaves them to the next snapshot.
-    #[test]
-    fn an_idle_writer_publishes_for_readers_about() {
-        let n = 256;
-        let edges: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 7 + 1) % n)).collect();
-        let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
-        shared
-            .commit(Update::new().insert_edges(&[(2, 4)]))
-            .unwrap();
-        assert!(!shared.publish_pending(), "no reader yet");
-        assert_eq!(published(&shared), (1, false));
-        let before = shared.snapshot();
-        assert!(!shared.publish_pending(), "nothing pending");
-        shared
-            .commit(Update::new().insert_edges(&[(3, 5)]))
-            .unwrap();
-        assert!(shared.publish_pending());
-        assert_eq!(published(&shared), (3, true), "published and indexed");
-        let after = shared.snapshot();
-        assert!(after.has_edge(3, 5) && !before.has_edge(3, 5));
-        after.check_invariants().unwrap();
-        let fresh = after.graph.version_copy();
-        fresh.build_index();
-        for v in [2, 3, 100, n - 1] {
-            assert_eq!(after.out_neighbors(v), fresh.out_neighbors(v));
-        }
-
-        shared.read_window = Duration::ZERO;
-        std::thread::sleep(Duration::from_millis(2));
-        shared
-            .commit(Update::new().insert_edges(&[(6, 8)]))
-            .unwrap();
-        assert!(!shared.publish_pending(), "no reader about");
-        assert_eq!(published(&shared), (3, true));
     }
 
     /// Small commits no reader asks for are published once they are many, so that the

@@ -132,11 +132,6 @@ impl AnyStore {
         with_store!(self, s => s.checkpoint_full())
     }
 
-    /// See [`Store::publish_pending`].
-    pub fn publish_pending(&self) -> bool {
-        with_store!(self, s => s.publish_pending())
-    }
-
     /// See [`Store::recovery`].
     pub fn recovery(&self) -> RecoveryStats {
         with_store!(self, s => s.recovery())

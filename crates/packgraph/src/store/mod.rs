@@ -186,10 +186,4 @@ impl<C: StoreLeaf> Store<C> {
     pub fn snapshot(&self) -> Snapshot<C> {
         self.inner.shared.snapshot()
     }
-
-    /// Publishes the commits not yet published while readers are about (see
-    /// [`SharedGraph::publish_pending`]); returns whether it did.
-    pub fn publish_pending(&self) -> bool {
-        self.inner.shared.publish_pending()
-    }
 }
