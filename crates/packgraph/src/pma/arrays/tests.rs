@@ -110,6 +110,23 @@ fn streamed_len<C: LeafCodec>(items: &[C::Item]) -> usize {
     size.finish()
 }
 
+/// Flips the bytes `flips` names in `parts`' leaf data and sets the used length `used_flip`
+/// names (to at most 40 bytes past a leaf).
+fn damage(
+    parts: &mut PmaParts,
+    flips: &[(prop::sample::Index, u8)],
+    used_flip: Option<(prop::sample::Index, u32)>,
+) {
+    for (at, byte) in flips {
+        let i = at.index(parts.data.len());
+        parts.data[i] ^= byte;
+    }
+    if let Some((at, used)) = used_flip {
+        let i = at.index(parts.used.len());
+        parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
+    }
+}
+
 proptest! {
     /// The size summed window by window is the codec's length of the whole list, for
     /// every codec and lengths around the window's.
@@ -147,14 +164,7 @@ proptest! {
         } else {
             Cpma::from_sorted_with_config(&keys, config).unwrap().into_parts()
         };
-        for (at, byte) in flips {
-            let i = at.index(parts.data.len());
-            parts.data[i] ^= byte;
-        }
-        if let Some((at, used)) = used_flip {
-            let i = at.index(parts.used.len());
-            parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
-        }
+        damage(&mut parts, &flips, used_flip);
         if let Some((at, head)) = head_flip {
             let i = at.index(parts.heads.len());
             parts.heads[i] = head;
@@ -190,14 +200,7 @@ proptest! {
         let config = PmaConfig { page_bytes, ..PmaConfig::default() };
         let mut parts =
             Pma::<GroupLeaf>::from_sorted_with_config(&keys, config).unwrap().into_parts();
-        for (at, byte) in flips {
-            let i = at.index(parts.data.len());
-            parts.data[i] ^= byte;
-        }
-        if let Some((at, used)) = used_flip {
-            let i = at.index(parts.used.len());
-            parts.used[i] = used % (parts.leaf_bytes as u32 + 40);
-        }
+        damage(&mut parts, &flips, used_flip);
         let arcs = crate::pma::leaf::ArcCheck::new(n, |_: u64| true);
         let (leaf_bytes, num_leaves) = (parts.leaf_bytes, parts.used.len());
         let page_leaves = 1usize << parts.config.page_shift(leaf_bytes);
