@@ -7,10 +7,12 @@
 //! `--sync` (default `group:2`):
 //!
 //! 1. **Ingest** (`ingest`): for each `--batch` size, `--duration` seconds of batches of
-//!    uniform random edges in the `ingest` line format, parsed, built
-//!    ([`build_update`]) and appended from one thread, each waited durable before the next
-//!    (under group commit, not waited for: the last is, at the end): the loop of
-//!    `packgraph ingest`, in process. Edges acknowledged per second.
+//!    uniform random edges in the `ingest` line format, parsed, built from the writer's
+//!    graph ([`build_update`]) and appended from one thread in write groups of up to 4096
+//!    batches or 65,536 edges, each group waited durable before the next (under group
+//!    commit, not waited for: the last is, at the end): the loop of `packgraph ingest`,
+//!    in process. Edges acknowledged per second. These edges stay in the directory the
+//!    server then serves.
 //! 2. **Server** (`http`): the store served in process ([`packgraph_serve::Server`], the
 //!    router `packgraph serve` runs, `--io-threads` runtime threads (default 2),
 //!    algorithms on `--threads`) on 127.0.0.1. `--readers` clients issue `GET /run/bfs` from seeded random sources, first

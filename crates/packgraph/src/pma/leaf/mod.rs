@@ -324,10 +324,7 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
         b: (&[u8], usize),
         item_ok: &impl ItemCheck<Self>,
     ) -> Option<[Result<LeafKeys, String>; 2]> {
-        Some([
-            Self::check_encoding(a.0, a.1, item_ok)?,
-            Self::check_encoding(b.0, b.1, item_ok)?,
-        ])
+        check_each::<Self>(a, b, item_ok)
     }
 
     /// Appends the leaf's items to `out`.
@@ -350,6 +347,19 @@ fn read_head(leaf: &[u8]) -> u64 {
 #[inline(always)]
 fn write_head(leaf: &mut [u8], key: u64) {
     leaf[..HEAD_BYTES].copy_from_slice(&key.to_le_bytes());
+}
+
+/// [`LeafCodec::check_encoding`] of two leaves `(leaf, used)`, one after the other: the
+/// pair check of a codec that does not check two side by side.
+pub(crate) fn check_each<C: LeafCodec + ?Sized>(
+    a: (&[u8], usize),
+    b: (&[u8], usize),
+    item_ok: &impl ItemCheck<C>,
+) -> Option<[Result<LeafKeys, String>; 2]> {
+    Some([
+        C::check_encoding(a.0, a.1, item_ok)?,
+        C::check_encoding(b.0, b.1, item_ok)?,
+    ])
 }
 
 #[cfg(test)]

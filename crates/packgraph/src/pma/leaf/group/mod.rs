@@ -545,10 +545,7 @@ impl LeafCodec for GroupLeaf {
         {
             return Some(check::check_pair(a, b, item_ok));
         }
-        Some([
-            Self::check_encoding(a.0, a.1, item_ok)?,
-            Self::check_encoding(b.0, b.1, item_ok)?,
-        ])
+        super::check_each::<Self>(a, b, item_ok)
     }
 
     fn for_each_from(
