@@ -550,6 +550,100 @@ mod tests {
         );
         let (u, v) = one(500).inserts[0];
         assert!(!snap.has_edge(u, v) && shared.snapshot().has_edge(u, v));
+        drop(snap);
+
+        // Let go again; a caller's code under the writer's lock still finds a version.
+        let mut shared = shared;
+        shared.read_window = Duration::ZERO;
+        std::thread::sleep(Duration::from_millis(2));
+        shared.commit(&one(501)).unwrap();
+        assert_eq!(published(&shared), None);
+        shared
+            .commit_with(|_| {
+                let inside = shared.snapshot();
+                assert_eq!(inside.version(), 503);
+                Ok(one(502))
+            })
+            .unwrap();
+        assert_eq!(shared.snapshot().version(), 504);
+    }
+
+    /// Readers that come and go while one-edge commits stream in: the writer lets the
+    /// version go whenever none was about for its read window (here in every other run of
+    /// commits, while the readers hold off) and publishes again for the next, and every
+    /// snapshot holds exactly the commits of its version, in any thread.
+    #[test]
+    fn readers_that_come_and_go_see_exactly_their_version() {
+        let n: VertexId = 48;
+        let (commits, run) = (3000, 100);
+        let edge = |i: VertexId| (i * 7 % n, (i * 7 + 1 + i % (n - 1)) % n);
+        let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &[], false).unwrap());
+        shared.read_window = Duration::from_micros(300);
+        // The oracle: each vertex's neighbours after the first k commits.
+        let mut prefix = vec![vec![std::collections::BTreeSet::new(); n as usize]];
+        for i in 0..commits {
+            let mut next = prefix.last().unwrap().clone();
+            let (u, v) = edge(i);
+            next[u as usize].insert(v);
+            next[v as usize].insert(u);
+            prefix.push(next);
+        }
+        let (done, quiet) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            for reader in 0..2u64 {
+                let (shared, prefix, done, quiet) = (&shared, &prefix, &done, &quiet);
+                s.spawn(move || {
+                    let mut pause = reader;
+                    while !done.load(Ordering::Acquire) {
+                        pause = pause
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407)
+                            >> 1;
+                        std::thread::sleep(Duration::from_micros(pause % 400));
+                        if quiet.load(Ordering::Acquire) {
+                            continue;
+                        }
+                        let snap = shared.snapshot();
+                        let k = snap.version() as usize - 1;
+                        for v in 0..n {
+                            let want: Vec<VertexId> =
+                                prefix[k][v as usize].iter().copied().collect();
+                            assert_eq!(
+                                snap.out_neighbors(v),
+                                want,
+                                "vertex {v} at version {}",
+                                k + 1
+                            );
+                        }
+                    }
+                });
+            }
+            let (mut let_go, mut kept) = (0, 0);
+            for i in 0..commits {
+                if i % run == 0 {
+                    let hold_off = (i / run) % 2 == 1;
+                    quiet.store(hold_off, Ordering::Release);
+                    match hold_off {
+                        // Longer than the window, and than a snapshot already under way.
+                        true => std::thread::sleep(Duration::from_millis(2)),
+                        false => drop(shared.snapshot()),
+                    }
+                }
+                shared.commit(&Update::from_edges(vec![edge(i)])).unwrap();
+                match published(&shared) {
+                    None => let_go += 1,
+                    Some(_) => kept += 1,
+                }
+            }
+            done.store(true, Ordering::Release);
+            assert!(
+                let_go > 0 && kept > 0,
+                "both ways: {let_go} let go, {kept} kept"
+            );
+        });
+        let last = shared.snapshot();
+        assert_eq!(last.version(), commits as u64 + 1);
+        last.check_invariants().unwrap();
     }
 
     /// A log step runs before its update changes anything, with what the update will
