@@ -3,7 +3,7 @@
 //! merged into one batch ([`GroupCommit::commit_merged_with`]).
 
 use super::shared::{ApplyFn, WriterGuard};
-use super::{Applied, EdgeLeaf, Graph, SharedGraph, Update};
+use super::{Applied, EdgeLeaf, Graph, Outcome, SharedGraph, Update};
 use crate::pma::{GroupLeaf, LeafCodec};
 use crate::Result;
 
@@ -18,7 +18,7 @@ use crate::Result;
 /// sees is the last update's, and the versions of the earlier ones are never published.
 pub struct GroupCommit<'a, C: LeafCodec = GroupLeaf> {
     shared: &'a SharedGraph<C>,
-    /// The writer; the updates the group applied are kept in its `unpublished`.
+    /// The writer; the updates the group applied count in its `unpublished`.
     writer: WriterGuard<'a, C>,
     /// How many updates the group applied (not counting `merged`), and their edges.
     applied: usize,
@@ -69,9 +69,12 @@ impl<C: EdgeLeaf> SharedGraph<C> {
     /// assert_eq!(shared.snapshot().num_edges(), 2);
     /// ```
     pub fn commit_group<T>(&self, group: impl FnOnce(&mut GroupCommit<'_, C>) -> T) -> (T, u64) {
+        let mut writer = self.lock();
+        // The group's closure may take a snapshot from this thread.
+        self.keep_published(&mut writer);
         let mut commit = GroupCommit {
             shared: self,
-            writer: self.lock(),
+            writer,
             applied: 0,
             applied_edges: 0,
             merged: Update::new(),
@@ -126,14 +129,13 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
             .map(|(applied, ())| applied)
     }
 
-    /// [`GroupCommit::commit_with`] with a step between applying and going on, as
-    /// [`SharedGraph::commit_logged_with`] has: if `log` fails, the writer's graph goes back
-    /// to the state before this update (the latest published version, then the updates
-    /// not published since, the group's earlier ones among them, applied again).
+    /// [`GroupCommit::commit_with`] with a step between checking the update and applying
+    /// it, as [`SharedGraph::commit_logged_with`] has: if `log` fails, nothing of this
+    /// update is applied.
     pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
         &mut self,
         build: impl FnOnce(&Graph<C>) -> Result<U>,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+        log: impl FnOnce(Outcome, &Update) -> Result<T>,
     ) -> Result<(Applied, T)> {
         self.apply_merged();
         let update = build(&self.writer.graph)?;
@@ -184,7 +186,7 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
     pub(crate) fn commit_merged_logged_with<U: std::borrow::Borrow<Update>, T>(
         &mut self,
         build: impl FnOnce(&Graph<C>) -> Result<U>,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+        log: impl FnOnce(Outcome, &Update) -> Result<T>,
     ) -> Result<(Merged, T)> {
         let update = build(&self.writer.graph)?;
         let update = update.borrow();
@@ -197,7 +199,8 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
             };
             return Ok((merged, value));
         };
-        let value = log(&self.writer.graph, update)?;
+        let outcome = self.writer.graph.outcome_unchanged(self.merged_count + 1);
+        let value = log(outcome, update)?;
         self.merged.append(update);
         self.merged_count += 1;
         let version = self.writer.graph.version() + self.merged_count;
@@ -210,30 +213,20 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
         ))
     }
 
-    /// Applies `update` after the group's earlier ones, then runs `log`; if `log` fails,
-    /// the graph goes back to the state before `update`.
+    /// Checks `update` against the graph the group's earlier updates left, runs `log`,
+    /// then applies it; if either step fails, nothing of `update` is applied.
     fn apply_logged<T>(
         &mut self,
         update: &Update,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+        log: impl FnOnce(Outcome, &Update) -> Result<T>,
     ) -> Result<(Applied, T)> {
-        // `apply` checks the whole update before it changes anything: an error leaves the
-        // graph as the group's earlier updates left it.
-        let applied = self.writer.graph.apply(update)?;
-        match log(&self.writer.graph, update) {
-            Ok(value) => {
-                self.writer.keep(update.clone(), 1);
-                self.applied += 1;
-                self.applied_edges += update.edges();
-                Ok((applied, value))
-            }
-            Err(e) => {
-                // The state before `update`: the latest version and the updates kept since.
-                let latest = self.shared.latest.load_full();
-                self.writer.redo(&latest, self.apply);
-                Err(e)
-            }
-        }
+        let planned = self.writer.graph.plan_update(update)?;
+        let value = log(planned.outcome(), update)?;
+        let applied = self.writer.graph.apply_planned(update, planned);
+        self.writer.unpublished += 1;
+        self.applied += 1;
+        self.applied_edges += update.edges();
+        Ok((applied, value))
     }
 }
 
@@ -252,7 +245,7 @@ impl<C: LeafCodec> GroupCommit<'_, C> {
                 self.writer.graph.set_version(version + count);
                 self.applied += 1;
                 self.applied_edges += merged.edges();
-                self.writer.keep(merged, count);
+                self.writer.unpublished += 1;
             }
             // Each update passed `check_mergeable` on this very state: it adds no vertex or
             // id and its weights are valid, which is all `apply` checks, and merging
@@ -354,7 +347,7 @@ mod tests {
                     .map(|(step, merged, fail)| {
                         let update = step.update();
                         // One in eight logs fails.
-                        let log = |_: &Graph, _: &Update| match fail {
+                        let log = |_: Outcome, _: &Update| match fail {
                             0 => Err(Error::invalid_reason("the log refused it")),
                             _ => Ok(()),
                         };

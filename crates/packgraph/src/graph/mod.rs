@@ -58,6 +58,7 @@ pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
 pub use self::shared::{SharedGraph, READ_RECENTLY};
 pub use self::snapshot::{Snapshot, VersionStats};
 pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};
+pub(crate) use self::writer::Outcome;
 
 /// A dynamic graph whose edges carry `f64` weights.
 ///

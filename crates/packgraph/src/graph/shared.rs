@@ -8,16 +8,18 @@
 //! version's (by the writer as part of a large commit, by the reader whose snapshot
 //! publishes small ones): the index's segments are shared between versions like pages, and
 //! only those of vertices whose runs moved are copied. With no reader about the writer
-//! builds none, and the next reader builds its version's.
+//! builds none, and the next reader builds its version's. With no reader about it also
+//! lets the published version go, so that no version shares the writer's pages and
+//! small commits write them in place; the next reader publishes again.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwapOption;
 
-use super::{Applied, EdgeLeaf, Graph, Snapshot, Update, VersionStats};
+use super::{Applied, EdgeLeaf, Graph, Outcome, Snapshot, Update, VersionStats};
 use crate::pma::{GroupLeaf, LeafCodec};
 use crate::Result;
 
@@ -55,10 +57,13 @@ pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
     /// The thread holding the writer's lock ([`thread_key`]), 0 when none: a snapshot
     /// taken by that thread does not wait for the lock it holds itself.
     owner: AtomicU64,
-    /// Whether the writer's graph holds committed updates the latest version lacks.
+    /// Whether the writer's graph holds committed updates the latest version lacks, or
+    /// the latest version was let go: a reader then publishes the writer's graph.
     pending: AtomicBool,
-    /// The latest published version.
-    pub(super) latest: ArcSwap<Graph<C>>,
+    /// The latest published version; `None` once the writer let it go while no reader
+    /// was about ([`SharedGraph::retire`]), so that no version shares its pages (`pending`
+    /// is set first).
+    latest: ArcSwapOption<Graph<C>>,
     /// The newest version whose flat index is built: the base the next version's index is
     /// derived from. Keeps that one version's pages alive until a newer one replaces it;
     /// cleared when no reader is about.
@@ -74,36 +79,11 @@ pub struct SharedGraph<C: LeafCodec = GroupLeaf> {
 
 /// The writer's side of a [`SharedGraph`], behind its lock.
 pub(super) struct Writer<C: LeafCodec> {
-    /// The writer's graph: the latest version with the updates of `unpublished` applied.
+    /// The writer's graph: the latest version with the commits since applied.
     pub(super) graph: Graph<C>,
-    /// The updates applied since the latest published version, in order, each with the
-    /// versions it counts for (more than one for a write group's merged batch): to bring
-    /// the graph back to the state before an update whose log step failed.
-    pub(super) unpublished: Vec<(Update, u64)>,
-    /// Edges those updates insert or delete.
-    unpublished_edges: usize,
-}
-
-impl<C: LeafCodec> Writer<C> {
-    /// Keeps `update`, just applied and counted as `versions`, among the unpublished ones.
-    pub(super) fn keep(&mut self, update: Update, versions: u64) {
-        self.unpublished_edges += update.edges();
-        self.unpublished.push((update, versions));
-    }
-
-    /// The graph of `latest` (the latest published version) with the unpublished updates
-    /// applied again, each counted as its versions: the state the last kept update left.
-    pub(super) fn redo(&mut self, latest: &Graph<C>, apply: ApplyFn<C>) {
-        let mut graph = latest.version_copy();
-        for (update, versions) in &self.unpublished {
-            let version = graph.version();
-            // Each was applied to this very state before, so it applies again.
-            let redone = apply(&mut graph, update);
-            debug_assert!(redone.is_ok(), "an unpublished update fails again");
-            graph.set_version(version + versions);
-        }
-        self.graph = graph;
-    }
+    /// Commits applied since the latest version was published (a write group's merged
+    /// batch counts once).
+    pub(super) unpublished: usize,
 }
 
 /// [`Graph::apply`] as a function pointer (also for code without the edge-leaf bound).
@@ -150,17 +130,13 @@ fn thread_key() -> u64 {
 /// small beside the update's own, and a reader should not wait for the writer to publish
 /// a large update.
 pub(crate) const PUBLISH_EDGES: usize = 1024;
-/// The writer publishes when the updates not yet published reach this many while readers
+/// The writer publishes when the commits not yet published reach this many while readers
 /// are about (a snapshot taken in the last [`READ_RECENTLY`]): each publication then
-/// derives an index, so readers, whose snapshots publish too, should do most of them...
+/// derives an index, so readers, whose snapshots publish too, should do most of them; and
+/// the pages the writer copies from the latest version stay alive until it is replaced,
+/// so that a long run of commits between snapshots would otherwise hold up to a second
+/// copy of the graph.
 pub(crate) const UNPUBLISHED_UPDATES_READ: usize = 1 << 14;
-/// ... or this many with none about: the pages the writer copies from the latest version
-/// stay alive until it is replaced, and a publication hands them back for reuse (`pma`'s
-/// page pool), so that a writer alone keeps few pages more than its graph's...
-pub(crate) const UNPUBLISHED_UPDATES: usize = 256;
-/// ... or when they insert or delete this many edges: they are kept to redo after a failed
-/// log step, so their memory stays bounded.
-pub(crate) const UNPUBLISHED_EDGES: usize = 1 << 16;
 
 /// How long after the last snapshot a reader took the writer goes on building each
 /// version's flat index ([`SharedGraph::snapshot`]).
@@ -184,8 +160,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         Self {
             writer: Mutex::new(Writer {
                 graph,
-                unpublished: Vec::new(),
-                unpublished_edges: 0,
+                unpublished: 0,
             }),
             owner: AtomicU64::new(0),
             pending: AtomicBool::new(false),
@@ -193,7 +168,7 @@ impl<C: LeafCodec> SharedGraph<C> {
             last_read: AtomicU64::new(0),
             created: Instant::now(),
             read_window: READ_RECENTLY,
-            latest: ArcSwap::new(latest),
+            latest: ArcSwapOption::new(Some(latest)),
         }
     }
 
@@ -214,15 +189,28 @@ impl<C: LeafCodec> SharedGraph<C> {
     pub fn snapshot(&self) -> Snapshot<C> {
         self.last_read
             .fetch_max(self.now_ns().saturating_add(1), Ordering::Relaxed);
-        if self.pending.load(Ordering::Acquire)
-            && self.owner.load(Ordering::Relaxed) != thread_key()
-        {
-            let mut writer = self.lock();
-            if self.pending.load(Ordering::Relaxed) {
-                self.publish_as_is(&mut writer);
+        let own = self.owner.load(Ordering::Relaxed) == thread_key();
+        let latest = match self.pending.load(Ordering::Acquire) && !own {
+            true => None,
+            false => self.latest.load_full(),
+        };
+        let graph = match latest {
+            Some(graph) => graph,
+            // Commits to publish, or the version was let go after `pending` was read.
+            None if !own => {
+                let mut writer = self.lock();
+                match self.latest.load_full() {
+                    Some(graph) if !self.pending.load(Ordering::Relaxed) => graph,
+                    _ => self.publish_as_is(&mut writer),
+                }
             }
-        }
-        let graph = self.latest.load_full();
+            // The writer publishes before it runs a caller's code under its lock
+            // (`SharedGraph::keep_published`), and lets the version go only after.
+            None => self
+                .latest
+                .load_full()
+                .expect("a published version while the writer runs a caller's code"),
+        };
         if graph.index.get().is_none() {
             match self.indexed.load_full() {
                 Some(base) if base.version < graph.version => {
@@ -258,7 +246,8 @@ impl<C: LeafCodec> SharedGraph<C> {
     where
         C: EdgeLeaf,
     {
-        self.commit_with(|_| Ok(update))
+        self.commit_logged(update, |_| Ok(()))
+            .map(|(applied, ())| applied)
     }
 
     /// Builds an update from the current version as the only writer, then applies it, so
@@ -278,80 +267,92 @@ impl<C: LeafCodec> SharedGraph<C> {
             .map(|(applied, ())| applied)
     }
 
-    /// [`SharedGraph::commit`] with a step after applying, run as the only writer: the
-    /// durable store logs the update there. If `log` fails, the writer's graph goes back
-    /// to the state before the update.
+    /// [`SharedGraph::commit`] with a step between checking the update and applying it,
+    /// run as the only writer: the durable store logs the update there, knowing what it
+    /// will leave ([`Outcome`]). If `log` fails, nothing is applied. `log` runs no caller's
+    /// code that could take a snapshot from this thread (the version may have been let go).
     pub(crate) fn commit_logged<T>(
         &self,
         update: &Update,
-        log: impl FnOnce(&Graph<C>) -> Result<T>,
-    ) -> Result<(Applied, T)>
-    where
-        C: EdgeLeaf,
-    {
-        self.commit_logged_with(|_| Ok(update), |graph, _| log(graph))
-    }
-
-    /// [`SharedGraph::commit_logged`] of an update built from the current version as the
-    /// only writer (as [`SharedGraph::commit_with`] builds one); `log` sees the graph after
-    /// the update and the update.
-    pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
-        &self,
-        build: impl FnOnce(&Graph<C>) -> Result<U>,
-        log: impl FnOnce(&Graph<C>, &Update) -> Result<T>,
+        log: impl FnOnce(Outcome) -> Result<T>,
     ) -> Result<(Applied, T)>
     where
         C: EdgeLeaf,
     {
         let mut writer = self.lock();
-        let update = build(&writer.graph)?;
-        let update = update.borrow();
-        let applied = writer.graph.apply(update)?;
-        match log(&writer.graph, update) {
-            Ok(value) => {
-                self.committed(&mut writer, update, 1);
-                Ok((applied, value))
-            }
-            Err(e) => {
-                writer.redo(&self.latest.load_full(), |graph, update| {
-                    graph.apply(update)
-                });
-                Err(e)
-            }
-        }
+        self.apply_logged(&mut writer, update, log)
     }
 
-    /// Ends a commit of `update`, applied to the writer's graph and counted as `versions`:
-    /// publishes the writer's graph if the update is large; keeps the update otherwise
-    /// ([`SharedGraph::end_commit`]).
-    pub(super) fn committed(&self, writer: &mut Writer<C>, update: &Update, versions: u64) {
-        let edges = update.edges();
-        if edges >= PUBLISH_EDGES {
-            self.publish(writer);
-            return;
+    /// [`SharedGraph::commit_logged`] of an update built from the current version as the
+    /// only writer (as [`SharedGraph::commit_with`] builds one); `log` sees what the update
+    /// will leave and the update.
+    pub(crate) fn commit_logged_with<U: std::borrow::Borrow<Update>, T>(
+        &self,
+        build: impl FnOnce(&Graph<C>) -> Result<U>,
+        log: impl FnOnce(Outcome, &Update) -> Result<T>,
+    ) -> Result<(Applied, T)>
+    where
+        C: EdgeLeaf,
+    {
+        let mut writer = self.lock();
+        self.keep_published(&mut writer);
+        let update = build(&writer.graph)?;
+        let update = update.borrow();
+        self.apply_logged(&mut writer, update, |outcome| log(outcome, update))
+    }
+
+    /// Checks `update`, runs `log`, then applies it and ends the commit; nothing changes
+    /// if either step fails.
+    fn apply_logged<T>(
+        &self,
+        writer: &mut Writer<C>,
+        update: &Update,
+        log: impl FnOnce(Outcome) -> Result<T>,
+    ) -> Result<(Applied, T)>
+    where
+        C: EdgeLeaf,
+    {
+        let planned = writer.graph.plan_update(update)?;
+        let value = log(planned.outcome())?;
+        let applied = writer.graph.apply_planned(update, planned);
+        writer.unpublished += 1;
+        self.end_commit(writer, update.edges());
+        Ok((applied, value))
+    }
+
+    /// Publishes the writer's graph if the latest version was let go: before the writer
+    /// runs a caller's code under its lock, which may take a snapshot from this thread.
+    pub(super) fn keep_published(&self, writer: &mut Writer<C>) {
+        if self.latest.load().is_none() {
+            self.publish_as_is(writer);
         }
-        writer.keep(update.clone(), versions);
-        self.end_commit(writer, edges);
     }
 
     /// Ends a commit (one update or a write group's) that inserted or deleted `edges`
-    /// edges, its updates kept in `writer.unpublished`: publishes the writer's graph if
-    /// the commit was large or the updates not yet published are many; leaves it for the
-    /// next snapshot otherwise.
+    /// edges. With no reader about, lets the latest version go ([`SharedGraph::retire`]).
+    /// Otherwise publishes the writer's graph if the commit was large or the commits not
+    /// yet published are many, and leaves it for the next snapshot if not.
     pub(super) fn end_commit(&self, writer: &mut Writer<C>, edges: usize) {
-        let most = if self.readers_about() {
-            UNPUBLISHED_UPDATES_READ
-        } else {
-            UNPUBLISHED_UPDATES
-        };
-        if edges >= PUBLISH_EDGES
-            || writer.unpublished.len() >= most
-            || writer.unpublished_edges >= UNPUBLISHED_EDGES
-        {
+        if !self.readers_about() {
+            self.retire(writer);
+        } else if edges >= PUBLISH_EDGES || writer.unpublished >= UNPUBLISHED_UPDATES_READ {
             self.publish(writer);
         } else {
             self.pending.store(true, Ordering::Release);
         }
+    }
+
+    /// Lets the latest version and the indexed base go while no reader is about (a bulk
+    /// load, `packgraph ingest`, a stream of commits with no query): once no snapshot
+    /// holds them either, the writer's pages are its own, and commits write them in place
+    /// instead of copying each page they change once per published version. The next
+    /// snapshot publishes the writer's graph and builds its index.
+    fn retire(&self, writer: &mut Writer<C>) {
+        writer.unpublished = 0;
+        // Before the version goes: a reader that finds none publishes.
+        self.pending.store(true, Ordering::Release);
+        self.latest.store(None);
+        self.indexed.store(None);
     }
 
     /// Publishes the writer's graph as the latest version.
@@ -366,10 +367,9 @@ impl<C: LeafCodec> SharedGraph<C> {
         let readers_about = self.readers_about();
         let graph = &writer.graph;
         if readers_about {
-            let latest = self.latest.load_full();
-            let derived = match latest.index.get() {
-                Some(_) => graph.derive_index_from(&latest),
-                None => match self.indexed.load_full() {
+            let derived = match self.latest.load_full() {
+                Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
+                _ => match self.indexed.load_full() {
                     Some(base) => graph.derive_index_from(&base),
                     None => false,
                 },
@@ -397,9 +397,8 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// returns it.
     fn publish_as_is(&self, writer: &mut Writer<C>) -> Arc<Graph<C>> {
         let published = writer.graph.snapshot().graph;
-        self.latest.store(Arc::clone(&published));
-        writer.unpublished.clear();
-        writer.unpublished_edges = 0;
+        self.latest.store(Some(Arc::clone(&published)));
+        writer.unpublished = 0;
         self.pending.store(false, Ordering::Release);
         published
     }
@@ -442,32 +441,32 @@ mod tests {
     use crate::graph::{GraphRead, VertexId};
 
     /// The version a reader would load without publishing (its number and whether its
-    /// index is built).
-    fn published(shared: &SharedGraph) -> (u64, bool) {
-        let latest = shared.latest.load();
-        (latest.version, latest.index.get().is_some())
+    /// index is built), `None` once the writer let it go.
+    fn published(shared: &SharedGraph) -> Option<(u64, bool)> {
+        let latest = shared.latest.load_full()?;
+        Some((latest.version, latest.index.get().is_some()))
     }
 
     /// Small commits wait for the next snapshot, which publishes and indexes them; a large
-    /// one is published at once, indexed while a reader is about (here within the read
-    /// window) and not otherwise; the next reader then builds its version's index, the same
-    /// a full build gives.
+    /// one is published at once, indexed, while a reader is about (here within the read
+    /// window). With none about, the writer lets the latest version go; the next reader
+    /// publishes and builds its version's index, the same a full build gives.
     #[test]
     fn small_commits_are_published_by_the_next_snapshot() {
         let n = 1 << 12;
         let edges: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 7 + 1) % n)).collect();
         let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, true).unwrap());
         assert_eq!(shared.read_window, READ_RECENTLY);
-        assert_eq!(published(&shared), (1, false));
+        assert_eq!(published(&shared), Some((1, false)));
         shared
             .commit(Update::new().insert_edges(&[(2, 4)]))
             .unwrap();
-        assert_eq!(published(&shared), (1, false), "small: not published");
+        assert_eq!(published(&shared), None, "no reader yet: let go");
         let snap = shared.snapshot();
         assert!(snap.has_edge(2, 4) && snap.version() == 2);
         assert_eq!(
             published(&shared),
-            (2, true),
+            Some((2, true)),
             "published and indexed by the reader"
         );
         for i in 0..40 {
@@ -475,7 +474,7 @@ mod tests {
                 .commit(Update::new().insert_edges(&[(i + 3, i + 5)]))
                 .unwrap();
         }
-        assert_eq!(published(&shared), (2, true));
+        assert_eq!(published(&shared), Some((2, true)), "small: not published");
         let between = shared.snapshot();
         assert!(between.has_edge(3, 5) && between.has_edge(42, 44));
         assert_eq!(between.version(), 42);
@@ -491,7 +490,7 @@ mod tests {
         shared.commit(Update::new().insert_edges(&many)).unwrap();
         assert_eq!(
             published(&shared),
-            (43, true),
+            Some((43, true)),
             "large, a reader about: indexed"
         );
 
@@ -502,14 +501,10 @@ mod tests {
                 .commit(Update::new().insert_edges(&[(i, 9)]))
                 .unwrap();
         }
-        assert_eq!(published(&shared), (43, true));
+        assert_eq!(published(&shared), None, "no reader about: let go");
         let many: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 5 + 2) % n)).collect();
         shared.commit(Update::new().insert_edges(&many)).unwrap();
-        assert_eq!(
-            published(&shared),
-            (64, false),
-            "large, no reader about: no index"
-        );
+        assert_eq!(published(&shared), None, "large, no reader about");
         let snap = shared.snapshot();
         assert!(snap.graph.index.get().is_some() && snap.has_edge(19, 9));
         let fresh = snap.graph.version_copy();
@@ -520,27 +515,142 @@ mod tests {
         }
     }
 
-    /// Small commits no reader asks for are published once they are many, so that the
-    /// updates kept to redo them stay bounded.
+    /// With no reader about, the first commit copies the page it changes (the published
+    /// version shares it) and lets that version go; later commits write in place. A
+    /// reader that comes sees every commit, and the writer copies again while its
+    /// snapshot lives.
     #[test]
-    fn many_small_commits_are_published_without_a_reader() {
-        let shared = SharedGraph::new(Graph::from_edges(64, &[(0, 1)], false).unwrap());
-        for i in 0..UNPUBLISHED_UPDATES as VertexId {
-            shared
-                .commit(Update::new().insert_edges(&[(i % 64, (i * 7 + 3) % 64)]))
-                .unwrap();
+    fn without_a_reader_the_writer_writes_in_place() {
+        let n = 1 << 12;
+        let edges: Vec<(VertexId, VertexId)> = (0..n).map(|v| (v, (v * 7 + 1) % n)).collect();
+        let shared = SharedGraph::new(Graph::from_edges(n as usize, &edges, false).unwrap());
+        let one = |i: VertexId| Update::from_edges(vec![(i * 37 % n, (i * 101 + 5) % n)]);
+        shared.commit(&one(0)).unwrap();
+        let first = shared.version_stats().copied;
+        assert!(
+            first > 0,
+            "the first commit copies what the published version shares"
+        );
+        for i in 1..500 {
+            shared.commit(&one(i)).unwrap();
         }
-        let version = UNPUBLISHED_UPDATES as u64 + 1;
-        assert_eq!(published(&shared).0, version);
-        assert!(shared.lock().unpublished.is_empty());
-        assert_eq!(shared.snapshot().version(), version);
+        assert_eq!(published(&shared), None);
+        assert_eq!(shared.version_stats().copied, first, "in place");
+        let snap = shared.snapshot();
+        assert_eq!(snap.version(), 501);
+        assert!((0..500).all(|i| {
+            let (u, v) = one(i).inserts[0];
+            snap.has_edge(u, v)
+        }));
+        snap.check_invariants().unwrap();
+        shared.commit(&one(500)).unwrap();
+        assert!(
+            shared.version_stats().copied > first,
+            "a held snapshot shares the pages"
+        );
+        let (u, v) = one(500).inserts[0];
+        assert!(!snap.has_edge(u, v) && shared.snapshot().has_edge(u, v));
+        drop(snap);
+
+        // Let go again; a caller's code under the writer's lock still finds a version.
+        let mut shared = shared;
+        shared.read_window = Duration::ZERO;
+        std::thread::sleep(Duration::from_millis(2));
+        shared.commit(&one(501)).unwrap();
+        assert_eq!(published(&shared), None);
+        shared
+            .commit_with(|_| {
+                let inside = shared.snapshot();
+                assert_eq!(inside.version(), 503);
+                Ok(one(502))
+            })
+            .unwrap();
+        assert_eq!(shared.snapshot().version(), 504);
     }
 
-    /// A log step that fails after small commits that are not published yet takes back
-    /// only its own update: the writer's graph is the latest version with those commits
-    /// applied again, their versions counted, and the writer goes on from there.
+    /// Readers that come and go while one-edge commits stream in: the writer lets the
+    /// version go whenever none was about for its read window (here in every other run of
+    /// commits, while the readers hold off) and publishes again for the next, and every
+    /// snapshot holds exactly the commits of its version, in any thread.
     #[test]
-    fn a_failed_log_step_redoes_the_unpublished_commits() {
+    fn readers_that_come_and_go_see_exactly_their_version() {
+        let n: VertexId = 48;
+        let (commits, run) = (3000, 100);
+        let edge = |i: VertexId| (i * 7 % n, (i * 7 + 1 + i % (n - 1)) % n);
+        let mut shared = SharedGraph::new(Graph::from_edges(n as usize, &[], false).unwrap());
+        shared.read_window = Duration::from_micros(300);
+        // The oracle: each vertex's neighbours after the first k commits.
+        let mut prefix = vec![vec![std::collections::BTreeSet::new(); n as usize]];
+        for i in 0..commits {
+            let mut next = prefix.last().unwrap().clone();
+            let (u, v) = edge(i);
+            next[u as usize].insert(v);
+            next[v as usize].insert(u);
+            prefix.push(next);
+        }
+        let (done, quiet) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            for reader in 0..2u64 {
+                let (shared, prefix, done, quiet) = (&shared, &prefix, &done, &quiet);
+                s.spawn(move || {
+                    let mut pause = reader;
+                    while !done.load(Ordering::Acquire) {
+                        pause = pause
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407)
+                            >> 1;
+                        std::thread::sleep(Duration::from_micros(pause % 400));
+                        if quiet.load(Ordering::Acquire) {
+                            continue;
+                        }
+                        let snap = shared.snapshot();
+                        let k = snap.version() as usize - 1;
+                        for v in 0..n {
+                            let want: Vec<VertexId> =
+                                prefix[k][v as usize].iter().copied().collect();
+                            assert_eq!(
+                                snap.out_neighbors(v),
+                                want,
+                                "vertex {v} at version {}",
+                                k + 1
+                            );
+                        }
+                    }
+                });
+            }
+            let (mut let_go, mut kept) = (0, 0);
+            for i in 0..commits {
+                if i % run == 0 {
+                    let hold_off = (i / run) % 2 == 1;
+                    quiet.store(hold_off, Ordering::Release);
+                    match hold_off {
+                        // Longer than the window, and than a snapshot already under way.
+                        true => std::thread::sleep(Duration::from_millis(2)),
+                        false => drop(shared.snapshot()),
+                    }
+                }
+                shared.commit(&Update::from_edges(vec![edge(i)])).unwrap();
+                match published(&shared) {
+                    None => let_go += 1,
+                    Some(_) => kept += 1,
+                }
+            }
+            done.store(true, Ordering::Release);
+            assert!(
+                let_go > 0 && kept > 0,
+                "both ways: {let_go} let go, {kept} kept"
+            );
+        });
+        let last = shared.snapshot();
+        assert_eq!(last.version(), commits as u64 + 1);
+        last.check_invariants().unwrap();
+    }
+
+    /// A log step runs before its update changes anything, with what the update will
+    /// leave: when it fails, the writer's graph is as the earlier commits (published or
+    /// not) left it, and the writer goes on from there.
+    #[test]
+    fn a_failed_log_step_changes_nothing() {
         let shared = SharedGraph::new(Graph::from_edges(8, &[(0, 1)], false).unwrap());
         for e in [(1, 2), (2, 3), (3, 4)] {
             shared.commit(Update::new().insert_edges(&[e])).unwrap();
@@ -548,16 +658,17 @@ mod tests {
         shared
             .commit(Update::new().set_property("p", 2, 7i64.into()))
             .unwrap();
-        assert_eq!(published(&shared).0, 1, "none published yet");
-        let failed = shared.commit_logged(Update::new().insert_edges(&[(5, 6)]), |graph| {
-            assert!(graph.has_edge(5, 6));
+        let failed = shared.commit_logged(Update::new().insert_edges(&[(5, 6), (7, 9)]), |after| {
+            assert_eq!((after.version, after.vertices), (6, 10));
             Err::<(), _>(crate::Error::invalid_reason("the log is full"))
         });
         assert!(failed.is_err());
         {
             let writer = shared.lock();
-            assert_eq!(writer.unpublished.len(), 4);
-            assert_eq!(writer.graph.version(), 5);
+            assert_eq!(
+                (writer.graph.version(), writer.graph.num_vertices()),
+                (5, 8)
+            );
             assert!(writer.graph.has_edge(3, 4) && !writer.graph.has_edge(5, 6));
             writer.graph.check_invariants().unwrap();
         }

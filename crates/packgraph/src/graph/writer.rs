@@ -60,6 +60,28 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// An update checked against a graph and not yet applied ([`Graph::plan_update`]).
+pub(crate) struct Planned {
+    plan: Plan,
+    outcome: Outcome,
+}
+
+impl Planned {
+    /// What applying the update will leave.
+    pub(crate) fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+}
+
+/// What an update leaves, known before it is applied: the graph's version, vertex count
+/// and count of named vertices afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub(crate) version: u64,
+    pub(crate) vertices: usize,
+    pub(crate) names: usize,
+}
+
 /// What an update will do, worked out before anything changes.
 struct Plan {
     ids: IdMap,
@@ -86,6 +108,48 @@ impl<C: EdgeLeaf> Graph<C> {
 
     fn apply_batch(&mut self, update: Batch<'_>) -> Result<Applied> {
         let plan = self.plan(update)?;
+        Ok(self.apply_plan(update, plan))
+    }
+
+    /// Checks `update` against the graph as [`Graph::apply`] does, changing nothing: what
+    /// applying it will leave is then known ([`Planned::outcome`]), so that a durable
+    /// store can log the update before it changes the graph and need not take it back
+    /// when logging fails.
+    ///
+    /// # Errors
+    /// As [`Graph::apply`].
+    pub(crate) fn plan_update(&self, update: &Update) -> Result<Planned> {
+        let plan = self.plan(Batch::of(update))?;
+        let outcome = Outcome {
+            version: self.version + 1,
+            vertices: plan.num_vertices,
+            names: plan.ids.name_count(),
+        };
+        Ok(Planned { plan, outcome })
+    }
+
+    /// Applies `update` as [`Graph::plan_update`] planned it on this very state (nothing
+    /// may change the graph in between): it cannot fail.
+    pub(crate) fn apply_planned(&mut self, update: &Update, planned: Planned) -> Applied {
+        debug_assert_eq!(
+            planned.outcome.version,
+            self.version + 1,
+            "planned on another state"
+        );
+        self.apply_plan(Batch::of(update), planned.plan)
+    }
+
+    /// The counts an update that adds no vertex or id leaves, counted as `versions` more.
+    pub(crate) fn outcome_unchanged(&self, versions: u64) -> Outcome {
+        Outcome {
+            version: self.version + versions,
+            vertices: self.num_vertices,
+            names: self.ids.name_count(),
+        }
+    }
+
+    /// Applies `update` as `plan`, which [`Graph::plan`] made from this very state, found.
+    fn apply_plan(&mut self, update: Batch<'_>, plan: Plan) -> Applied {
         let vertices_added = plan.num_vertices - self.num_vertices;
         self.ids = plan.ids;
         self.num_vertices = plan.num_vertices;
@@ -116,7 +180,7 @@ impl<C: EdgeLeaf> Graph<C> {
         }
         let (properties_set, properties_removed) = self.change_properties(update.properties);
         self.version += 1;
-        Ok(Applied {
+        Applied {
             version: self.version,
             vertices: plan.vertices,
             vertices_added,
@@ -125,7 +189,7 @@ impl<C: EdgeLeaf> Graph<C> {
             self_loops: plan.self_loops,
             properties_set,
             properties_removed,
-        })
+        }
     }
 
     /// Whether `update` may be applied later, merged with other such updates into one

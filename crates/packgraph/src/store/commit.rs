@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::{ids, lock, recover, wal, Inner, Seq, Store, StoreLeaf, SyncPolicy};
-use crate::graph::{Applied, Graph, GraphRead, GroupCommit, Merged, Update};
+use crate::graph::{Applied, Graph, GraphRead, GroupCommit, Merged, Outcome, Update};
 use crate::{Error, Result};
 
 /// How long after the high-water mark was last written a sync of the log writes it
@@ -84,7 +84,7 @@ impl<C: StoreLeaf> AppendGroup<'_, '_, C> {
         // The record waits in the log's buffer: the group writes its records at once.
         let (applied, seq) = self.commit.commit_logged_with(
             |graph| Inner::build_checked(graph, &before, build),
-            |graph, update| inner.log_checked(graph, update, &before, &mut payload_bytes, true),
+            |after, update| inner.log_checked(after, update, &before, &mut payload_bytes, true),
         )?;
         *self.log_bytes += payload_bytes as u64 + RECORD_OVERHEAD;
         Ok((seq, applied))
@@ -113,7 +113,7 @@ impl<C: StoreLeaf> AppendGroup<'_, '_, C> {
         let before = std::cell::Cell::new(None);
         let (merged, seq) = self.commit.commit_merged_logged_with(
             |graph| Inner::build_checked(graph, &before, build),
-            |graph, update| inner.log_checked(graph, update, &before, &mut payload_bytes, true),
+            |after, update| inner.log_checked(after, update, &before, &mut payload_bytes, true),
         )?;
         *self.log_bytes += payload_bytes as u64 + RECORD_OVERHEAD;
         Ok((seq, merged))
@@ -173,8 +173,8 @@ impl<C: StoreLeaf> Store<C> {
         let before = inner.shared.with_writer(ids::IdCounts::of);
         recover::check_growth(update, before.vertices)
             .map_err(|reason| Error::invalid_reason(format!("the update {reason}")))?;
-        let (applied, seq) = inner.shared.commit_logged(update, |graph| {
-            inner.id_kind.check(update, before, graph)?;
+        let (applied, seq) = inner.shared.commit_logged(update, |after| {
+            inner.id_kind.check(update, before, after)?;
             let mut log = lock(&inner.log);
             log.append(&*inner.vfs, &payload).inspect_err(|e| {
                 lock(&inner.sync).failed = Some(e.to_string());
@@ -202,9 +202,9 @@ impl<C: StoreLeaf> Store<C> {
         let before = std::cell::Cell::new(None);
         let (applied, (seq, version)) = inner.shared.commit_logged_with(
             |graph| Inner::build_checked(graph, &before, build),
-            |graph, update| {
-                let seq = inner.log_checked(graph, update, &before, &mut payload_bytes, false)?;
-                Ok((seq, graph.version()))
+            |after, update| {
+                let seq = inner.log_checked(after, update, &before, &mut payload_bytes, false)?;
+                Ok((seq, after.version))
             },
         )?;
         self.count_log_bytes(payload_bytes);
@@ -549,14 +549,14 @@ impl<C: StoreLeaf> Inner<C> {
     /// sequence number, and its payload's length in `payload_bytes`.
     fn log_checked(
         &self,
-        graph: &Graph<C>,
+        after: Outcome,
         update: &Update,
         before: &std::cell::Cell<Option<ids::IdCounts>>,
         payload_bytes: &mut usize,
         buffered: bool,
     ) -> Result<Seq> {
         if let Some(before) = before.take() {
-            self.id_kind.check(update, before, graph)?;
+            self.id_kind.check(update, before, after)?;
         }
         let payload = update.encode();
         *payload_bytes = payload.len();

@@ -21,7 +21,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::{Store, StoreLeaf};
-use crate::graph::{name_problem, ExternalId, Graph, GraphRead, IdKind, IdMap, Update};
+use crate::graph::{name_problem, ExternalId, Graph, GraphRead, IdKind, IdMap, Outcome, Update};
 use crate::{Error, Result};
 
 /// The vertex and name counts of a graph before an update, for [`IdKindCell::check`].
@@ -66,26 +66,22 @@ impl IdKindCell {
         }
     }
 
-    /// Checks the vertices `update` added to `graph` (it had the counts `before`), fixing
-    /// the kind if it was unset and the update added vertices. Runs under the writer's
-    /// lock, so two updates cannot both fix it.
+    /// Checks the vertices `update` adds to a graph with the counts `before`, which it
+    /// leaves as `after` (checked before it is applied), fixing the kind if it was unset
+    /// and the update adds vertices. Runs under the writer's lock, so two updates cannot
+    /// both fix it.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the first offending id.
-    pub(super) fn check<C: StoreLeaf>(
-        &self,
-        update: &Update,
-        before: IdCounts,
-        graph: &Graph<C>,
-    ) -> Result<()> {
+    pub(super) fn check(&self, update: &Update, before: IdCounts, after: Outcome) -> Result<()> {
         if let Some((name, reason)) = update.vertices().iter().find_map(|id| match id {
             ExternalId::Name(name) => name_problem(name).map(|r| (name, r)),
             ExternalId::Int(_) => None,
         }) {
             return Err(Error::invalid(name, reason));
         }
-        let added = graph.num_vertices().saturating_sub(before.vertices);
-        let named = graph.ids().name_count().saturating_sub(before.names);
+        let added = after.vertices.saturating_sub(before.vertices);
+        let named = after.names.saturating_sub(before.names);
         if added == 0 {
             return Ok(());
         }
