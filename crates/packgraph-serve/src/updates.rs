@@ -275,19 +275,18 @@ pub(crate) enum BodyKind {
 /// # Errors
 /// 415 for any other type.
 pub(crate) fn body_kind(content_type: Option<&str>) -> Result<BodyKind, ApiError> {
-    let essence = content_type.map(|t| {
-        t.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    });
-    match essence.as_deref() {
-        None | Some("text/plain") => Ok(BodyKind::Text),
-        Some("application/json") => Ok(BodyKind::Json),
+    // Compared without a lowercased copy: every update request asks.
+    let essence = content_type.map(|t| t.split(';').next().unwrap_or("").trim());
+    match essence {
+        None => Ok(BodyKind::Text),
+        Some(t) if t.eq_ignore_ascii_case("text/plain") => Ok(BodyKind::Text),
+        Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(BodyKind::Json),
         Some(other) => Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("content type {other}: send text/plain (the ingest line format) or application/json"),
+            format!(
+                "content type {}: send text/plain (the ingest line format) or application/json",
+                other.to_ascii_lowercase()
+            ),
         )),
     }
 }
@@ -391,5 +390,11 @@ mod tests {
         assert_eq!(body_kind(Some("Application/JSON")).unwrap(), BodyKind::Json);
         let error = body_kind(Some("application/xml")).unwrap_err();
         assert_eq!(error.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let error = body_kind(Some("Text/HTML; charset=utf-8")).unwrap_err();
+        assert!(
+            error.message.starts_with("content type text/html:"),
+            "{}",
+            error.message
+        );
     }
 }
