@@ -39,20 +39,24 @@ fn lies_about_lengths_are_errors() {
 }
 
 /// The arrays of `parts` as [`FilledPages`]: each page copied from the flat arrays.
-fn filled(parts: &PmaParts) -> FilledPages<impl Fn(usize, PageSlot<'_>) -> crate::Result<()> + '_> {
+fn filled(
+    parts: &PmaParts,
+) -> FilledPages<impl Fn(usize, &mut PageSlot<'_>) -> crate::Result<()> + '_> {
     let page_leaves = 1 << parts.config.page_shift(parts.leaf_bytes);
     FilledPages {
         config: parts.config.clone(),
         leaf_bytes: parts.leaf_bytes,
         num_leaves: parts.used.len(),
         len: parts.len,
-        fill: move |p: usize, slot: PageSlot<'_>| {
+        fill: move |p: usize, slot: &mut PageSlot<'_>| {
             let first = p * page_leaves;
             let leaves = first..first + slot.used.len();
             slot.used.copy_from_slice(&parts.used[leaves.clone()]);
             slot.heads.copy_from_slice(&parts.heads[leaves.clone()]);
             let bytes = leaves.start * parts.leaf_bytes..leaves.end * parts.leaf_bytes;
-            slot.data.copy_from_slice(&parts.data[bytes]);
+            for leaf in parts.data[bytes].chunks_exact(parts.leaf_bytes) {
+                slot.push_leaf(leaf);
+            }
             Ok(())
         },
     }
@@ -77,7 +81,7 @@ fn a_failed_fill_wins_over_an_invariant() {
         leaf_bytes: copy.leaf_bytes,
         num_leaves: copy.num_leaves,
         len: copy.len,
-        fill: |p: usize, slot: PageSlot<'_>| {
+        fill: |p: usize, slot: &mut PageSlot<'_>| {
             (copy.fill)(p, slot)?;
             if p == 2 {
                 return Err(crate::Error::corrupt("page 2 is damaged"));
