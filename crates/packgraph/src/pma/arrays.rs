@@ -227,13 +227,18 @@ fn filled_page<E>(
     let bytes = Arc::get_mut(&mut page).expect("a page just made is not shared");
     let (data, padding) = bytes.split_at_mut(data_len);
     padding.fill(MaybeUninit::new(0));
+    let start = data.as_ptr();
     let mut slot = PageSlot::uninit(leaf_bytes, data, used, heads);
     let filled = fill(&mut slot);
+    assert!(
+        std::ptr::eq(slot.data.as_ptr(), start) && slot.data.len() == data_len,
+        "a page's fill replaced its slot"
+    );
     slot.zero_rest();
     filled?;
     // SAFETY: every byte is initialised: the padding by the `fill` above, the leaves' bytes
-    // by the slot, which writes its bytes from the start (`push_leaf`) and `zero_rest` the
-    // others, up to the end of `data`.
+    // by the slot, which still holds them (asserted) and writes them from the start
+    // (`push_leaf`), `zero_rest` the others up to the end of `data`.
     Ok(unsafe { page.assume_init() })
 }
 
