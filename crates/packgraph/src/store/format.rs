@@ -954,10 +954,17 @@ mod tests {
             // A damaged payload or header padding is named by the CRC-32C, as unlisted.
             for i in [at + 1, at + 7, payload_at, sum_at - 1] {
                 let err = read(&damaged(i), listed).unwrap_err();
-                assert!(err.contains("Page unit's CRC-32C does not match"), "{i}: {err}");
+                assert!(
+                    err.contains("Page unit's CRC-32C does not match"),
+                    "{i}: {err}"
+                );
             }
             // The header's kind, length and hash are compared with the reference.
-            for i in [at, at + 8, at + 16, at + 31] {
+            let err = read(&damaged(at), listed).unwrap_err();
+            assert!(err.contains("unknown unit kind 0"), "{err}");
+            let err = read(&damaged(at + 8), listed).unwrap_err();
+            assert!(err.contains("runs past the end of the pack"), "{err}");
+            for i in [at + 16, at + 31] {
                 let err = read(&damaged(i), listed).unwrap_err();
                 assert!(err.contains("the pack does not hold"), "{i}: {err}");
             }
