@@ -145,7 +145,9 @@ impl<'a> PageSlot<'a> {
     pub(crate) fn push_leaf(&mut self, bytes: &[u8]) {
         let end = self.written + self.leaf_bytes;
         let (leaf, tail) = self.data[self.written..end].split_at_mut(bytes.len());
-        leaf.write_copy_of_slice(bytes);
+        for (to, &byte) in leaf.iter_mut().zip(bytes) {
+            to.write(byte);
+        }
         tail.fill(MaybeUninit::new(0));
         self.written = end;
     }
