@@ -134,9 +134,7 @@ fn a_filled_page_is_written_once_and_zeroed_where_not_written() {
 #[test]
 fn a_slot_over_initialised_bytes_writes_leaves_in_place() {
     let (mut data, mut used, mut heads) = (vec![5u8; 128], [0u32; 2], [0u64; 2]);
-    let mut slot = PageSlot::new(64, &mut data, &mut used, &mut heads);
-    slot.push_leaf(&[1, 2]);
-    drop(slot);
+    PageSlot::new(64, &mut data, &mut used, &mut heads).push_leaf(&[1, 2]);
     assert_eq!(data[..2], [1, 2]);
     assert!(data[2..64].iter().all(|&b| b == 0));
     assert!(data[64..].iter().all(|&b| b == 5));
