@@ -12,6 +12,7 @@
 //! (The name `PmaParts` is about these arrays; it has nothing to do with the PART tree.)
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -82,13 +83,80 @@ struct LeafSummary {
 type LeafCheck = Option<LeafSummary>;
 
 /// Where one page's leaves go while a PMA is rebuilt page by page
-/// ([`FilledPages`]): `used.len()` leaves of `leaf_bytes` bytes, zeroed, with their sizes
-/// and heads.
+/// ([`FilledPages`]): `used.len()` leaves of `leaf_bytes` bytes, written one after the
+/// other by [`PageSlot::push_leaf`], with their sizes and heads.
+///
+/// The leaves' bytes may start uninitialised (a new page is not zeroed first: each byte is
+/// written once, a leaf's used bytes copied and its free tail zeroed); the slot writes only
+/// initialised bytes and tells how many it wrote, so that whoever made it zeroes the rest.
 pub struct PageSlot<'a> {
     pub(crate) leaf_bytes: usize,
-    pub(crate) data: &'a mut [u8],
+    data: &'a mut [MaybeUninit<u8>],
+    /// Bytes of `data` written, from its start: whole leaves.
+    written: usize,
     pub(crate) used: &'a mut [u32],
     pub(crate) heads: &'a mut [u64],
+}
+
+impl<'a> PageSlot<'a> {
+    /// A slot over the bytes `data` (`used.len()` leaves of `leaf_bytes` bytes, already
+    /// initialised), with the leaves' sizes and heads.
+    pub(crate) fn new(
+        leaf_bytes: usize,
+        data: &'a mut [u8],
+        used: &'a mut [u32],
+        heads: &'a mut [u64],
+    ) -> Self {
+        let len = data.len();
+        // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, and the view replaces `data`'s
+        // borrow for `'a`. A slot writes only initialised bytes into its `data`
+        // (`push_leaf`, `zero_rest`), and nothing else can reach this private field, so
+        // the bytes are still initialised when the borrow ends.
+        let data = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast(), len) };
+        Self::uninit(leaf_bytes, data, used, heads)
+    }
+
+    /// A slot over bytes that need not be initialised.
+    fn uninit(
+        leaf_bytes: usize,
+        data: &'a mut [MaybeUninit<u8>],
+        used: &'a mut [u32],
+        heads: &'a mut [u64],
+    ) -> Self {
+        Self {
+            leaf_bytes,
+            data,
+            written: 0,
+            used,
+            heads,
+        }
+    }
+
+    /// Bytes the slot's leaves take in all.
+    pub(crate) fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Writes the next leaf: `bytes`, then zeros to the end of the leaf.
+    ///
+    /// # Panics
+    /// If every leaf of the slot is written, or `bytes` is longer than a leaf.
+    #[track_caller]
+    pub(crate) fn push_leaf(&mut self, bytes: &[u8]) {
+        let end = self.written + self.leaf_bytes;
+        let (leaf, tail) = self.data[self.written..end].split_at_mut(bytes.len());
+        for (to, &byte) in leaf.iter_mut().zip(bytes) {
+            to.write(byte);
+        }
+        tail.fill(MaybeUninit::new(0));
+        self.written = end;
+    }
+
+    /// Zeroes the bytes not written yet (none once every leaf is written).
+    fn zero_rest(&mut self) {
+        self.data[self.written..].fill(MaybeUninit::new(0));
+        self.written = self.data.len();
+    }
 }
 
 /// Why a PMA could not be rebuilt from its arrays ([`IntoPma`]).
@@ -136,7 +204,7 @@ pub struct FilledPages<F> {
 
 impl<F> IntoPma for FilledPages<F>
 where
-    F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Send + Sync,
+    F: Fn(usize, &mut PageSlot<'_>) -> crate::Result<()> + Send + Sync,
 {
     fn into_pma<C: LeafCodec>(self, item_ok: impl ItemCheck<C>) -> Result<Pma<C>, RebuildError> {
         Pma::from_filled_pages(self, item_ok)
@@ -146,6 +214,34 @@ where
 /// A page of `len` zeroed bytes, not shared yet.
 fn zeroed_page(len: usize) -> Page {
     std::iter::repeat_n(0u8, len).collect()
+}
+
+/// A new page of `leaves` leaves of `leaf_bytes` bytes and [`PADDING_BYTES`] of padding,
+/// its leaves' bytes written by `fill` through a [`PageSlot`] (with `used` and `heads`), the
+/// padding and whatever `fill` leaves unwritten zeroed: every byte written once.
+fn filled_page<E>(
+    leaf_bytes: usize,
+    (used, heads): (&mut [u32], &mut [u64]),
+    fill: impl FnOnce(&mut PageSlot<'_>) -> Result<(), E>,
+) -> Result<Page, E> {
+    let data_len = used.len() * leaf_bytes;
+    let mut page = Arc::<[u8]>::new_uninit_slice(data_len + PADDING_BYTES);
+    let bytes = Arc::get_mut(&mut page).expect("a page just made is not shared");
+    let (data, padding) = bytes.split_at_mut(data_len);
+    padding.fill(MaybeUninit::new(0));
+    let start = data.as_ptr();
+    let mut slot = PageSlot::uninit(leaf_bytes, data, used, heads);
+    let filled = fill(&mut slot);
+    assert!(
+        std::ptr::eq(slot.data.as_ptr(), start) && slot.data.len() == data_len,
+        "a page's fill replaced its slot"
+    );
+    slot.zero_rest();
+    filled?;
+    // SAFETY: every byte is initialised: the padding by the `fill` above, the leaves' bytes
+    // by the slot, which still holds them (asserted) and writes them from the start
+    // (`push_leaf`), `zero_rest` the others up to the end of `data`.
+    Ok(unsafe { page.assume_init() })
 }
 
 /// A leaf slot's error as the rebuild's: the leaf index and what does not hold.
@@ -240,7 +336,7 @@ impl<C: LeafCodec> Pma<C> {
         item_ok: impl ItemCheck<C>,
     ) -> Result<Self, RebuildError>
     where
-        F: Fn(usize, PageSlot<'_>) -> crate::Result<()> + Sync,
+        F: Fn(usize, &mut PageSlot<'_>) -> crate::Result<()> + Sync,
     {
         let FilledPages {
             config,
@@ -260,15 +356,8 @@ impl<C: LeafCodec> Pma<C> {
             .zip(checks.par_chunks_mut(page_leaves))
             .enumerate()
             .map(|(p, ((used, heads), checks))| {
-                let mut page = zeroed_page(used.len() * leaf_bytes + PADDING_BYTES);
-                let data = &mut fresh(&mut page)[..used.len() * leaf_bytes];
-                let slot = PageSlot {
-                    leaf_bytes,
-                    data,
-                    used,
-                    heads,
-                };
-                fill(p, slot).map_err(RebuildError::Unreadable)?;
+                let page = filled_page(leaf_bytes, (used, heads), |slot| fill(p, slot))
+                    .map_err(RebuildError::Unreadable)?;
                 check_page::<C>(&page, leaf_bytes, (used, heads), &item_ok, checks).map_err(
                     |(j, what)| RebuildError::Invalid(broken(p * page_leaves + j, what)),
                 )?;

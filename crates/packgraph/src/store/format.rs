@@ -478,10 +478,37 @@ pub(super) fn read_unit_of<'a>(
 /// which hold at least the unit's bytes within the pack.
 pub(super) fn read_unit_in<'a>(
     path: &Path,
+    piece: (&'a [u8], u64),
+    len: u64,
+    unit: &UnitRef,
+    kinds: &[UnitKind],
+) -> Result<(UnitKind, &'a [u8])> {
+    read_unit_checking(path, piece, len, unit, kinds, false)
+}
+
+/// [`read_unit_in`] of a unit whose hash the reader knows from elsewhere (a manifest or a
+/// base unit lists it): a payload that hashes to it, in a header with zero padding, skips
+/// the CRC-32C, since the 128-bit hash checks the payload more strongly and every other
+/// field of the header is compared with the reference. Any other unit is checked as
+/// [`read_unit_in`] checks it, so that damage is named as it is there (the CRC-32C first).
+pub(super) fn read_listed_unit_in<'a>(
+    path: &Path,
+    piece: (&'a [u8], u64),
+    len: u64,
+    unit: &UnitRef,
+    kinds: &[UnitKind],
+) -> Result<(UnitKind, &'a [u8])> {
+    read_unit_checking(path, piece, len, unit, kinds, true)
+}
+
+/// [`read_unit_in`], or [`read_listed_unit_in`] where `listed`.
+fn read_unit_checking<'a>(
+    path: &Path,
     (piece, base): (&'a [u8], u64),
     len: u64,
     unit: &UnitRef,
     kinds: &[UnitKind],
+    listed: bool,
 ) -> Result<(UnitKind, &'a [u8])> {
     let end = len.saturating_sub(PACK_TRAILER as u64);
     let (kind, stored) = unit_header_in(path, (piece, base), unit.pack, unit.offset, end)?;
@@ -501,6 +528,12 @@ pub(super) fn read_unit_in<'a>(
         return Err(corrupt_at(path, unit.offset, "a unit that was not read"));
     };
     let (covered, sum) = stored.split_at(stored.len() - 4);
+    let payload = &covered[UNIT_HEADER..];
+    let hashed = listed.then(|| unit_hash(kind, payload) == unit.hash);
+    // The padding: the 7 bytes after the kind.
+    if hashed == Some(true) && covered[1..8] == [0; 7] {
+        return Ok((kind, payload));
+    }
     // The sum is read after the bytes before it, which bring it into cache.
     let computed = crc32c::crc32c(covered);
     let sum = u32::from_le_bytes(sum.try_into().unwrap_or_default());
@@ -511,8 +544,7 @@ pub(super) fn read_unit_in<'a>(
             format!("the {kind:?} unit's CRC-32C does not match"),
         ));
     }
-    let payload = &covered[UNIT_HEADER..];
-    if unit_hash(kind, payload) != unit.hash {
+    if !hashed.unwrap_or_else(|| unit_hash(kind, payload) == unit.hash) {
         return Err(corrupt_at(
             path,
             unit.offset,
@@ -893,5 +925,60 @@ mod tests {
         assert_eq!(parse_pack_name(&pack_name(5)), Some(5));
         let err = check_pack(path, 5, id + 1, &bytes).unwrap_err().to_string();
         assert!(err.contains("another data directory"), "{err}");
+    }
+
+    #[test]
+    fn a_listed_unit_skips_the_crc_only_where_its_hash_matches() {
+        let mut pack = PackWriter::new(5, 9);
+        let payload = b"the leaves of a page";
+        let unit = pack.add(UnitKind::Page, payload, unit_hash(UnitKind::Page, payload));
+        let bytes = pack.finish();
+        let path = Path::new("pack-00000005.pack");
+        let read = |bytes: &[u8], listed: bool| {
+            let len = bytes.len() as u64;
+            let kinds = [UnitKind::Page];
+            read_unit_checking(path, (bytes, 0), len, &unit, &kinds, listed)
+                .map(|(_, payload)| payload.to_vec())
+                .map_err(|e| e.to_string())
+        };
+        let at = unit.offset as usize;
+        let damaged = |i: usize| {
+            let mut bad = bytes.clone();
+            bad[i] ^= 1;
+            bad
+        };
+        let payload_at = at + UNIT_HEADER;
+        let sum_at = payload_at + payload.len();
+        for listed in [false, true] {
+            assert_eq!(read(&bytes, listed).unwrap(), payload);
+            // A damaged payload or header padding is named by the CRC-32C, as unlisted.
+            for i in [at + 1, at + 7, payload_at, sum_at - 1] {
+                let err = read(&damaged(i), listed).unwrap_err();
+                assert!(
+                    err.contains("Page unit's CRC-32C does not match"),
+                    "{i}: {err}"
+                );
+            }
+            // The header's kind, length and hash are compared with the reference.
+            let err = read(&damaged(at), listed).unwrap_err();
+            assert!(err.contains("unknown unit kind 0"), "{err}");
+            let err = read(&damaged(at + 8), listed).unwrap_err();
+            assert!(err.contains("runs past the end of the pack"), "{err}");
+            for i in [at + 16, at + 31] {
+                let err = read(&damaged(i), listed).unwrap_err();
+                assert!(err.contains("the pack does not hold"), "{i}: {err}");
+            }
+        }
+        // A damaged sum alone: the listed hash vouches for the payload.
+        assert!(read(&damaged(sum_at), false).is_err());
+        assert_eq!(read(&damaged(sum_at), true).unwrap(), payload);
+        // A payload that does not hash as listed (its sum made to match) is named by the hash.
+        let mut bad = damaged(payload_at);
+        let sum = crc32c::crc32c(&bad[at..sum_at]);
+        bad[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
+        for listed in [false, true] {
+            let err = read(&bad, listed).unwrap_err();
+            assert!(err.contains("Page unit's hash does not match"), "{err}");
+        }
     }
 }

@@ -111,22 +111,22 @@ fn leaf_count(r: &mut ByteReader<&[u8]>) -> Result<usize, BytesError> {
 }
 
 /// Copies the page unit `payload` into `slot`, which holds as many leaves as the page
-/// ([`page_leaf_count`]) and is zeroed (the leaves' free tails stay zero).
+/// ([`page_leaf_count`]): each leaf's used bytes, its free tail zeroed.
 ///
 /// `path` names the file, made only for an error.
 pub(super) fn fill_page(
     payload: &[u8],
     path: impl FnOnce() -> PathBuf,
     offset: u64,
-    slot: PageSlot<'_>,
+    slot: &mut PageSlot<'_>,
 ) -> Result<()> {
     fill_page_from(&mut reader(payload, offset), slot).map_err(|e| in_file(&path())(e))
 }
 
-fn fill_page_from(r: &mut ByteReader<&[u8]>, slot: PageSlot<'_>) -> Result<(), BytesError> {
+fn fill_page_from(r: &mut ByteReader<&[u8]>, slot: &mut PageSlot<'_>) -> Result<(), BytesError> {
     let count = leaf_count(r)?;
     let leaf_bytes = slot.leaf_bytes;
-    if count != slot.used.len() || slot.data.len() != count * leaf_bytes || leaf_bytes == 0 {
+    if count != slot.used.len() || slot.data_len() != count * leaf_bytes || leaf_bytes == 0 {
         return Err(r.invalid(0, "the page's leaf count", "no room for the page's leaves"));
     }
     let sizes_at = r.offset();
@@ -146,9 +146,9 @@ fn fill_page_from(r: &mut ByteReader<&[u8]>, slot: PageSlot<'_>) -> Result<(), B
     for (head, bytes) in slot.heads.iter_mut().zip(heads.chunks_exact(8)) {
         *head = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
     }
-    for (leaf, &used) in slot.data.chunks_exact_mut(leaf_bytes).zip(slot.used.iter()) {
-        let bytes = r.take(used as usize, "the leaf bytes")?;
-        leaf[..bytes.len()].copy_from_slice(bytes);
+    for j in 0..count {
+        let bytes = r.take(slot.used[j] as usize, "the leaf bytes")?;
+        slot.push_leaf(bytes);
     }
     r.finish("the page's last leaf")
 }
@@ -167,13 +167,13 @@ pub(super) fn read_page(
     parts.heads.resize(first + count, 0);
     let data = parts.data.len();
     parts.data.resize(data + count * parts.leaf_bytes, 0);
-    let slot = PageSlot {
-        leaf_bytes: parts.leaf_bytes,
-        data: &mut parts.data[data..],
-        used: &mut parts.used[first..],
-        heads: &mut parts.heads[first..],
-    };
-    fill_page(payload, || path.to_path_buf(), offset, slot)
+    let mut slot = PageSlot::new(
+        parts.leaf_bytes,
+        &mut parts.data[data..],
+        &mut parts.used[first..],
+        &mut parts.heads[first..],
+    );
+    fill_page(payload, || path.to_path_buf(), offset, &mut slot)
 }
 
 /// One edge array's shape in the base unit.

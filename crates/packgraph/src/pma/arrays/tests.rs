@@ -39,20 +39,24 @@ fn lies_about_lengths_are_errors() {
 }
 
 /// The arrays of `parts` as [`FilledPages`]: each page copied from the flat arrays.
-fn filled(parts: &PmaParts) -> FilledPages<impl Fn(usize, PageSlot<'_>) -> crate::Result<()> + '_> {
+fn filled(
+    parts: &PmaParts,
+) -> FilledPages<impl Fn(usize, &mut PageSlot<'_>) -> crate::Result<()> + '_> {
     let page_leaves = 1 << parts.config.page_shift(parts.leaf_bytes);
     FilledPages {
         config: parts.config.clone(),
         leaf_bytes: parts.leaf_bytes,
         num_leaves: parts.used.len(),
         len: parts.len,
-        fill: move |p: usize, slot: PageSlot<'_>| {
+        fill: move |p: usize, slot: &mut PageSlot<'_>| {
             let first = p * page_leaves;
             let leaves = first..first + slot.used.len();
             slot.used.copy_from_slice(&parts.used[leaves.clone()]);
             slot.heads.copy_from_slice(&parts.heads[leaves.clone()]);
             let bytes = leaves.start * parts.leaf_bytes..leaves.end * parts.leaf_bytes;
-            slot.data.copy_from_slice(&parts.data[bytes]);
+            for leaf in parts.data[bytes].chunks_exact(parts.leaf_bytes) {
+                slot.push_leaf(leaf);
+            }
             Ok(())
         },
     }
@@ -77,7 +81,7 @@ fn a_failed_fill_wins_over_an_invariant() {
         leaf_bytes: copy.leaf_bytes,
         num_leaves: copy.num_leaves,
         len: copy.len,
-        fill: |p: usize, slot: PageSlot<'_>| {
+        fill: |p: usize, slot: &mut PageSlot<'_>| {
             (copy.fill)(p, slot)?;
             if p == 2 {
                 return Err(crate::Error::corrupt("page 2 is damaged"));
@@ -100,6 +104,56 @@ fn a_failed_fill_wins_over_an_invariant() {
         ),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_filled_page_is_written_once_and_zeroed_where_not_written() {
+    let (mut used, mut heads) = ([0u32; 3], [0u64; 3]);
+    let page = filled_page(64, (&mut used, &mut heads), |slot| {
+        assert_eq!(slot.data_len(), 3 * 64);
+        slot.push_leaf(&[7; 10]);
+        slot.push_leaf(&[9; 64]);
+        slot.used[0] = 10;
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert_eq!(page.len(), 3 * 64 + PADDING_BYTES);
+    assert_eq!(page[..10], [7; 10]);
+    assert!(page[10..64].iter().all(|&b| b == 0));
+    assert_eq!(page[64..128], [9; 64]);
+    // The leaf the fill left and the padding.
+    assert!(page[128..].iter().all(|&b| b == 0));
+    assert_eq!(used, [10, 0, 0]);
+    let failed = filled_page(64, (&mut used, &mut heads), |slot| {
+        slot.push_leaf(&[1; 3]);
+        Err("damaged")
+    });
+    assert_eq!(failed.err(), Some("damaged"));
+}
+
+#[test]
+fn a_slot_over_initialised_bytes_writes_leaves_in_place() {
+    let (mut data, mut used, mut heads) = (vec![5u8; 128], [0u32; 2], [0u64; 2]);
+    PageSlot::new(64, &mut data, &mut used, &mut heads).push_leaf(&[1, 2]);
+    assert_eq!(data[..2], [1, 2]);
+    assert!(data[2..64].iter().all(|&b| b == 0));
+    assert!(data[64..].iter().all(|&b| b == 5));
+}
+
+#[test]
+#[should_panic]
+fn a_slot_takes_no_leaf_past_its_last() {
+    let (mut data, mut used, mut heads) = (vec![0u8; 64], [0u32; 1], [0u64; 1]);
+    let mut slot = PageSlot::new(64, &mut data, &mut used, &mut heads);
+    slot.push_leaf(&[1]);
+    slot.push_leaf(&[2]);
+}
+
+#[test]
+#[should_panic]
+fn a_slot_takes_no_leaf_longer_than_a_leaf() {
+    let (mut data, mut used, mut heads) = (vec![0u8; 128], [0u32; 2], [0u64; 2]);
+    PageSlot::new(64, &mut data, &mut used, &mut heads).push_leaf(&[1; 65]);
 }
 
 fn streamed_len<C: LeafCodec>(items: &[C::Item]) -> usize {

@@ -13,7 +13,8 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 
 /// A page filler of [`FilledPages`]: reads page `p`'s unit into its slot.
-pub(super) type PageFill<'p> = Box<dyn Fn(usize, PageSlot<'_>) -> Result<()> + Send + Sync + 'p>;
+pub(super) type PageFill<'p> =
+    Box<dyn Fn(usize, &mut PageSlot<'_>) -> Result<()> + Send + Sync + 'p>;
 
 /// One edge array as its pages come: filled straight into the PMA's pages, checked as each
 /// is filled ([`LoadedArray::Pages`]), or, when the pages do not split the leaves as the
@@ -66,7 +67,7 @@ pub(super) fn load_array<'p>(
     kind: UnitKind,
     placing: Placing,
 ) -> Result<LoadedArray<'p>> {
-    let fill_unit = move |page: &UnitRef, slot: PageSlot<'_>| -> Result<()> {
+    let fill_unit = move |page: &UnitRef, slot: &mut PageSlot<'_>| -> Result<()> {
         let (found, payload) = packs.unit_of(page, &PAGE_KINDS)?;
         if found != kind {
             return Err(Error::Corrupt {
@@ -107,7 +108,7 @@ pub(super) fn load_array<'p>(
         .pages
         .par_iter()
         .zip(slots)
-        .map(|(page, slot)| fill_unit(page, slot))
+        .map(|(page, mut slot)| fill_unit(page, &mut slot))
         .collect();
     filled.into_iter().collect::<Result<()>>()?;
     Ok(LoadedArray::Flat(parts))
@@ -216,12 +217,7 @@ fn page_slots(parts: &mut PmaParts, counts: impl Iterator<Item = usize>) -> Vec<
         let (u, rest_u) = std::mem::take(&mut used).split_at_mut(count);
         let (h, rest_h) = std::mem::take(&mut heads).split_at_mut(count);
         (data, used, heads) = (rest_d, rest_u, rest_h);
-        slots.push(PageSlot {
-            leaf_bytes,
-            data: d,
-            used: u,
-            heads: h,
-        });
+        slots.push(PageSlot::new(leaf_bytes, d, u, h));
     }
     slots
 }
