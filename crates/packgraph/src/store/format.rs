@@ -471,38 +471,18 @@ pub(super) fn read_unit_of<'a>(
     unit: &UnitRef,
     kinds: &[UnitKind],
 ) -> Result<(UnitKind, &'a [u8])> {
-    read_unit_in(path, (bytes, 0), bytes.len() as u64, unit, kinds)
+    read_unit_in(path, (bytes, 0), bytes.len() as u64, unit, kinds, false)
 }
 
 /// [`read_unit_of`] in `piece`, the bytes of a pack of `len` bytes from byte `base` on,
 /// which hold at least the unit's bytes within the pack.
+///
+/// Where `listed`, the reader knows the unit's hash from elsewhere (a manifest, a base or
+/// an index unit lists it): a payload that hashes to it, in a header with zero padding,
+/// skips the CRC-32C, since the 128-bit hash checks the payload more strongly and every
+/// other field of the header is compared with the reference. Any other unit is checked
+/// CRC-32C first, so that damage is named as it is without `listed`.
 pub(super) fn read_unit_in<'a>(
-    path: &Path,
-    piece: (&'a [u8], u64),
-    len: u64,
-    unit: &UnitRef,
-    kinds: &[UnitKind],
-) -> Result<(UnitKind, &'a [u8])> {
-    read_unit_checking(path, piece, len, unit, kinds, false)
-}
-
-/// [`read_unit_in`] of a unit whose hash the reader knows from elsewhere (a manifest or a
-/// base unit lists it): a payload that hashes to it, in a header with zero padding, skips
-/// the CRC-32C, since the 128-bit hash checks the payload more strongly and every other
-/// field of the header is compared with the reference. Any other unit is checked as
-/// [`read_unit_in`] checks it, so that damage is named as it is there (the CRC-32C first).
-pub(super) fn read_listed_unit_in<'a>(
-    path: &Path,
-    piece: (&'a [u8], u64),
-    len: u64,
-    unit: &UnitRef,
-    kinds: &[UnitKind],
-) -> Result<(UnitKind, &'a [u8])> {
-    read_unit_checking(path, piece, len, unit, kinds, true)
-}
-
-/// [`read_unit_in`], or [`read_listed_unit_in`] where `listed`.
-fn read_unit_checking<'a>(
     path: &Path,
     (piece, base): (&'a [u8], u64),
     len: u64,
@@ -937,7 +917,7 @@ mod tests {
         let read = |bytes: &[u8], listed: bool| {
             let len = bytes.len() as u64;
             let kinds = [UnitKind::Page];
-            read_unit_checking(path, (bytes, 0), len, &unit, &kinds, listed)
+            read_unit_in(path, (bytes, 0), len, &unit, &kinds, listed)
                 .map(|(_, payload)| payload.to_vec())
                 .map_err(|e| e.to_string())
         };

@@ -157,7 +157,7 @@ impl<'a> Packs<'a> {
 
     /// The payload of `unit` (read by [`Packs::read`]), which must be of one of `kinds`,
     /// and its kind. The unit's hash is the one its reference lists, so a payload that
-    /// hashes to it skips the CRC-32C ([`format::read_listed_unit_in`]).
+    /// hashes to it skips the CRC-32C ([`format::read_unit_in`]).
     ///
     /// The pack's path is made only for an error: the checks run first without it, and
     /// again, naming it, when they fail.
@@ -171,7 +171,7 @@ impl<'a> Packs<'a> {
         };
         // A unit past the pack's end is in no piece: the check names it.
         let piece = pack.piece_at(unit.offset).unwrap_or((&[], unit.offset));
-        let read = |path: &Path| format::read_listed_unit_in(path, piece, pack.len, unit, kinds);
+        let read = |path: &Path| format::read_unit_in(path, piece, pack.len, unit, kinds, true);
         read(Path::new("")).or_else(|_| read(&self.path(unit)))
     }
 
