@@ -220,13 +220,12 @@ impl<C: EdgeLeaf> GroupCommit<'_, C> {
         update: &Update,
         log: impl FnOnce(Outcome, &Update) -> Result<T>,
     ) -> Result<(Applied, T)> {
-        let planned = self.writer.graph.plan_update(update)?;
-        let value = log(planned.outcome(), update)?;
-        let applied = self.writer.graph.apply_planned(update, planned);
-        self.writer.unpublished += 1;
+        let done = self
+            .writer
+            .apply_logged(update, |outcome| log(outcome, update))?;
         self.applied += 1;
         self.applied_edges += update.edges();
-        Ok((applied, value))
+        Ok(done)
     }
 }
 

@@ -1,7 +1,8 @@
 //! [`SharedGraph`]: a graph shared by many threads, [`Snapshot`]'s pattern packaged: one
 //! writer at a time behind a mutex, and a published latest version ([`arc_swap`]) from
-//! which any thread takes a snapshot without waiting for other readers. A commit of many edges is published at once;
-//! small commits are published by the next snapshot (or once they are many), so that the
+//! which any thread takes a snapshot without waiting for other readers. While readers are
+//! about, a commit of many edges is published at once and small commits by the next
+//! snapshot (or once they are many), so that the
 //! writer of a stream of one-edge commits pays for a version (copies of what the previous
 //! version shares, an index) per version a reader takes, not per commit. While readers take
 //! snapshots, the versions carry their flat vertex index, derived from the previous indexed
@@ -28,8 +29,9 @@ use crate::Result;
 /// to publish small updates it has not published yet (see below); the writer never waits
 /// for readers.
 ///
-/// A commit of many edges publishes its version at once. A small commit is published by
-/// the next snapshot taken after it instead: until a reader asks, the writer goes on
+/// While readers are about, a commit of many edges publishes its version at once; a small
+/// commit is published by the next snapshot taken after it instead (with none about,
+/// every commit is, since the writer then lets the published version go): until a reader asks, the writer goes on
 /// writing its own graph in place, so that a run of small commits copies each page,
 /// page-table group and index segment it changes once per version a reader takes rather
 /// than once per commit, and derives no index for versions nobody reads. A snapshot
@@ -84,6 +86,22 @@ pub(super) struct Writer<C: LeafCodec> {
     /// Commits applied since the latest version was published (a write group's merged
     /// batch counts once).
     pub(super) unpublished: usize,
+}
+
+impl<C: EdgeLeaf> Writer<C> {
+    /// Checks `update` against the writer's graph, runs `log` with what it will leave, then
+    /// applies it and counts it unpublished; nothing changes if either step fails.
+    pub(super) fn apply_logged<T>(
+        &mut self,
+        update: &Update,
+        log: impl FnOnce(Outcome) -> Result<T>,
+    ) -> Result<(Applied, T)> {
+        let planned = self.graph.plan_update(update)?;
+        let value = log(planned.outcome())?;
+        let applied = self.graph.apply_planned(update, planned);
+        self.unpublished += 1;
+        Ok((applied, value))
+    }
 }
 
 /// [`Graph::apply`] as a function pointer (also for code without the edge-leaf bound).
@@ -301,8 +319,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         self.apply_logged(&mut writer, update, |outcome| log(outcome, update))
     }
 
-    /// Checks `update`, runs `log`, then applies it and ends the commit; nothing changes
-    /// if either step fails.
+    /// [`Writer::apply_logged`], then ends the commit.
     fn apply_logged<T>(
         &self,
         writer: &mut Writer<C>,
@@ -312,12 +329,9 @@ impl<C: LeafCodec> SharedGraph<C> {
     where
         C: EdgeLeaf,
     {
-        let planned = writer.graph.plan_update(update)?;
-        let value = log(planned.outcome())?;
-        let applied = writer.graph.apply_planned(update, planned);
-        writer.unpublished += 1;
+        let done = writer.apply_logged(update, log)?;
         self.end_commit(writer, update.edges());
-        Ok((applied, value))
+        Ok(done)
     }
 
     /// Publishes the writer's graph if the latest version was let go: before the writer
@@ -336,7 +350,7 @@ impl<C: LeafCodec> SharedGraph<C> {
         if !self.readers_about() {
             self.retire(writer);
         } else if edges >= PUBLISH_EDGES || writer.unpublished >= UNPUBLISHED_UPDATES_READ {
-            self.publish(writer);
+            self.publish_indexed(writer);
         } else {
             self.pending.store(true, Ordering::Release);
         }
@@ -355,35 +369,25 @@ impl<C: LeafCodec> SharedGraph<C> {
         self.indexed.store(None);
     }
 
-    /// Publishes the writer's graph as the latest version.
-    ///
-    /// While readers are about (a snapshot taken in the last [`READ_RECENTLY`]) the writer
-    /// indexes it, derived from the previous indexed version's flat index, so that only
-    /// the vertices with arcs in the pages the commits wrote are re-scanned and only their
-    /// index segments copied, or built in full after a large batch or a rebuilt array.
-    /// With no reader about (a bulk load, `packgraph ingest`) nothing is built and the old
-    /// base is let go, which would only keep its pages alive.
-    pub(super) fn publish(&self, writer: &mut Writer<C>) {
-        let readers_about = self.readers_about();
+    /// Publishes the writer's graph as the latest version with its index, for the readers
+    /// about ([`SharedGraph::end_commit`] calls it only then): derived from the previous
+    /// indexed version's flat index, so that only the vertices with arcs in the pages the
+    /// commits wrote are re-scanned and only their index segments copied, or built in full
+    /// after a large batch or a rebuilt array.
+    fn publish_indexed(&self, writer: &mut Writer<C>) {
         let graph = &writer.graph;
-        if readers_about {
-            let derived = match self.latest.load_full() {
-                Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
-                _ => match self.indexed.load_full() {
-                    Some(base) => graph.derive_index_from(&base),
-                    None => false,
-                },
-            };
-            if !derived {
-                graph.build_index();
-            }
+        let derived = match self.latest.load_full() {
+            Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
+            _ => match self.indexed.load_full() {
+                Some(base) => graph.derive_index_from(&base),
+                None => false,
+            },
+        };
+        if !derived {
+            graph.build_index();
         }
         let published = self.publish_as_is(writer);
-        if readers_about {
-            self.remember_indexed(&published);
-        } else {
-            self.indexed.store(None);
-        }
+        self.remember_indexed(&published);
     }
 
     /// Whether a snapshot was taken in the last `read_window` ([`READ_RECENTLY`]).
