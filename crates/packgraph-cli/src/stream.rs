@@ -191,6 +191,9 @@ struct Record {
 #[derive(Debug, Default)]
 struct Queries {
     latencies: Vec<f64>,
+    /// The part of each query's latency spent taking its snapshot (publishing the
+    /// writer's pending commits and deriving the version's vertex index, if not done).
+    snapshots: Vec<f64>,
     /// Distinct versions the readers queried.
     versions: Vec<u64>,
 }
@@ -287,6 +290,8 @@ pub(crate) fn run(args: &StreamArgs, pool: &ThreadPool, threads: usize) -> anyho
         deleted: writer.deleted,
         query_concurrent: percentile(&concurrent.latencies, 0.5),
         query_isolated: percentile(&isolated.latencies, 0.5),
+        snapshot_concurrent: percentile(&concurrent.snapshots, 0.5),
+        snapshot_isolated: percentile(&isolated.snapshots, 0.5),
         queries_concurrent: concurrent.latencies.len(),
         queries_isolated: isolated.latencies.len(),
         versions_queried: concurrent.versions.len(),
@@ -515,6 +520,7 @@ fn reader(
         turn += 1;
         let start = Instant::now();
         let snapshot = shared.snapshot();
+        mine.snapshots.push(start.elapsed().as_secs_f64());
         let source = rng.below(snapshot.num_vertices() as u64) as VertexId;
         pool.install(|| query.run(&snapshot, source))?;
         mine.latencies.push(start.elapsed().as_secs_f64());
@@ -525,6 +531,7 @@ fn reader(
     }
     let mut all = sink.lock().unwrap_or_else(|e| e.into_inner());
     all.latencies.extend(mine.latencies);
+    all.snapshots.extend(mine.snapshots);
     all.versions.extend(mine.versions);
     all.versions.sort_unstable();
     all.versions.dedup();
@@ -552,6 +559,9 @@ struct Summary {
     deleted: u64,
     query_concurrent: f64,
     query_isolated: f64,
+    /// Medians of the snapshot part of the queries' latencies.
+    snapshot_concurrent: f64,
+    snapshot_isolated: f64,
     queries_concurrent: usize,
     queries_isolated: usize,
     versions_queried: usize,
@@ -581,6 +591,8 @@ impl Summary {
                 ("update_latency_p99", self.update_p99, "s"),
                 ("query_concurrent", self.query_concurrent, "s"),
                 ("query_isolated", self.query_isolated, "s"),
+                ("snapshot_concurrent", self.snapshot_concurrent, "s"),
+                ("snapshot_isolated", self.snapshot_isolated, "s"),
                 ("versions", self.versions as f64, "versions"),
                 ("size", self.bytes_per_arc, "bytes/edge"),
                 ("bytes_copied", self.copied_per_batch(), "bytes/batch"),
@@ -626,6 +638,14 @@ impl Summary {
                     self.queries_concurrent,
                     ms(self.query_isolated),
                     self.queries_isolated
+                ),
+            ),
+            (
+                "snapshot",
+                format!(
+                    "median {} ms of each query while updating, {} ms idle",
+                    ms(self.snapshot_concurrent),
+                    ms(self.snapshot_isolated)
                 ),
             ),
             (

@@ -51,6 +51,8 @@ fn stream_reports_every_figure_as_json_lines() {
             "update_latency_p99",
             "query_concurrent",
             "query_isolated",
+            "snapshot_concurrent",
+            "snapshot_isolated",
             "versions",
             "size",
             "bytes_copied"
@@ -63,6 +65,12 @@ fn stream_reports_every_figure_as_json_lines() {
     assert!(value(&out, "versions") >= 1.0);
     assert!(value(&out, "update_latency_p99") >= value(&out, "update_latency_p50"));
     assert!(value(&out, "query_concurrent") > 0.0 && value(&out, "query_isolated") > 0.0);
+    // The snapshot is part of each query's time (each one is, so the medians are too).
+    let (snap, query) = (
+        value(&out, "snapshot_concurrent"),
+        value(&out, "query_concurrent"),
+    );
+    assert!(snap >= 0.0 && snap <= query, "{snap} against {query}");
     assert!(value(&out, "size") > 0.5 && value(&out, "size") < 100.0);
     // Reported even when no page was copied (then 0), and never NaN.
     let copied = value(&out, "bytes_copied");
@@ -98,6 +106,7 @@ fn stream_prints_a_table_and_reads_a_file() {
         "updates",
         "batch latency",
         "query latency",
+        "snapshot",
         "versions",
         "memory",
         "copy on write",
