@@ -146,7 +146,7 @@ pub struct GraphMemory {
 }
 
 /// Flat indexes of both directions.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct FlatIndex {
     out: RunIndex,
     incoming: Option<RunIndex>,

@@ -219,7 +219,7 @@ impl<C: LeafCodec> SharedGraph<C> {
                 let mut writer = self.lock();
                 match self.latest.load_full() {
                     Some(graph) if !self.pending.load(Ordering::Relaxed) => graph,
-                    _ => self.publish_as_is(&mut writer),
+                    _ => self.publish_pending(&mut writer),
                 }
             }
             // The writer publishes before it runs a caller's code under its lock
@@ -363,6 +363,9 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// snapshot publishes the writer's graph and builds its index.
     fn retire(&self, writer: &mut Writer<C>) {
         writer.unpublished = 0;
+        // Nobody reads it until the next snapshot, which derives it again: small commits
+        // need not keep it up to date meanwhile.
+        writer.graph.index = std::sync::OnceLock::new();
         // Before the version goes: a reader that finds none publishes.
         self.pending.store(true, Ordering::Release);
         self.latest.store(None);
@@ -388,6 +391,32 @@ impl<C: LeafCodec> SharedGraph<C> {
         }
         let published = self.publish_as_is(writer);
         self.remember_indexed(&published);
+    }
+
+    /// Publishes the writer's pending commits for a reader. The writer's graph keeps its
+    /// flat index up to date through small commits (`Graph::keep_index`), so the version
+    /// published then carries it and the reader derives nothing. If the writer's graph has
+    /// none (after a large batch, or the first snapshot after a quiet spell), it is derived
+    /// here from the newest indexed version, once, for the writer to keep from then on;
+    /// where that is no cheaper than a build, the reader builds the published version's
+    /// index after the lock, as before.
+    fn publish_pending(&self, writer: &mut Writer<C>) -> Arc<Graph<C>> {
+        if writer.graph.index.get().is_some() {
+            return self.publish_as_is(writer);
+        }
+        let graph = &writer.graph;
+        let derived = match self.latest.load_full() {
+            Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
+            _ => match self.indexed.load_full() {
+                Some(base) => graph.derive_index_from(&base),
+                None => false,
+            },
+        };
+        let published = self.publish_as_is(writer);
+        if derived {
+            self.remember_indexed(&published);
+        }
+        published
     }
 
     /// Whether a snapshot was taken in the last `read_window` ([`READ_RECENTLY`]).

@@ -677,3 +677,75 @@ proptest! {
         prop_assert_eq!(a.split_once(',').unwrap().1, b.split_once(',').unwrap().1);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Small updates keep the flat index built before them up to date from the arrays'
+    /// logs (point edits and the rebalances they cause, in small leaves); each step checks
+    /// the index against a fresh build (`check_invariants`) and the graph against the oracle.
+    #[test]
+    fn small_updates_keep_the_index_up_to_date(
+        directed in any::<bool>(),
+        start in edges(40),
+        steps in vec((any::<bool>(), vec((0u32..40, 0u32..40), 1..8)), 1..60),
+    ) {
+        let mut graph = Graph::from_edges(40, &start, directed).unwrap();
+        let mut oracle = Oracle::new(directed);
+        oracle.grow(40);
+        oracle.apply(&start, true);
+        graph.build_index();
+        for (insert, batch) in &steps {
+            let expected = oracle.apply(batch, *insert);
+            let applied = if *insert { graph.insert_edges(batch) } else { graph.delete_edges(batch) };
+            let applied = applied.unwrap();
+            prop_assert_eq!(applied.edges_inserted + applied.edges_deleted, expected);
+            graph.check_invariants().unwrap();
+            assert_same(&graph, &oracle);
+        }
+    }
+
+    /// The same for weighted graphs, where inserting a present edge again replaces its
+    /// weight in place.
+    #[test]
+    fn small_weighted_updates_keep_the_index_up_to_date(
+        directed in any::<bool>(),
+        steps in vec((any::<bool>(), vec((0u32..30, 0u32..30, 0u32..4), 1..6)), 1..60),
+    ) {
+        let start: Vec<(VertexId, VertexId, f64)> =
+            (0..30).map(|v| (v, (v * 7 + 3) % 30, 1.0)).collect();
+        let mut graph = WeightedGraph::from_weighted_edges(30, &start, directed).unwrap();
+        graph.build_index();
+        for (insert, batch) in &steps {
+            if *insert {
+                let weighted: Vec<_> = batch.iter().map(|&(u, v, w)| (u, v, f64::from(w))).collect();
+                graph.insert_edges(&weighted).unwrap();
+            } else {
+                let pairs: Vec<_> = batch.iter().map(|&(u, v, _)| (u, v)).collect();
+                graph.delete_edges(&pairs).unwrap();
+            }
+            graph.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_small_update_keeps_the_index_and_a_large_one_drops_it() {
+    let edges: Vec<(VertexId, VertexId)> = (0..2_000).map(|v| (v, (v * 31 + 7) % 2_000)).collect();
+    let mut graph = Graph::from_edges(2_000, &edges, false).unwrap();
+    graph.build_index();
+    graph.insert_edges(&[(5, 900), (17, 18)]).unwrap();
+    graph.delete_edges(&[(0, 7)]).unwrap();
+    assert!(graph.index.get().is_some(), "kept through small updates");
+    graph.check_invariants().unwrap();
+    assert!(graph.out_neighbors(5).contains(&900));
+    assert!(!graph.out_neighbors(0).contains(&7));
+    let many: Vec<(VertexId, VertexId)> = (0..500).map(|v| (v, v + 1_000)).collect();
+    graph.insert_edges(&many).unwrap();
+    assert!(graph.index.get().is_none(), "dropped after a large update");
+    // A new vertex drops it too (the index has one entry per vertex).
+    graph.build_index();
+    graph.insert_edges(&[(1, 2_000)]).unwrap();
+    assert!(graph.index.get().is_none());
+    graph.check_invariants().unwrap();
+}

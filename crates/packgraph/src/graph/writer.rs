@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::arcs::{scan_endpoints, split_arcs};
 use super::update::net_edges;
@@ -20,6 +20,12 @@ use crate::{Error, Result};
 /// microseconds, more than a few point updates (and a caller outside any pool would
 /// otherwise wait on the global one).
 const SERIAL_ARCS: usize = 4096;
+
+/// Edges (inserted and deleted) up to which an update keeps the flat vertex index built
+/// before it up to date ([`Graph::keep_index`]) instead of dropping it: the arrays' point
+/// updates log the leaves they change, and only those are decoded again. Larger updates
+/// take the arrays' batch path, which logs nothing.
+const KEEP_INDEX_EDGES: usize = 32;
 
 /// An update's contents, borrowed: what `apply` works on, so that a caller holding a slice
 /// of edges (`from_edges`, `insert_edges`) need not copy it into an [`Update`].
@@ -151,6 +157,15 @@ impl<C: EdgeLeaf> Graph<C> {
     /// Applies `update` as `plan`, which [`Graph::plan`] made from this very state, found.
     fn apply_plan(&mut self, update: Batch<'_>, plan: Plan) -> Applied {
         let vertices_added = plan.num_vertices - self.num_vertices;
+        let keep = vertices_added == 0
+            && update.deletes.len() + update.inserts.len() <= KEEP_INDEX_EDGES
+            && self.index.get().is_some();
+        if keep {
+            self.out.start_log();
+            if let Some(set) = self.incoming.as_mut() {
+                set.start_log();
+            }
+        }
         self.ids = plan.ids;
         self.num_vertices = plan.num_vertices;
         self.ids.grow_to(self.num_vertices);
@@ -175,7 +190,9 @@ impl<C: EdgeLeaf> Graph<C> {
         };
         // A batch that changes no edge may still move keys between leaves (a rebalance, a
         // shrink), so the cached runs are dropped whenever the arrays were touched.
-        if vertices_added > 0 || !update.deletes.is_empty() || !update.inserts.is_empty() {
+        if keep {
+            self.keep_index();
+        } else if vertices_added > 0 || !update.deletes.is_empty() || !update.inserts.is_empty() {
             self.index = OnceLock::new();
         }
         let (properties_set, properties_removed) = self.change_properties(update.properties);
@@ -277,6 +294,29 @@ impl<C: EdgeLeaf> Graph<C> {
             num_vertices,
             self_loops,
         })
+    }
+
+    /// Brings the flat index built before a small update up to date from the arrays' logs
+    /// of what the update changed (`RunIndex::apply_log`), or drops it where that cannot
+    /// be done. Entries are written in place where this version holds them alone; those it
+    /// shares with a published version (a snapshot) are copied first, segment by segment.
+    fn keep_index(&mut self) {
+        let out_log = self.out.take_log();
+        let in_log = self.incoming.as_mut().and_then(Pma::take_log);
+        let n = self.num_vertices;
+        let kept = self.index.take().and_then(|flat| {
+            let mut flat = Arc::unwrap_or_clone(flat);
+            flat.out.apply_log(&self.out, out_log.as_deref()?, n)?;
+            match (flat.incoming.as_mut(), self.incoming.as_ref()) {
+                (Some(index), Some(set)) => index.apply_log(set, in_log.as_deref()?, n)?,
+                (None, None) => {}
+                _ => return None,
+            }
+            Some(Arc::new(flat))
+        });
+        if let Some(flat) = kept {
+            self.index = OnceLock::from(flat);
+        }
     }
 
     /// Removes the arcs of `edges`; returns the edges that were present.

@@ -483,6 +483,7 @@ impl Checked {
             total_used,
             page_copies: AtomicUsize::new(0),
             lineage: Arc::default(),
+            log: None,
             codec: PhantomData,
         })
     }

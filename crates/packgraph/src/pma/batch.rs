@@ -209,6 +209,7 @@ impl<C: LeafCodec> Pma<C> {
 
     /// Applies a sorted batch: a linear rebuild if it is large, else the three phases.
     fn apply_batch(&mut self, batch: Batch<'_, C>) -> usize {
+        self.log_broken();
         if batch.len() >= self.len / self.config.rebuild_divisor {
             return self.rebuild_with(batch);
         }

@@ -61,6 +61,7 @@ mod cursor;
 mod density;
 mod iter;
 mod leaf;
+mod log;
 mod page;
 mod point;
 mod pool;
@@ -86,6 +87,7 @@ pub use self::leaf::{
     ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, ItemCheck, LeafCodec, LeafInsert, LeafRemove,
     PlainLeaf, SliceRun,
 };
+pub(crate) use self::log::ChangeLog;
 pub(crate) use self::serialize::ArrayDims;
 pub use self::sort::{sort_key_bits, sort_keys};
 
@@ -183,6 +185,8 @@ pub struct Pma<C: LeafCodec = DeltaLeaf> {
     /// dropped lets go of its pages before its lineage; never downgraded to a weak pointer.
     /// Also holds the spare table a dropped version leaves for the next copy ([`Lineage`]).
     lineage: Arc<Lineage>,
+    /// Changes logged for a caller ([`Pma::start_log`]); `None` when not logging.
+    log: Option<Box<log::ChangeLog>>,
     codec: PhantomData<fn() -> C>,
 }
 
@@ -308,6 +312,7 @@ impl<C: LeafCodec> Clone for Pma<C> {
             total_used: self.total_used,
             page_copies: AtomicUsize::new(0),
             lineage: Arc::clone(&self.lineage),
+            log: None,
             codec: PhantomData,
         }
     }

@@ -16,7 +16,12 @@ impl<C: LeafCodec> Pma<C> {
         let j = self.find_leaf(key);
         let used = self.leaf_used(j);
         let (new_used, overflow) = match C::insert(self.leaves_mut().leaf_mut(j), used, item) {
-            LeafInsert::Present | LeafInsert::Replaced => return false,
+            LeafInsert::Present => return false,
+            LeafInsert::Replaced => {
+                // A map's new value may be coded longer or shorter: the leaf's bytes moved.
+                self.log_leaf(j, key, 0);
+                return false;
+            }
             LeafInsert::Inserted(now) => (now, Vec::new()),
             LeafInsert::Full => {
                 let mut items = Vec::with_capacity(used / 2 + 1);
@@ -27,6 +32,7 @@ impl<C: LeafCodec> Pma<C> {
             }
         };
         self.len += 1;
+        self.log_leaf(j, key, 1);
         // An insert can shorten a group-varint leaf (an escaped difference split in two).
         self.total_used = self.total_used + new_used - used;
         let old_head = self.head(j);
@@ -64,6 +70,7 @@ impl<C: LeafCodec> Pma<C> {
             }
         };
         self.len -= 1;
+        self.log_leaf(j, key, -1);
         // A removal can lengthen a group-varint leaf (merged differences).
         self.total_used = self.total_used + new_used - used;
         let old_head = self.head(j);

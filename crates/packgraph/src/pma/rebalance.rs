@@ -49,6 +49,7 @@ impl<C: LeafCodec> Pma<C> {
             return;
         }
         let regions = self.find_regions(&touched, &bounds, growing);
+        self.log_regions(&regions);
         debug_assert!(overflow
             .iter()
             .all(|(leaf, _)| { regions.iter().any(|r| r.contains(leaf)) }));

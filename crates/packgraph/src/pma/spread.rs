@@ -44,6 +44,7 @@ impl<C: LeafCodec> Pma<C> {
             total_used: 0,
             page_copies: AtomicUsize::new(0),
             lineage: Arc::default(),
+            log: None,
             codec: PhantomData,
         };
         let mut leaves = pma.leaves_mut();
@@ -56,8 +57,11 @@ impl<C: LeafCodec> Pma<C> {
     /// page-copy count carries over.
     pub(super) fn rebuild(&mut self, items: &[C::Item]) {
         let copies = self.page_copies();
+        let log = self.log.take();
         *self = Self::build(self.config.clone(), items);
         self.page_copies = AtomicUsize::new(copies);
+        self.log = log;
+        self.log_broken();
     }
 
     /// Every item, in order, with `overflow` standing in for the leaves it names.
