@@ -23,9 +23,11 @@ const SERIAL_ARCS: usize = 4096;
 
 /// Edges (inserted and deleted) up to which an update keeps the flat vertex index built
 /// before it up to date ([`Graph::keep_index`]) instead of dropping it: the arrays' point
-/// updates log the leaves they change, and only those are decoded again. Larger updates
-/// take the arrays' batch path, which logs nothing.
-const KEEP_INDEX_EDGES: usize = 32;
+/// updates log the leaves they change, and only those are decoded again. An update whose
+/// arcs take an array's batch path (`PmaConfig::point_batch_max` arcs or more: 100 by
+/// default, two arcs an edge when undirected) logs nothing there and drops the index too.
+/// Set to keep a server's write groups of a few dozen single-edge requests on this path.
+const KEEP_INDEX_EDGES: usize = 64;
 
 /// An update's contents, borrowed: what `apply` works on, so that a caller holding a slice
 /// of edges (`from_edges`, `insert_edges`) need not copy it into an [`Update`].
