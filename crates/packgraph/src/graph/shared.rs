@@ -197,13 +197,16 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// the closure of [`SharedGraph::commit_group`]), does not wait for itself: it gets the
     /// latest published version, which lacks the small commits not yet published.
     ///
-    /// While readers take snapshots the writer builds the index of every version it
-    /// publishes as part of the commit, and taking one is O(1); a snapshot that publishes
-    /// small updates, or takes a version published without an index, derives it from the
-    /// newest indexed version (only the vertices whose arcs lie in the leaves changed
-    /// since are re-scanned). The first snapshot after a quiet spell (none in the last
-    /// [`READ_RECENTLY`]) builds its version's index, from the newest version indexed
-    /// before it when there is one; later snapshots of the version share it.
+    /// While readers take snapshots the writer's graph keeps its index up to date through
+    /// small commits (`Graph::keep_index`) and derives it after large ones, so taking one
+    /// is O(1), also when it publishes small commits. When the writer's graph has none
+    /// (after an update too large to keep it and too small to publish at once), the
+    /// snapshot that publishes derives it on the writer's graph, under the writer's lock,
+    /// from the newest indexed version (only the vertices whose arcs lie in the leaves
+    /// changed since are re-scanned), for the writer to keep from then on. The first
+    /// snapshot after a quiet spell (none in the last [`READ_RECENTLY`]) builds its
+    /// version's index, from the newest version indexed before it when there is one;
+    /// later snapshots of the version share it.
     pub fn snapshot(&self) -> Snapshot<C> {
         self.last_read
             .fetch_max(self.now_ns().saturating_add(1), Ordering::Relaxed);
