@@ -926,47 +926,6 @@ mod tests {
         assert!(packs.unit(&past, UnitKind::Delta).is_err());
     }
 
-    /// A pack's pieces are read when a unit of them is first taken: a pack removed after
-    /// its header was read and checked is named missing by every unit taken from it, the
-    /// units of pieces read before it went still come back.
-    #[test]
-    fn a_pack_gone_before_its_pieces_are_read_is_named_missing() {
-        let vfs = SimVfs::new();
-        let dir = Path::new("/d");
-        vfs.create_dir_all(dir).unwrap();
-        let mut writer = PackWriter::new(1, 9);
-        let units: Vec<UnitRef> = (0..20u8)
-            .map(|i| {
-                let payload = vec![i; 1000];
-                writer.add(
-                    UnitKind::Delta,
-                    &payload,
-                    unit_hash(UnitKind::Delta, &payload),
-                )
-            })
-            .collect();
-        let path = dir.join(pack_name(1));
-        let file = vfs.create(&path).unwrap();
-        file.append(&writer.finish()).unwrap();
-        let mut packs = Packs::new(&vfs, dir, 9);
-        packs.read(&units.iter().collect::<Vec<_>>()).unwrap();
-        assert_eq!(
-            packs.unit(&units[0], UnitKind::Delta).unwrap(),
-            vec![0u8; 1000]
-        );
-        vfs.remove(&path).unwrap();
-        for unit in &units[10..12] {
-            let e = packs.unit(unit, UnitKind::Delta).unwrap_err().to_string();
-            assert!(e.contains("names this pack, but it is missing"), "{e}");
-        }
-        assert_eq!(
-            packs.unit(&units[0], UnitKind::Delta).unwrap(),
-            vec![0u8; 1000]
-        );
-        // A pack missing when its header is read is named so at once.
-        assert!(Packs::new(&vfs, dir, 9).read(&[&units[0]]).is_err());
-    }
-
     /// A leaf that decodes to the right keys, in the right number of bytes, but whose last
     /// control byte gives a length to a slot past the leaf's end (bytes the encoder never
     /// writes, which later edits of the leaf would misread) is refused, in either split.
