@@ -310,6 +310,12 @@ impl<C: LeafCodec> Pma<C> {
                 page
             })
             .collect();
+        let summaries: Vec<PageSummary> = checks
+            .par_chunks(page_leaves)
+            .zip(heads.par_chunks(page_leaves))
+            .zip(used.par_chunks(page_leaves))
+            .map(|((checks, heads), used)| PageSummary::of(checks, heads, used))
+            .collect();
         let arrays = Checked {
             config,
             leaf_bytes,
@@ -319,7 +325,7 @@ impl<C: LeafCodec> Pma<C> {
             used,
             heads,
         };
-        arrays.assemble(&checks)
+        arrays.assemble(&checks, &summaries)
     }
 
     /// Rebuilds a PMA from pages filled in place (see [`FilledPages`]), checking what
@@ -350,7 +356,7 @@ impl<C: LeafCodec> Pma<C> {
         let page_leaves = 1usize << page_shift;
         let (mut used, mut heads) = (vec![0u32; num_leaves], vec![0u64; num_leaves]);
         let mut checks: Vec<LeafCheck> = vec![None; num_leaves];
-        let filled: Vec<Result<Page, RebuildError>> = used
+        let filled: Vec<Result<(Page, PageSummary), RebuildError>> = used
             .par_chunks_mut(page_leaves)
             .zip(heads.par_chunks_mut(page_leaves))
             .zip(checks.par_chunks_mut(page_leaves))
@@ -361,14 +367,18 @@ impl<C: LeafCodec> Pma<C> {
                 check_page::<C>(&page, leaf_bytes, (used, heads), &item_ok, checks).map_err(
                     |(j, what)| RebuildError::Invalid(broken(p * page_leaves + j, what)),
                 )?;
-                Ok(page)
+                Ok((page, PageSummary::of(checks, heads, used)))
             })
             .collect();
         let mut pages = Vec::with_capacity(filled.len());
+        let mut summaries = Vec::with_capacity(filled.len());
         let mut invalid = None;
         for page in filled {
             match page {
-                Ok(page) => pages.push(page),
+                Ok((page, summary)) => {
+                    pages.push(page);
+                    summaries.push(summary);
+                }
                 Err(e @ RebuildError::Unreadable(_)) => return Err(e),
                 Err(e) => {
                     invalid.get_or_insert(e);
@@ -387,7 +397,9 @@ impl<C: LeafCodec> Pma<C> {
             used,
             heads,
         };
-        arrays.assemble(&checks).map_err(RebuildError::Invalid)
+        arrays
+            .assemble(&checks, &summaries)
+            .map_err(RebuildError::Invalid)
     }
 }
 
@@ -435,8 +447,13 @@ struct Checked {
 
 impl Checked {
     /// Checks across leaves (empty leaves' heads, order, the key count) with each leaf's
-    /// check in `checks`, then builds the PMA.
-    fn assemble<C: LeafCodec>(self, checks: &[LeafCheck]) -> Result<Pma<C>, PmaError> {
+    /// check in `checks` and each page's in `summaries` (the pages' own checks
+    /// across their leaves, [`PageSummary::of`]), then builds the PMA.
+    fn assemble<C: LeafCodec>(
+        self,
+        checks: &[LeafCheck],
+        summaries: &[PageSummary],
+    ) -> Result<Pma<C>, PmaError> {
         let Self {
             config,
             leaf_bytes,
@@ -447,29 +464,11 @@ impl Checked {
             heads,
         } = self;
         let num_leaves = used.len();
-        let (mut count, mut total_used) = (0usize, 0usize);
-        let mut next_head = u64::MAX;
-        let mut previous_first: Option<u64> = None;
-        for j in (0..num_leaves).rev() {
-            match checks[j] {
-                None if heads[j] != next_head => {
-                    return Err(broken(
-                        j,
-                        format!("empty leaf head {} != {next_head}", heads[j]),
-                    ));
-                }
-                None => {}
-                Some(summary) => {
-                    if previous_first.is_some_and(|next| summary.last >= next) {
-                        return Err(broken(j, "keys out of order across leaves".into()));
-                    }
-                    previous_first = Some(summary.first);
-                    next_head = summary.first;
-                    count += summary.count;
-                    total_used += used[j] as usize;
-                }
-            }
-        }
+        // Where the pages' checks find something wrong, the leaf by leaf check names it.
+        let (count, total_used) = match across_pages(summaries) {
+            Some(found) => found,
+            None => across_leaves(checks, &heads, &used)?,
+        };
         if count != len {
             return Err(broken(0, format!("len {len} but {count} keys stored")));
         }
@@ -487,6 +486,113 @@ impl Checked {
             codec: PhantomData,
         })
     }
+}
+
+/// The checks across leaves, one leaf at a time from the last: every empty leaf's head is
+/// the first key after it (`u64::MAX` past the last key), and each leaf's keys come after
+/// those of the leaves before it. Returns the keys stored and the bytes they use, or the
+/// last leaf where something does not hold.
+fn across_leaves(
+    checks: &[LeafCheck],
+    heads: &[u64],
+    used: &[u32],
+) -> Result<(usize, usize), PmaError> {
+    let (mut count, mut total_used) = (0usize, 0usize);
+    let mut next_head = u64::MAX;
+    let mut previous_first: Option<u64> = None;
+    for j in (0..checks.len()).rev() {
+        match checks[j] {
+            None if heads[j] != next_head => {
+                return Err(broken(
+                    j,
+                    format!("empty leaf head {} != {next_head}", heads[j]),
+                ));
+            }
+            None => {}
+            Some(summary) => {
+                if previous_first.is_some_and(|next| summary.last >= next) {
+                    return Err(broken(j, "keys out of order across leaves".into()));
+                }
+                previous_first = Some(summary.first);
+                next_head = summary.first;
+                count += summary.count;
+                total_used += used[j] as usize;
+            }
+        }
+    }
+    Ok((count, total_used))
+}
+
+/// What the leaves of one page hold together, so that the checks across leaves
+/// ([`across_leaves`]) run as checks within each page, made by the task that checks the
+/// page, and checks across pages ([`across_pages`]): a step a page instead of a leaf.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PageSummary {
+    /// Whether the checks across the page's leaves hold within the page: each empty leaf
+    /// before a leaf with keys has the first key after it as its head, each leaf's keys come
+    /// after those of the leaves before it, and the empty leaves after the last leaf with
+    /// keys all have the same head.
+    holds: bool,
+    /// Keys in the page's leaves and the bytes they use.
+    count: usize,
+    total_used: usize,
+    /// The first key of the page's first leaf with keys and the last key of its last.
+    keys: Option<(u64, u64)>,
+    /// The head of the empty leaves after the page's last leaf with keys, if it ends with
+    /// empty leaves: the first key after the page, for the check across pages.
+    trailing_head: Option<u64>,
+}
+
+impl PageSummary {
+    /// The summary of the leaves of one page: their `checks`, `heads` and `used` sizes.
+    fn of(checks: &[LeafCheck], heads: &[u64], used: &[u32]) -> Self {
+        let mut page = Self {
+            holds: true,
+            count: 0,
+            total_used: 0,
+            keys: None,
+            trailing_head: None,
+        };
+        // The first key after the leaf, once a leaf with keys follows it in the page.
+        let mut next: Option<u64> = None;
+        for ((check, &head), &used) in checks.iter().zip(heads).zip(used).rev() {
+            match (check, next) {
+                (None, Some(next)) => page.holds &= head == next,
+                (None, None) => {
+                    page.holds &= page.trailing_head.is_none_or(|h| h == head);
+                    page.trailing_head = Some(head);
+                }
+                (Some(leaf), _) => {
+                    page.holds &= next.is_none_or(|next| leaf.last < next);
+                    next = Some(leaf.first);
+                    page.keys = Some((leaf.first, page.keys.map_or(leaf.last, |k| k.1)));
+                    page.count += leaf.count;
+                    page.total_used += used as usize;
+                }
+            }
+        }
+        page
+    }
+}
+
+/// [`across_leaves`] from the pages' summaries, from the last page: `None` where something
+/// does not hold (which [`across_leaves`] then names), else the keys and bytes used.
+fn across_pages(summaries: &[PageSummary]) -> Option<(usize, usize)> {
+    let (mut count, mut total_used) = (0usize, 0usize);
+    let mut next_head = u64::MAX;
+    let mut previous_first: Option<u64> = None;
+    let mut holds = true;
+    for page in summaries.iter().rev() {
+        holds &= page.holds && page.trailing_head.is_none_or(|h| h == next_head);
+        if let Some((first, last)) = page.keys {
+            holds &= previous_first.is_none_or(|next| last < next);
+            previous_first = Some(first);
+            next_head = first;
+        }
+        count += page.count;
+        total_used += page.total_used;
+    }
+    holds.then_some((count, total_used))
 }
 
 /// Checks the leaves of one page (its bytes with their padding, sizes and heads) into

@@ -306,3 +306,65 @@ proptest! {
         }
     }
 }
+
+/// One leaf's check for [`pages_check_across_leaves_as_one_by_one`]: a run of `count` keys
+/// from `first` to `last`, or an empty leaf.
+fn leaf_of(keys: &[u64]) -> LeafCheck {
+    Some(LeafSummary {
+        count: keys.len(),
+        first: *keys.first()?,
+        last: *keys.last()?,
+    })
+}
+
+proptest! {
+    /// The checks across leaves made page by page and then across pages agree with the
+    /// leaf by leaf check: they hold for the same arrays, with the same key and byte
+    /// counts, for leaves with keys and empty ones anywhere (first, last, whole pages),
+    /// heads that lie, keys out of order within a page or across two, any page size.
+    #[test]
+    fn pages_check_across_leaves_as_one_by_one(
+        sizes in prop::collection::vec(
+            prop_oneof![3 => 1usize..6, 2 => Just(0usize)], 1..80),
+        page_leaves in prop_oneof![Just(1usize), Just(2), Just(4), Just(8), Just(16)],
+        last_is_max in any::<bool>(),
+        head_lie in proptest::option::of((any::<prop::sample::Index>(), 0u64..3)),
+        order_lie in proptest::option::of((any::<prop::sample::Index>(), 0u64..4)),
+    ) {
+        let total: usize = sizes.iter().sum();
+        let mut keys: Vec<u64> = (0..total as u64).map(|k| k * 3 + 10).collect();
+        if last_is_max {
+            if let Some(last) = keys.last_mut() {
+                *last = u64::MAX;
+            }
+        }
+        let (mut checks, mut heads, mut used) = (Vec::new(), Vec::new(), Vec::new());
+        let mut at = 0;
+        for &size in &sizes {
+            checks.push(leaf_of(&keys[at..at + size]));
+            used.push(size as u32 * 2 + 1);
+            at += size;
+            // An empty leaf's head is the next key stored, `u64::MAX` past the last.
+            heads.push(keys.get(at - size).copied().unwrap_or(u64::MAX));
+        }
+        if let Some((leaf, by)) = head_lie {
+            let j = leaf.index(heads.len());
+            heads[j] = heads[j].wrapping_add(by);
+        }
+        if let Some((leaf, back)) = order_lie {
+            // A leaf whose last key reaches back to or past the next leaf's first.
+            let j = leaf.index(checks.len());
+            if let Some(summary) = checks[j].as_mut() {
+                summary.last = summary.last.saturating_add(back * 3);
+            }
+        }
+        let summaries: Vec<PageSummary> = checks
+            .chunks(page_leaves)
+            .zip(heads.chunks(page_leaves))
+            .zip(used.chunks(page_leaves))
+            .map(|((checks, heads), used)| PageSummary::of(checks, heads, used))
+            .collect();
+        let one_by_one = across_leaves(&checks, &heads, &used).ok();
+        prop_assert_eq!(across_pages(&summaries), one_by_one);
+    }
+}

@@ -19,8 +19,10 @@
 //! its code is the shortest exactly when the difference needs more bytes than the next
 //! shorter code has, and every difference is at least 1), and not the escape;
 //! their sum checked for a key wrapping past `u64::MAX`, and `item_ok` on the four keys,
-//! all combined without a branch per key. Anything else (escapes, the last group, a
-//! failed check) goes slot by slot, which also names what does not hold.
+//! all combined without a branch per key. A leaf's last group, when it is short, is
+//! taken the same way ([`shortest_last_group`]: the slots it has end exactly at `used`,
+//! the others have code 0). Anything else (escapes, a failed check) goes slot by slot,
+//! which also names what does not hold.
 //!
 //! A graph's check ([`ItemCheck::arcs_below`]: targets below `n`, no self loops) goes
 //! faster still where the CPU has SSSE3: whole groups of at most 16 bytes, four keys in
@@ -32,8 +34,8 @@
 //! length and next control byte overlap, as the slice decode's pairs do.
 
 use super::{
-    code_of, group_at, load, per_slot, read_head, GroupLeaf, ESCAPE, ESCAPED_BYTES, HEAD_BYTES,
-    LEN, MASK,
+    code_of, group_at, last_group_at, load, per_slot, read_head, GroupLeaf, ESCAPE, ESCAPED_BYTES,
+    HEAD_BYTES, LEN, MASK,
 };
 use crate::pma::leaf::{ItemCheck, LeafKeys};
 
@@ -80,6 +82,38 @@ fn shortest_group<const PADDED: bool>(
         & (d[2].wrapping_sub(least[2]) < span[2])
         & (d[3].wrapping_sub(least[3]) < span[3]);
     shortest.then_some((d, end))
+}
+
+/// [`shortest_group`] for the leaf's last group when it is short ([`last_group_at`]): its
+/// differences (0 in the unused slots) and its number of slots, if each slot it has holds
+/// the shortest code and none is an escape; `None` otherwise.
+#[inline(always)]
+fn shortest_last_group<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    c: usize,
+) -> Option<([u64; 4], usize)> {
+    let (d, ctrl, slots) = last_group_at::<PADDED>(leaf, used, c)?;
+    let (least, span) = (&LEAST[ctrl], &SPAN[ctrl]);
+    let shortest = (0..slots).all(|i| d[i].wrapping_sub(least[i]) < span[i]);
+    shortest.then_some((d, slots))
+}
+
+/// The last of the keys after `key` by the differences `d` (each below `2^40`), if none
+/// wraps past `u64::MAX` and each passes `item_ok`.
+#[inline(always)]
+fn keys_pass(
+    key: u64,
+    [d0, d1, d2, d3]: [u64; 4],
+    item_ok: &impl ItemCheck<GroupLeaf>,
+) -> Option<u64> {
+    // Each difference is below 2^40 (no escape): their sum does not overflow.
+    let (k3, wrapped) = key.overflowing_add(d0 + d1 + d2 + d3);
+    let k0 = key.wrapping_add(d0);
+    let k1 = k0.wrapping_add(d1);
+    let k2 = k1.wrapping_add(d2);
+    let valid = item_ok.ok(k0) & item_ok.ok(k1) & item_ok.ok(k2) & item_ok.ok(k3);
+    (!wrapped & valid).then_some(k3)
 }
 
 /// [`LeafCodec::check_encoding`](crate::pma::LeafCodec::check_encoding) for a leaf of
@@ -148,9 +182,10 @@ fn check_from<const PADDED: bool>(
     Ok((key, count))
 }
 
-/// Checks the group whose control byte is at `c < used` without SIMD: whole and with the
-/// shortest codes at once where it can, else slot by slot ([`check_group`]); returns the
-/// next group's control offset, or what does not hold.
+/// Checks the group whose control byte is at `c < used` without SIMD: whole (or the
+/// leaf's short last group) and with the shortest codes at once where it can, else slot
+/// by slot ([`check_group`]); returns the next group's control offset, or what does not
+/// hold.
 #[inline(always)]
 fn scalar_step<const PADDED: bool>(
     leaf: &[u8],
@@ -159,16 +194,16 @@ fn scalar_step<const PADDED: bool>(
     (key, count): (&mut u64, &mut usize),
     item_ok: &impl ItemCheck<GroupLeaf>,
 ) -> Result<usize, String> {
-    if let Some(([d0, d1, d2, d3], end)) = shortest_group::<PADDED>(leaf, used, c) {
-        // Each difference is below 2^40 (no escape): their sum does not overflow.
-        let (k3, wrapped) = key.overflowing_add(d0 + d1 + d2 + d3);
-        let k0 = key.wrapping_add(d0);
-        let k1 = k0.wrapping_add(d1);
-        let k2 = k1.wrapping_add(d2);
-        let valid = item_ok.ok(k0) & item_ok.ok(k1) & item_ok.ok(k2) & item_ok.ok(k3);
-        if !wrapped & valid {
-            (*key, *count) = (k3, *count + 4);
+    if let Some((d, end)) = shortest_group::<PADDED>(leaf, used, c) {
+        if let Some(last) = keys_pass(*key, d, item_ok) {
+            (*key, *count) = (last, *count + 4);
             return Ok(end);
+        }
+    } else if let Some((d, slots)) = shortest_last_group::<PADDED>(leaf, used, c) {
+        // The unused slots' differences are 0: their keys repeat the last one.
+        if let Some(last) = keys_pass(*key, d, item_ok) {
+            (*key, *count) = (last, *count + slots);
+            return Ok(used);
         }
     }
     check_group(leaf, used, c, (key, count), item_ok)

@@ -348,6 +348,35 @@ pub(super) fn group_at<const PADDED: bool>(
     Some(([d0, d1, d2, d3], ctrl, end))
 }
 
+/// The differences of the leaf's last group when it is short, whose control byte is at
+/// `c < used`: 1 to 3 slots that end exactly at `used`, the other slots of code 0 (as the
+/// encoder writes it). Returns the differences (0 in the unused slots), the control byte
+/// and the number of slots; `None` for any other group. Escapes are not looked at.
+#[inline(always)]
+pub(super) fn last_group_at<const PADDED: bool>(
+    leaf: &[u8],
+    used: usize,
+    c: usize,
+) -> Option<([u64; 4], usize, usize)> {
+    let ctrl = (word::<PADDED>(leaf, used, c) & 0xFF) as usize;
+    let offsets = GROUPS[ctrl] as usize;
+    let p = c + 1;
+    // Slot `i + 1` starts at `p` plus byte `i` of `offsets`: where the first `k` slots end.
+    let start = |i: usize| p + ((offsets >> (8 * i)) & 0xFF);
+    let slots = (1..4).find(|&k| start(k - 1) == used)?;
+    if ctrl >> (2 * slots) != 0 {
+        return None;
+    }
+    // Every slot taken starts before `used`.
+    let masks = &MASKS[ctrl];
+    let mut d = [0u64; 4];
+    for (i, (d, &mask)) in d.iter_mut().zip(masks).enumerate().take(slots) {
+        let at = if i == 0 { p } else { start(i - 1) };
+        *d = word::<PADDED>(leaf, used, at) & mask;
+    }
+    Some((d, ctrl, slots))
+}
+
 /// The four differences of the group whose control byte is at `c < used`, and the next
 /// group's control offset; `None` for a short group (the leaf's last) or one holding an
 /// escape, which the callers read slot by slot.
