@@ -381,16 +381,8 @@ impl<C: LeafCodec> SharedGraph<C> {
     /// commits wrote are re-scanned and only their index segments copied, or built in full
     /// after a large batch or a rebuilt array.
     fn publish_indexed(&self, writer: &mut Writer<C>) {
-        let graph = &writer.graph;
-        let derived = match self.latest.load_full() {
-            Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
-            _ => match self.indexed.load_full() {
-                Some(base) => graph.derive_index_from(&base),
-                None => false,
-            },
-        };
-        if !derived {
-            graph.build_index();
+        if !self.derive_from_newest(&writer.graph) {
+            writer.graph.build_index();
         }
         let published = self.publish_as_is(writer);
         self.remember_indexed(&published);
@@ -407,19 +399,24 @@ impl<C: LeafCodec> SharedGraph<C> {
         if writer.graph.index.get().is_some() {
             return self.publish_as_is(writer);
         }
-        let graph = &writer.graph;
-        let derived = match self.latest.load_full() {
-            Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
-            _ => match self.indexed.load_full() {
-                Some(base) => graph.derive_index_from(&base),
-                None => false,
-            },
-        };
+        let derived = self.derive_from_newest(&writer.graph);
         let published = self.publish_as_is(writer);
         if derived {
             self.remember_indexed(&published);
         }
         published
+    }
+
+    /// Derives `graph`'s flat index from the newest indexed version's (the latest if
+    /// indexed, else the remembered base; [`Graph::derive_index_from`]); whether it did.
+    fn derive_from_newest(&self, graph: &Graph<C>) -> bool {
+        match self.latest.load_full() {
+            Some(latest) if latest.index.get().is_some() => graph.derive_index_from(&latest),
+            _ => match self.indexed.load_full() {
+                Some(base) => graph.derive_index_from(&base),
+                None => false,
+            },
+        }
     }
 
     /// Whether a snapshot was taken in the last `read_window` ([`READ_RECENTLY`]).
