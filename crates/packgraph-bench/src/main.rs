@@ -5,8 +5,12 @@
 //! `--json`, as one JSON object per line. The peer baselines (`imbl`, std's collections)
 //! and the counting global allocator that sizes them live here, not in the `packgraph`
 //! tool.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+// The `packgraph` binary's allocator setup, shared so that the suites run as the CLI does.
+#[cfg(feature = "mimalloc")]
+#[path = "../../packgraph-cli/src/allocator.rs"]
+mod allocator;
 mod args;
 mod gap;
 mod graph;
@@ -41,9 +45,16 @@ pub(crate) use report::{Record, Reporter};
 pub(crate) use workload::{pick_sources, timed};
 
 /// Counts allocated bytes so that benchmarks can report the memory of baselines (std
-/// collections) the same way for every structure.
+/// collections) the same way for every structure; over mimalloc, the `packgraph` binary's
+/// allocator, with the default feature `mimalloc`.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+static GLOBAL: stats_alloc::StatsAlloc<mimalloc::MiMalloc> =
+    stats_alloc::StatsAlloc::new(mimalloc::MiMalloc);
+#[cfg(not(feature = "mimalloc"))]
+#[global_allocator]
+static GLOBAL: stats_alloc::StatsAlloc<std::alloc::System> =
+    stats_alloc::StatsAlloc::new(std::alloc::System);
 
 /// packgraph's benchmark suites, each against baselines measured in the same run.
 ///
@@ -122,6 +133,8 @@ impl Suite {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "mimalloc")]
+    allocator::tune();
     let cli = Cli::parse();
     let threads = packgraph::io::thread_count(cli.threads);
     let result = rayon::ThreadPoolBuilder::new()

@@ -227,7 +227,7 @@ fn measure<M: BenchMap>(
     let budget = Duration::from_secs_f64(args.budget);
     reporter.step(format!("{}: load", M::NAME));
     // Load: inserts with no snapshot, allocator-counted.
-    let region = stats_alloc::Region::new(crate::GLOBAL);
+    let region = stats_alloc::Region::new(&crate::GLOBAL);
     let start = Instant::now();
     let mut map = M::empty();
     for (i, &k) in keys.iter().enumerate() {

@@ -446,7 +446,7 @@ fn measure_size(
 ) -> anyhow::Result<()> {
     let keys = random_keys(count, args.common.seed ^ 0x512e ^ count as u64);
     let batch = (count / 100).max(1_000);
-    let region = stats_alloc::Region::new(crate::GLOBAL);
+    let region = stats_alloc::Region::new(&crate::GLOBAL);
     let mut set = build(name, &[], config)?;
     for chunk in keys.chunks(batch) {
         set.insert_batch(chunk);

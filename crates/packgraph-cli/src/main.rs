@@ -1,6 +1,8 @@
 //! `packgraph`: the command-line tool.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
 mod bench;
 mod durable;
 mod files;
@@ -17,6 +19,12 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+
+/// mimalloc rather than the system allocator (the default feature `mimalloc`; see
+/// `allocator.rs`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// packgraph: a dynamic-graph engine on a compressed packed memory array.
 ///
@@ -83,6 +91,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "mimalloc")]
+    allocator::tune();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,25 @@
+//! mimalloc as the binaries' global allocator (the default feature `mimalloc`), and the
+//! one option they set on it. The `packgraph` and `packgraph-bench` binaries both use this
+//! file, so that the benchmarks measure what the CLI runs.
+//!
+//! Why mimalloc: with a query beside a stream of one-edge commits, the writer copies a page
+//! and index segments after each published version, and the system allocator's share of
+//! that (malloc, free, their consolidation, faults of returned memory) was about a fifth of
+//! the writer's time (see CHANGELOG for the figures).
+
+/// mimalloc's `purge_decommits` option: `mi_option_purge_decommits` in `mimalloc.h`, index
+/// 5 in both its version 2 (the one linked) and version 3.
+const PURGE_DECOMMITS: libmimalloc_sys::mi_option_t = 5;
+
+/// Has mimalloc give freed memory back lazily (`MADV_FREE`: the kernel takes the pages when
+/// it needs them) rather than decommit it (`MADV_DONTNEED`), unless the environment's
+/// `MIMALLOC_PURGE_DECOMMITS` says otherwise. A batch of 1e4 edges frees and allocates
+/// buffers of the same sizes again at once, and a decommitted page is faulted in and zeroed
+/// on its next use: a tenth of the server's time with batches of 1e4 (see CHANGELOG).
+#[allow(unsafe_code)]
+pub(crate) fn tune() {
+    // SAFETY: `mi_option_set_default` stores a value in mimalloc's option table (an index
+    // range check included); it touches no memory of ours, and a value other than 0 or 1
+    // is not passed. An option already set from the environment is left as it is.
+    unsafe { libmimalloc_sys::mi_option_set_default(PURGE_DECOMMITS, 0) };
+}
