@@ -194,9 +194,10 @@ impl UnitRef {
 }
 
 /// The hash that names a unit: XXH3-128 of its payload, seeded with its kind (so that
-/// equal bytes of two kinds are two units).
+/// equal bytes of two kinds are two units). twox-hash picks its AVX2 loop at run time where
+/// the processor has one (SSE2 otherwise), with the same result.
 pub(super) fn unit_hash(kind: UnitKind, payload: &[u8]) -> u128 {
-    xxhash_rust::xxh3::xxh3_128_with_seed(payload, kind as u64)
+    twox_hash::XxHash3_128::oneshot_with_seed(kind as u64, payload)
 }
 
 /// A pack being assembled in memory: header, units, and (on [`PackWriter::finish`]) the
@@ -786,6 +787,37 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Unit hashes are part of the format: every directory written so far names its units
+    /// by them. Values from the reference XXH3-128 (Python's `xxhash`, seeded with the
+    /// kind), across the sizes where its code paths change (16, 128, 240 bytes, one block,
+    /// many stripes), so that a hash crate or its SIMD dispatch cannot change them.
+    #[test]
+    fn unit_hashes_are_the_reference_xxh3_128_seeded_with_the_kind() {
+        let payload =
+            |n: usize| -> Vec<u8> { (0..n).map(|i| ((i * 31 + 7) % 251) as u8).collect() };
+        for (len, want) in [
+            (0, 0x08fd21b88fb9360390d1db0ca9323546_u128),
+            (3, 0x0dc650667856f9fc91c1001ee074b5d6),
+            (17, 0x7dd3c31e17ac0c8ad3c2e5595ead4227),
+            (129, 0x1cb6d96136add0ab6e96a76b718b00ca),
+            (240, 0xcce5414d3f67da481e087c8e8df3ed27),
+            (241, 0x3a0684e00686a080be815b30f4d862ef),
+            (1000, 0xf52176fdf66bd3e202095af0ed2ba4cd),
+            (4096, 0x7e3a5d3f9846127a75ffa2b485c567c7),
+            (100_000, 0xda176f590925f65fa742797df037be67),
+        ] {
+            assert_eq!(
+                unit_hash(UnitKind::GroupPage, &payload(len)),
+                want,
+                "{len} bytes"
+            );
+        }
+        assert_eq!(
+            unit_hash(UnitKind::Page, &payload(4096)),
+            0x17afaaa61b1a14507e799e26140ec81e
+        );
+    }
 
     fn unit_ref(n: u64) -> UnitRef {
         UnitRef {
