@@ -5,12 +5,8 @@
 //! `--json`, as one JSON object per line. The peer baselines (`imbl`, std's collections)
 //! and the counting global allocator that sizes them live here, not in the `packgraph`
 //! tool.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-// The `packgraph` binary's allocator setup, shared so that the suites run as the CLI does.
-#[cfg(feature = "mimalloc")]
-#[path = "../../packgraph-cli/src/allocator.rs"]
-mod allocator;
 mod args;
 mod gap;
 mod graph;
@@ -49,8 +45,8 @@ pub(crate) use workload::{pick_sources, timed};
 /// allocator, with the default feature `mimalloc`.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: stats_alloc::StatsAlloc<mimalloc::MiMalloc> =
-    stats_alloc::StatsAlloc::new(mimalloc::MiMalloc);
+static GLOBAL: stats_alloc::StatsAlloc<packgraph::allocator::MiMalloc> =
+    stats_alloc::StatsAlloc::new(packgraph::allocator::MiMalloc);
 #[cfg(not(feature = "mimalloc"))]
 #[global_allocator]
 static GLOBAL: stats_alloc::StatsAlloc<std::alloc::System> =
@@ -134,7 +130,7 @@ impl Suite {
 
 fn main() -> ExitCode {
     #[cfg(feature = "mimalloc")]
-    allocator::tune();
+    packgraph::allocator::tune();
     let cli = Cli::parse();
     let threads = packgraph::io::thread_count(cli.threads);
     let result = rayon::ThreadPoolBuilder::new()

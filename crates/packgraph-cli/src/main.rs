@@ -1,8 +1,6 @@
 //! `packgraph`: the command-line tool.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-#[cfg(feature = "mimalloc")]
-mod allocator;
 mod bench;
 mod durable;
 mod files;
@@ -21,10 +19,10 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 /// mimalloc rather than the system allocator (the default feature `mimalloc`; see
-/// `allocator.rs`).
+/// `packgraph::allocator`).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: packgraph::allocator::MiMalloc = packgraph::allocator::MiMalloc;
 
 /// packgraph: a dynamic-graph engine on a compressed packed memory array.
 ///
@@ -92,7 +90,7 @@ enum Command {
 
 fn main() -> ExitCode {
     #[cfg(feature = "mimalloc")]
-    allocator::tune();
+    packgraph::allocator::tune();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

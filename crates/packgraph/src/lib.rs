@@ -47,6 +47,8 @@
 #![deny(clippy::print_stdout)]
 
 pub mod algo;
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
 pub mod codec;
 mod error;
 pub mod graph;
