@@ -19,17 +19,9 @@ mod writes;
 
 use pyo3::prelude::*;
 
-/// mimalloc for the module's Rust allocations (graphs, versions, results before they become
-/// Python objects), as in the `packgraph` binary; see `packgraph::allocator`.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: packgraph::allocator::MiMalloc = packgraph::allocator::MiMalloc;
-
 /// The native module.
 #[pymodule]
 fn _packgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    #[cfg(feature = "mimalloc")]
-    packgraph::allocator::tune();
     errors::register(m)?;
     m.add_class::<graph::Graph>()?;
     m.add_class::<graph::Snapshot>()?;

@@ -1,6 +1,6 @@
 //! mimalloc for programs built on packgraph (the opt-in feature `mimalloc`; the `packgraph`
-//! and `packgraph-bench` binaries and the Python module turn it on by default): the
-//! allocator to install and the one option to set on it at start.
+//! and `packgraph-bench` binaries turn it on by default): the allocator to install and the
+//! one option to set on it at start.
 //!
 //! ```ignore
 //! #[global_allocator]
