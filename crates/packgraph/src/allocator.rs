@@ -14,8 +14,8 @@
 //!
 //! Why mimalloc: with a query beside a stream of one-edge commits, the writer copies a page
 //! and index segments after each published version, and the system allocator's share of
-//! that (malloc, free, their consolidation, faults of returned memory) was about a fifth of
-//! the writer's time (see CHANGELOG for the figures). The library itself allocates with
+//! that (malloc, free, their consolidation, faults of returned memory) was about a quarter
+//! of the writer's time (see CHANGELOG for the figures). The library itself allocates with
 //! whatever allocator its program installs.
 
 pub use mimalloc::MiMalloc;
