@@ -7,7 +7,9 @@
 //! graph's split into leaf data, slack, page table and flat index), and the decoding cost
 //! of one full scan on one thread (`decode`, ns per arc, each arc through a closure;
 //! `decode-slice`, the targets of blocks of vertices into a buffer, as PageRank reads
-//! them). On the
+//! them). The same graph loaded as `packgraph run` loads a file, packed for analysis
+//! (`Packing::Compact`), gets the rows `packgraph-compact`: build, algorithms, bytes per
+//! arc with the split, decoding. On the
 //! Kronecker graph: batch inserts of R-MAT edges (a = 0.5, b = c = 0.1, sampled over the
 //! whole id range, none already present) at each batch size, then the same deletes, which
 //! restore the graph. An undirected edge counts as two updates. Then SSSP on the Kronecker
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
-use packgraph::graph::{CsrGraph, Graph, GraphRead, VertexId, WeightedGraph};
+use packgraph::graph::{CsrGraph, Graph, GraphRead, Packing, Update, VertexId, WeightedGraph};
 use packgraph::io::generate::{erdos_renyi, kronecker, SplitMix64};
 
 use crate::args::{usage_error, CommonArgs};
@@ -342,6 +344,21 @@ fn median_time(
     Ok(median(times))
 }
 
+/// The rows' structure name of the dynamic graph loaded as `packgraph run` loads a file
+/// ([`Packing::Compact`]).
+const COMPACT: &str = "packgraph-compact";
+
+/// The dynamic graph of `edges` (undirected, over `0..n`) packed as `packgraph run` packs a
+/// file it loads: [`Packing::Compact`], no room for updates.
+fn compact_graph(n: usize, edges: &[(VertexId, VertexId)]) -> anyhow::Result<Graph> {
+    let mut graph = Graph::new(false);
+    graph.set_packing(Packing::Compact);
+    let mut update = Update::from_edges(edges.to_vec());
+    update.min_vertices(n);
+    graph.apply(&update)?;
+    Ok(graph)
+}
+
 /// Builds the dynamic graph and the CSR of `edges` (undirected, over `0..n`), and reports
 /// for both the build, the algorithms, bytes per arc (with the dynamic graph's split) and
 /// the decoding cost. Returns the two graphs.
@@ -367,6 +384,9 @@ fn measure_dataset(
     )?;
     let (csr, time) = timed(|| CsrGraph::from_edges(n, &edges, false));
     seconds(reporter, dataset, "csr", "build", param, threads, time)?;
+    let (compact, time) = timed(|| compact_graph(n, &edges));
+    let compact = compact?;
+    seconds(reporter, dataset, COMPACT, "build", param, threads, time)?;
     drop(edges);
     let (_, time) = timed(|| graph.build_index());
     seconds(
@@ -395,6 +415,9 @@ fn measure_dataset(
         threads,
     )?;
     run_algorithms(reporter, dataset, "csr", &csr, &sources, param, threads)?;
+    run_algorithms(
+        reporter, dataset, COMPACT, &compact, &sources, param, threads,
+    )?;
     let rows = PerArc {
         dataset,
         param,
@@ -408,20 +431,28 @@ fn measure_dataset(
         graph.size_in_bytes(),
     )?;
     rows.bytes(reporter, "csr", "size", threads, csr.size_in_bytes())?;
-    let memory = graph.memory();
-    for (op, bytes) in [
-        ("size-data", memory.data),
-        ("size-slack", memory.slack),
-        ("size-table", memory.table),
-        ("size-index", memory.index),
-    ] {
-        rows.bytes(reporter, "packgraph", op, threads, bytes)?;
+    rows.bytes(reporter, COMPACT, "size", threads, compact.size_in_bytes())?;
+    for (structure, g) in [("packgraph", &graph), (COMPACT, &compact)] {
+        let memory = g.memory();
+        for (op, bytes) in [
+            ("size-data", memory.data),
+            ("size-slack", memory.slack),
+            ("size-table", memory.table),
+            ("size-index", memory.index),
+        ] {
+            rows.bytes(reporter, structure, op, threads, bytes)?;
+        }
     }
-    for (structure, ns) in [("packgraph", decode_ns(&graph)), ("csr", decode_ns(&csr))] {
+    for (structure, ns) in [
+        ("packgraph", decode_ns(&graph)),
+        (COMPACT, decode_ns(&compact)),
+        ("csr", decode_ns(&csr)),
+    ] {
         rows.emit(reporter, structure, "decode", (1, ns, "ns/arc"))?;
     }
     for (structure, ns) in [
         ("packgraph", decode_slice_ns(&graph)),
+        (COMPACT, decode_slice_ns(&compact)),
         ("csr", decode_slice_ns(&csr)),
     ] {
         rows.emit(reporter, structure, "decode-slice", (1, ns, "ns/arc"))?;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use packgraph::graph::{AnyGraph, Graph, IdKind, WeightedGraph};
+use packgraph::graph::{AnyGraph, Graph, IdKind, Packing, WeightedGraph};
 use packgraph::io::updates::{build_update, UnfitOp as Unfit, UpdateBatch, UpdateReader};
 use packgraph::store::{AnyStore, AppendGroup, Seq, StoreLeaf, StoreOptions, SyncPolicy};
 
@@ -113,7 +113,7 @@ pub(crate) struct DirArgs {
 pub(crate) fn create(args: &CreateArgs) -> anyhow::Result<()> {
     let graph = match &args.from {
         Some(path) => {
-            let (data, _) = input::read(path, &args.read)
+            let (data, _) = input::read(path, &args.read, Packing::Updates)
                 .with_context(|| format!("reading {}", path.display()))?;
             if args.weighted && !data.graph.is_weighted() {
                 return Err(UsageError(format!(

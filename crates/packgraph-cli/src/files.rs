@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use packgraph::graph::VertexId;
+use packgraph::graph::{Packing, VertexId};
 use packgraph::io::generate::{self, Initiator};
 use packgraph::io::{save, Dataset, Format};
 use serde::Serialize;
@@ -404,7 +404,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
         input::check_writable(&path)?;
     }
     let map = reorder::map_path(order.is_some(), format, &output, args.map.as_deref())?;
-    let (data, load_time) = input::read(&input_path, &args.read)?;
+    let (data, load_time) = input::read(&input_path, &args.read, Packing::Updates)?;
     check_ids_fit(&data, format, &output)?;
     let data = match order {
         Some(order) => {
@@ -506,7 +506,7 @@ struct Info {
 
 pub(crate) fn info(args: &InfoArgs) -> anyhow::Result<()> {
     let path = args.input.path();
-    let (data, load_time) = input::read(path, &args.input.read)?;
+    let (data, load_time) = input::read(path, &args.input.read, Packing::Updates)?;
     let graph = &data.graph;
     // Before the vertex index is built: the edge arrays alone.
     let edge_bytes = graph.size_in_bytes();
@@ -629,7 +629,8 @@ pub(crate) fn print_stdout(text: &str) -> anyhow::Result<()> {
 
 /// Reads the input of `run` (kept here beside the other file commands).
 pub(crate) fn read_input(args: &InputArgs) -> anyhow::Result<(Dataset, std::time::Duration)> {
-    input::read(args.path(), &args.read).with_context(|| "reading the input graph".to_string())
+    input::read(args.path(), &args.read, Packing::Compact)
+        .with_context(|| "reading the input graph".to_string())
 }
 
 /// The internal id of the vertex `id` names, or a usage error: in a graph with named

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use packgraph::graph::Packing;
 use packgraph::io::{load_with, Dataset, Format, LoadOptions, TextOptions};
 
 use crate::UsageError;
@@ -184,10 +185,15 @@ pub(crate) fn spinner(message: &str) -> ProgressBar {
     bar
 }
 
-/// Reads `path` with a progress bar; returns the dataset and the time it took. Says on
-/// stderr what the read decided on its own: reciprocal arcs merged by an undirected read,
-/// a header line skipped.
-pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Duration)> {
+/// Reads `path` with a progress bar, a graph file's edges packed as `packing` says (a data
+/// directory keeps its layout); returns the dataset and the time it took. Says on stderr
+/// what the read decided on its own: reciprocal arcs merged by an undirected read, a
+/// header line skipped.
+pub(crate) fn read(
+    path: &Path,
+    args: &ReadArgs,
+    packing: Packing,
+) -> anyhow::Result<(Dataset, Duration)> {
     if packgraph::store::is_store(path) {
         // A data directory: its latest durable state, read without the writer's lock.
         let bar = spinner("loading the data directory");
@@ -222,6 +228,7 @@ pub(crate) fn read(path: &Path, args: &ReadArgs) -> anyhow::Result<(Dataset, Dur
             None
         },
         progress: Some(Arc::new(move |bytes| reporter.set_position(bytes))),
+        packing,
     };
     let start = Instant::now();
     let result = load_with(path, &options, &args.text_options());

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use packgraph::graph::Packing;
 use packgraph::io::{save, Dataset, Format, IdMap};
 use packgraph::layout::{mean_log2_gap, Levels, Order};
 use serde_json::json;
@@ -181,7 +182,7 @@ pub(crate) fn reorder(args: &ReorderArgs) -> anyhow::Result<()> {
         input::check_writable(&path)?;
     }
     let map = map_path(true, format, &output, args.map.as_deref())?;
-    let (data, load_time) = input::read(&input_path, &args.read)?;
+    let (data, load_time) = input::read(&input_path, &args.read, Packing::Updates)?;
     check_ids_fit(&data, format, &output)?;
     let gap_before = gap(&data);
     let (data, reorder_time) = apply(data, &order)?;

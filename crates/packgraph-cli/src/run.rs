@@ -69,6 +69,8 @@ struct Summary {
     algorithm_seconds: f64,
     write_seconds: f64,
     total_seconds: f64,
+    /// Bytes the graph takes in memory, its vertex index included.
+    memory_bytes: usize,
     result: Value,
 }
 
@@ -144,6 +146,7 @@ pub(crate) fn run(args: &RunArgs, threads: usize) -> anyhow::Result<()> {
         algorithm_seconds: algorithm_time.as_secs_f64(),
         write_seconds: write_time.as_secs_f64(),
         total_seconds: start.elapsed().as_secs_f64(),
+        memory_bytes: data.graph.size_in_bytes(),
         result: summary_json(&output, &data),
     };
     print_summary(&summary, args.json, load_time, algorithm_time, write_time)
@@ -189,6 +192,12 @@ fn print_summary(
         write.as_secs_f64(),
         summary.total_seconds,
         summary.threads
+    )?;
+    writeln!(
+        err,
+        "memory: {} for the graph ({:.2} bytes per edge, index included)",
+        crate::files::human_bytes(summary.memory_bytes as u64),
+        summary.memory_bytes as f64 / summary.edges.max(1) as f64,
     )?;
     Ok(())
 }

@@ -19,7 +19,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use packgraph::algo;
 use packgraph::graph::{
-    AnyGraph, Applied, Graph, GraphRead, SharedGraph, Snapshot, Update, VersionStats, VertexId,
+    AnyGraph, Applied, Graph, GraphRead, Packing, SharedGraph, Snapshot, Update, VersionStats,
+    VertexId,
 };
 use packgraph::io::generate::{self, Initiator, SplitMix64};
 use packgraph::store::Store;
@@ -379,7 +380,8 @@ fn start_graph(args: &StreamArgs) -> anyhow::Result<(Graph, String)> {
         }
         return Ok((graph, format!("a Kronecker graph of scale {}", args.scale)));
     };
-    let (data, _) = input::read(path, &args.read).context("reading the input graph")?;
+    let (data, _) =
+        input::read(path, &args.read, Packing::Updates).context("reading the input graph")?;
     let data = crate::reorder::apply_if(data, &args.order)?;
     match data.graph {
         AnyGraph::Unweighted(graph) => Ok((graph, path.display().to_string())),

@@ -329,6 +329,40 @@ fn summary_goes_to_stderr_and_json_to_stdout_beside_results_in_a_file() {
     );
 }
 
+/// `run` loads a file packed for analysis: the same answers in less memory than `info`
+/// reports for the graph loaded with room for updates.
+#[test]
+fn run_holds_the_graph_packed_tighter_than_a_load_for_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = path(dir.path(), "k.txt");
+    ok(&["generate", "kronecker", "--scale", "12", "-o", &txt]);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let output = packgraph().args(args).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let info = json(&["info", &txt, "--json"]);
+    let out = path(dir.path(), "wcc.out");
+    let run = json(&["run", "wcc", "--input", &txt, "--json", "-o", &out]);
+    let (roomy, packed) = (
+        info["bytes_in_memory"].as_u64().unwrap(),
+        run["memory_bytes"].as_u64().unwrap(),
+    );
+    assert!(
+        packed * 10 < roomy * 9,
+        "run holds {packed} bytes, info {roomy}"
+    );
+    assert_eq!(run["edges"], info["edges"]);
+    let pgb = path(dir.path(), "k.pgb");
+    ok(&["convert", &txt, &pgb]);
+    let again = path(dir.path(), "wcc-pgb.out");
+    ok(&["run", "wcc", "--input", &pgb, "-o", &again]);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(&again).unwrap()
+    );
+}
+
 #[test]
 fn bad_input_exits_2_naming_file_line_and_value() {
     let dir = tempfile::tempdir().unwrap();

@@ -260,6 +260,8 @@ pub(crate) fn load(
         format,
         directed,
         progress: report,
+        // A Python graph takes updates (`insert_edges`): room for them.
+        ..LoadOptions::default()
     };
     let graph = detached(py, || {
         let graph = if format.is_none() && packgraph::store::is_store(path) {

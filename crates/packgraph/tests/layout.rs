@@ -113,6 +113,7 @@ fn graphalytics_outputs_are_the_same_in_every_order() {
             format: Some(Format::Graphalytics),
             directed: Some(directed),
             progress: None,
+            ..LoadOptions::default()
         };
         let dataset = load(&data(&format!("{prefix}.v")), &options).unwrap();
         assert!(dataset.graph.num_edges() > 0, "{prefix}");

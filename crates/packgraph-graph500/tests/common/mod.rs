@@ -40,6 +40,7 @@ pub(crate) fn reference(config: &RunConfig) -> String {
         format: None,
         directed: config.load.directed,
         progress: None,
+        ..LoadOptions::default()
     };
     let path = &config.load.path;
     let mut data = if packgraph::store::is_store(path) {
@@ -226,6 +227,7 @@ pub(crate) fn stored_inputs(
         format: None,
         directed: Some(directed),
         progress: None,
+        ..LoadOptions::default()
     };
     let stem = graph.file_stem().expect("a file name").to_string_lossy();
     let snapshot = dir.join(format!("{stem}.pgb"));

@@ -22,7 +22,7 @@ use super::error::LineError;
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
 use super::{Dataset, LoadReport, TextOptions};
 use crate::graph::ids::{name_problem, ExternalId, IdMap, IdMapError, IntIds};
-use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+use crate::graph::{AnyGraph, GraphRead, Packing, VertexId, WeightedGraphRead};
 use crate::Error;
 
 /// Edges parsed from text, in file order.
@@ -252,6 +252,7 @@ pub(crate) fn read(
     directed: Option<bool>,
     options: &TextOptions,
     progress: Option<&Progress>,
+    packing: Packing,
 ) -> Result<(Dataset, LoadReport), Error> {
     let mut input = text::open(path)?;
     let head = read_head(path, &mut input, options)?;
@@ -300,7 +301,7 @@ pub(crate) fn read(
     }
     let from_file = head.declared.map(|(_, d)| d);
     let directed = directed.or(from_file).unwrap_or(false);
-    let (data, reciprocal_pairs) = super::build(path, ids, edges, weights, directed)?;
+    let (data, reciprocal_pairs) = super::build(path, ids, edges, weights, directed, packing)?;
     let report = LoadReport {
         reciprocal_pairs,
         header: head.header,

@@ -14,7 +14,7 @@ use super::text::{self, parse_id, Fields, Progress};
 use super::Dataset;
 use crate::algo::{AlgoOutput, Values, UNREACHED};
 use crate::graph::ids::{IdMap, IdMapError};
-use crate::graph::VertexId;
+use crate::graph::{Packing, VertexId};
 use crate::Error;
 
 /// The files of one dataset.
@@ -112,6 +112,7 @@ pub(crate) fn read(
     files: &Files,
     directed: Option<bool>,
     progress: Option<&Progress>,
+    packing: Packing,
 ) -> Result<(Dataset, super::LoadReport), Error> {
     let property = directed_property(files)?;
     let directed = directed.or(property).unwrap_or(false);
@@ -140,7 +141,7 @@ pub(crate) fn read(
     if edges.is_empty() && weights.is_none() && weighted_property(files)? {
         weights = Some(Vec::new());
     }
-    let (data, reciprocal_pairs) = super::build(path, ids, edges, weights, directed)?;
+    let (data, reciprocal_pairs) = super::build(path, ids, edges, weights, directed, packing)?;
     let report = super::LoadReport {
         reciprocal_pairs,
         direction_from_file: property.is_some(),

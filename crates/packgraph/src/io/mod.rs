@@ -44,7 +44,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::graph::ids::IdMapError;
-use crate::graph::{AnyGraph, Graph, Update, VertexId, WeightedGraph};
+use crate::graph::{AnyGraph, Graph, Packing, Update, VertexId, WeightedGraph};
 use crate::{Error, Result};
 
 pub use self::count::{parse_count, thread_count, CountError};
@@ -186,6 +186,10 @@ pub struct LoadOptions {
     pub directed: Option<bool>,
     /// Called with the file bytes consumed so far.
     pub progress: Option<Progress>,
+    /// How tightly the graph's edge arrays are packed ([`Packing::Compact`] for a graph
+    /// that is analysed, not changed). A snapshot (`.pgb`) keeps the layout it was saved
+    /// in.
+    pub packing: Packing,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -194,6 +198,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("format", &self.format)
             .field("directed", &self.directed)
             .field("progress", &self.progress.is_some())
+            .field("packing", &self.packing)
             .finish()
     }
 }
@@ -231,6 +236,7 @@ impl Dataset {
             edges.to_vec(),
             weights.map(<[f64]>::to_vec),
             directed,
+            Packing::Updates,
         )
     }
 
@@ -263,18 +269,20 @@ impl Dataset {
             IdMapError::Duplicate(id) => Error::invalid_reason(format!("vertex {id} repeated")),
         })?;
         let n = ids.len();
-        Self::build(Some(ids), n, edges, weights, directed)
+        Self::build(Some(ids), n, edges, weights, directed, Packing::Updates)
     }
 
     /// The one edge list → graph builder: a graph over at least `num_vertices` vertices
-    /// with `edges` (weighted if `weights` is given) applied as one [`Update`], then given
-    /// the external ids `ids` (if any; they must name exactly the vertices).
+    /// with `edges` (weighted if `weights` is given) applied as one [`Update`] with
+    /// `packing`, then given the external ids `ids` (if any; they must name exactly the
+    /// vertices).
     pub(crate) fn build(
         ids: Option<IdMap>,
         num_vertices: usize,
         edges: Vec<(VertexId, VertexId)>,
         weights: Option<Vec<f64>>,
         directed: bool,
+        packing: Packing,
     ) -> Result<Self> {
         let mut update = match weights {
             None => Update::from_edges(edges),
@@ -292,10 +300,12 @@ impl Dataset {
         update.min_vertices(num_vertices);
         let (graph, applied) = if update.weights().is_some() {
             let mut graph = WeightedGraph::new_weighted(directed);
+            graph.set_packing(packing);
             let applied = graph.apply(&update)?;
             (AnyGraph::Weighted(graph), applied)
         } else {
             let mut graph = Graph::new(directed);
+            graph.set_packing(packing);
             let applied = graph.apply(&update)?;
             (AnyGraph::Unweighted(graph), applied)
         };
@@ -334,9 +344,10 @@ pub fn load_with(
         None => Format::detect(path)?,
     };
     let progress = options.progress.as_ref();
+    let packing = options.packing;
     match format {
-        Format::EdgeList => edgelist::read(path, options.directed, text, progress),
-        Format::MatrixMarket => mtx::read(path, options.directed, progress),
+        Format::EdgeList => edgelist::read(path, options.directed, text, progress, packing),
+        Format::MatrixMarket => mtx::read(path, options.directed, progress, packing),
         Format::Graphalytics => {
             let files = graphalytics::Files::find(path).ok_or_else(|| {
                 Error::unsupported_file(
@@ -344,7 +355,7 @@ pub fn load_with(
                     "a Graphalytics dataset needs both NAME.v and NAME.e beside each other",
                 )
             })?;
-            graphalytics::read(&files, options.directed, progress)
+            graphalytics::read(&files, options.directed, progress, packing)
         }
         Format::Binary => {
             let data = binary::read(path)?;
@@ -435,6 +446,7 @@ pub(crate) fn build(
     edges: Vec<(VertexId, VertexId)>,
     weights: Option<Vec<f64>>,
     directed: bool,
+    packing: Packing,
 ) -> Result<(Dataset, usize)> {
     let n = ids.len();
     let reciprocal = if directed {
@@ -442,8 +454,8 @@ pub(crate) fn build(
     } else {
         reciprocal_pairs(&edges)
     };
-    let data =
-        Dataset::build(Some(ids), n, edges, weights, directed).map_err(|e| e.in_file(path))?;
+    let data = Dataset::build(Some(ids), n, edges, weights, directed, packing)
+        .map_err(|e| e.in_file(path))?;
     Ok((data, reciprocal))
 }
 

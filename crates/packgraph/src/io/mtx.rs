@@ -18,7 +18,7 @@ use super::error::LineError;
 use super::text::{self, is_comment, parse_id, parse_weight, Fields, Progress};
 use super::{Dataset, LoadReport};
 use crate::graph::ids::{IdMap, MAX_VERTICES};
-use crate::graph::{AnyGraph, GraphRead, VertexId, WeightedGraphRead};
+use crate::graph::{AnyGraph, GraphRead, Packing, VertexId, WeightedGraphRead};
 use crate::Error;
 
 /// The banner's first word.
@@ -29,6 +29,7 @@ pub(crate) fn read(
     path: &Path,
     directed: Option<bool>,
     progress: Option<&Progress>,
+    packing: Packing,
 ) -> Result<(Dataset, LoadReport), Error> {
     let mut input = text::open(path)?;
     let Some(banner) = input.read_line(path)? else {
@@ -111,8 +112,14 @@ pub(crate) fn read(
         ));
     }
     let directed = !symmetric && directed.unwrap_or(true);
-    let (data, reciprocal) =
-        super::build(path, IdMap::range(1, n as usize), edges, weights, directed)?;
+    let (data, reciprocal) = super::build(
+        path,
+        IdMap::range(1, n as usize),
+        edges,
+        weights,
+        directed,
+        packing,
+    )?;
     let report = LoadReport {
         // A symmetric file's entries are edges already, whatever --directed says.
         reciprocal_pairs: if symmetric { 0 } else { reciprocal },

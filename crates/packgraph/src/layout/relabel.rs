@@ -103,8 +103,11 @@ fn relabel_arcs<C: EdgeLeaf>(graph: &Graph<C>, perm: &Permutation) -> (Pma<C>, O
         });
         run.sort_unstable_by_key(|&item| C::key(item));
     });
+    // The source's configuration, so that a graph loaded compact stays compact.
+    let config = graph.out_array().config();
     let build = |items: &[C::Item]| {
-        Pma::<C>::from_sorted(items).expect("relabeled arcs are sorted by construction")
+        Pma::<C>::from_sorted_with_config(items, config.clone())
+            .expect("relabeled arcs are sorted by construction, under a configuration in use")
     };
     if !graph.is_directed() {
         return (build(&out_items), None);

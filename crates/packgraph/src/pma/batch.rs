@@ -233,7 +233,8 @@ impl<C: LeafCodec> Pma<C> {
         // built from directly, without a merged copy (a graph's first load).
         if let (0, Batch::Insert(items)) = (self.len, batch) {
             if items.par_windows(2).all(|w| C::key(w[0]) < C::key(w[1])) {
-                self.rebuild(items);
+                let density = self.config.load_density();
+                self.rebuild_at(items, density);
                 return items.len();
             }
         }

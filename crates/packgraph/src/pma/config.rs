@@ -41,6 +41,16 @@ pub struct PmaConfig {
     /// each, loaded machine), so the default is 4096.
     /// Range 64..=16777216.
     pub share_bytes: usize,
+    /// Byte density of a bulk build into an empty array ([`Pma::from_sorted`], a graph's
+    /// first load); `None` builds at the density growth rebuilds at
+    /// (`upper_density_root / growth_factor`). Higher values pack an array that will not
+    /// change tighter, up to the leaves' own bound (`1 - slack / leaf bytes`, which caps
+    /// it); the first insert that overflows a leaf of such an array then rebuilds it at
+    /// the growth density, as a growth would. Not stored: a loaded array keeps the layout
+    /// it was saved in. Range (0, 1].
+    ///
+    /// [`Pma::from_sorted`]: super::Pma::from_sorted
+    pub load_density: Option<f64>,
 }
 
 impl Default for PmaConfig {
@@ -56,6 +66,7 @@ impl Default for PmaConfig {
             parallel_grain: 512,
             page_bytes: 4096,
             share_bytes: SHARE_BYTES,
+            load_density: None,
         }
     }
 }
@@ -156,6 +167,11 @@ impl PmaConfig {
         if self.rebuild_divisor == 0 || self.parallel_grain == 0 {
             return bad("rebuild_divisor/parallel_grain", 0.0, "must be positive");
         }
+        if let Some(density) = self.load_density {
+            if !(density > 0.0 && density <= 1.0) {
+                return bad("load_density", density, "must be in (0, 1]");
+            }
+        }
         Ok(())
     }
 
@@ -174,8 +190,13 @@ impl PmaConfig {
         (self.page_bytes / leaf_bytes).max(1).ilog2()
     }
 
-    /// Byte density the array is built at (after growth, shrink or bulk build).
+    /// Byte density the array is rebuilt at (after growth or shrink, and by large batches).
     pub(crate) fn build_density(&self) -> f64 {
         self.upper_density_root / self.growth_factor
+    }
+
+    /// Byte density a bulk build into an empty array aims at (before the leaves' cap).
+    pub(crate) fn load_density(&self) -> f64 {
+        self.load_density.unwrap_or_else(|| self.build_density())
     }
 }

@@ -371,11 +371,12 @@ impl<C: LeafCodec> Pma<C> {
                 key: C::key(items[index + 1]),
             });
         }
+        let density = config.load_density();
         if items.windows(2).any(|w| C::key(w[0]) == C::key(w[1])) {
             let unique = batch::sorted_unique_items::<C>(items);
-            return Ok(Self::build(config, &unique));
+            return Ok(Self::build_at(config, &unique, density));
         }
-        Ok(Self::build(config, items))
+        Ok(Self::build_at(config, items, density))
     }
 
     /// Builds a set (or map) from items in any order; of items with equal keys the last is
@@ -527,6 +528,13 @@ impl<C: LeafCodec> Pma<C> {
     /// Bytes of encoded keys (the numerator of the root's density).
     pub fn used_bytes(&self) -> usize {
         self.total_used
+    }
+
+    /// Sets [`PmaConfig::load_density`], the density of the next bulk build into this
+    /// array while it is empty (`None`: the growth density).
+    pub(crate) fn set_load_density(&mut self, density: Option<f64>) {
+        debug_assert!(density.is_none_or(|d| d > 0.0 && d <= 1.0));
+        self.config.load_density = density;
     }
 
     /// The configuration.

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::config::default_leaf_bytes;
+use super::density;
 use super::leaf::LeafCodec;
 use super::page::{Leaves, LeavesMut};
 use super::{Pma, PmaConfig, Table, LEAF_GRAIN};
@@ -26,12 +27,21 @@ const SERIAL_BLOCKS_MAX: usize = 8;
 impl<C: LeafCodec> Pma<C> {
     /// Builds the array for `items` (keys sorted, unique) at the build density.
     pub(super) fn build(config: PmaConfig, items: &[C::Item]) -> Self {
-        let sized = SizedKeys::<C>::new(items);
         let density = config.build_density();
-        let capacity = (sized.total.div_ceil(4) as f64 / density).ceil() as usize;
+        Self::build_at(config, items, density)
+    }
+
+    /// Builds the array for `items` (keys sorted, unique) at byte density `density`, capped
+    /// at the leaves' bound (`1 - slack / leaf bytes`: spreading puts at most `density ·
+    /// leaf bytes + slack - 1` bytes in a leaf).
+    pub(super) fn build_at(config: PmaConfig, items: &[C::Item], density: f64) -> Self {
+        let sized = SizedKeys::<C>::new(items);
+        let bytes = sized.total.div_ceil(4) as f64;
         let leaf_bytes = config
             .leaf_bytes
-            .unwrap_or_else(|| default_leaf_bytes(capacity));
+            .unwrap_or_else(|| default_leaf_bytes((bytes / density).ceil() as usize));
+        let density = density.min(density::upper_leaf_bound(leaf_bytes, C::SLACK));
+        let capacity = (bytes / density).ceil() as usize;
         let num_leaves = capacity.div_ceil(leaf_bytes).max(1);
         let page_shift = config.page_shift(leaf_bytes);
         let mut pma = Self {
@@ -56,9 +66,15 @@ impl<C: LeafCodec> Pma<C> {
     /// Replaces the array by a fresh build of `items` (growth, shrink, large batches); the
     /// page-copy count carries over.
     pub(super) fn rebuild(&mut self, items: &[C::Item]) {
+        let density = self.config.build_density();
+        self.rebuild_at(items, density);
+    }
+
+    /// [`Pma::rebuild`] at byte density `density`.
+    pub(super) fn rebuild_at(&mut self, items: &[C::Item], density: f64) {
         let copies = self.page_copies();
         let log = self.log.take();
-        *self = Self::build(self.config.clone(), items);
+        *self = Self::build_at(self.config.clone(), items, density);
         self.page_copies = AtomicUsize::new(copies);
         self.log = log;
         self.log_broken();

@@ -475,6 +475,24 @@ proptest! {
         }
     }
 
+    /// A first load at any density up to the leaves' bound ([`PmaConfig::load_density`]),
+    /// then any updates: the array matches the oracle throughout (a full leaf rebuilds).
+    #[test]
+    fn compact_loads_match_btreeset(
+        first in vec(key(), 4..400),
+        ops in vec(op(), 0..30),
+        density in prop::sample::select(vec![0.5f64, 0.9, 1.0]),
+    ) {
+        let mut all = vec![Op::InsertBatch(first)];
+        all.extend(ops);
+        for pool in pools() {
+            let config = PmaConfig { load_density: Some(density), ..small_config(10) };
+            pool.install(|| run_ops::<DeltaLeaf>(config.clone(), &all));
+            let config = PmaConfig { leaf_bytes: Some(128), ..config };
+            pool.install(|| run_ops::<GroupLeaf>(config, &all));
+        }
+    }
+
     #[test]
     fn plain_pma_matches_btreeset(ops in vec(op(), 1..40)) {
         for pool in pools() {
@@ -716,6 +734,61 @@ fn bad_input_is_an_error_not_a_panic() {
         ..PmaConfig::default()
     };
     assert!(Cpma::with_config(bad).is_err());
+    for density in [0.0, -0.5, 1.5, f64::NAN] {
+        let bad = PmaConfig {
+            load_density: Some(density),
+            ..PmaConfig::default()
+        };
+        assert!(matches!(
+            Cpma::from_sorted_with_config(&[1, 2], bad),
+            Err(PmaError::InvalidConfig {
+                field: "load_density",
+                ..
+            })
+        ));
+    }
+}
+
+/// Byte density of the whole array.
+fn density<C: LeafCodec>(pma: &Pma<C>) -> f64 {
+    pma.used_bytes() as f64 / (pma.num_leaves() * pma.leaf_bytes) as f64
+}
+
+#[test]
+fn a_compact_load_fills_the_leaves_to_their_bound_and_the_first_overflow_rebuilds() {
+    let keys: Vec<u64> = (0..20_000u64).map(|k| k * 37).collect();
+    let normal = Cpma::from_sorted(&keys).unwrap();
+    let config = PmaConfig {
+        load_density: Some(1.0),
+        ..PmaConfig::default()
+    };
+    let mut compact = Cpma::from_sorted_with_config(&keys, config).unwrap();
+    compact.check_invariants().unwrap();
+    assert!(compact.iter().eq(normal.iter()));
+    assert!(compact.num_leaves() < normal.num_leaves());
+    // The growth density (0.88 / 1.2, less a whole leaf's rounding) against the leaves'
+    // own bound, which the build aims at before each leaf's head (8 bytes for a key that
+    // a delta codes in 1 here) is counted.
+    let bound = 1.0 - DeltaLeaf::SLACK as f64 / compact.leaf_bytes as f64;
+    assert!(density(&normal) < 0.8, "{}", density(&normal));
+    let packed = density(&compact);
+    assert!(
+        packed > bound - 0.01 && packed < 1.0,
+        "{packed} against {bound}"
+    );
+    // Inserts fill leaves until one overflows; the array then grows to the growth density.
+    let leaves = compact.num_leaves();
+    let mut oracle: BTreeSet<u64> = keys.iter().copied().collect();
+    for k in 0..keys.len() as u64 {
+        assert!(compact.insert(k * 37 + 1));
+        oracle.insert(k * 37 + 1);
+        if compact.num_leaves() != leaves {
+            break;
+        }
+    }
+    assert!(compact.num_leaves() > leaves);
+    assert!(density(&compact) < 0.8, "{}", density(&compact));
+    check_against(&compact, &oracle);
 }
 
 /// Runs `ops` on a [`CpmaMap`] and a `BTreeMap`; an op's key `k` carries the value

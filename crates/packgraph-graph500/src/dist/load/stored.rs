@@ -92,6 +92,7 @@ fn read(path: &Path, kind: Stored, directed: Option<bool>) -> Result<AnyGraph, D
                 format: Some(Format::Binary),
                 directed,
                 progress: None,
+                ..CoreOptions::default()
             };
             return packgraph::io::load(path, &options)
                 .map(|data| data.graph)
