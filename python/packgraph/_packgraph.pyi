@@ -100,6 +100,10 @@ class _Reads:
     @property
     def version(self) -> int:
         """Batches applied when this version was made."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes the graph takes in memory: its compressed edge arrays, and its vertex
+        index once a read has built it."""
     def __len__(self) -> int:
         """Number of vertices."""
     def __contains__(self, vertex: object, /) -> bool: ...
@@ -311,12 +315,16 @@ def read(
     directed: Optional[bool] = None,
     weighted: Optional[bool] = None,
     progress: Optional[Callable[[int], Any]] = None,
+    *,
+    compact: bool = False,
 ) -> Graph:
     """Reads an edge list (optionally gzip), Matrix Market file, Graphalytics dataset,
     packgraph snapshot, or the latest durable state of a data directory (without its lock,
     while a ``Store`` may be writing); ``format`` detected when None.
-    ``progress(bytes_read)`` is called while loading. Raises InputError (with path and
-    line), CorruptionError, OSError."""
+    ``progress(bytes_read)`` is called while loading. ``compact=True`` packs a file's graph
+    for analysis, as ``packgraph run`` does: about a sixth fewer bytes (``nbytes``), the
+    same answers; its first insert that fills a leaf rebuilds the edge arrays with room
+    for updates. Raises InputError (with path and line), CorruptionError, OSError."""
 
 def create(
     dir: Union[str, os.PathLike[str]],

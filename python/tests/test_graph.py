@@ -101,6 +101,20 @@ def test_write_and_read_back(tmp_path):
     assert pg.read(tmp_path / "g.el", weighted=False).weighted is False
 
 
+def test_a_compact_read_holds_the_same_graph_in_fewer_bytes(tmp_path):
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 2_000, size=(2, 40_000))
+    pg.Graph.from_edges(src, dst).write(tmp_path / "g.el")
+    roomy = pg.read(tmp_path / "g.el")
+    compact = pg.read(tmp_path / "g.el", compact=True)
+    assert sorted(compact.edges()) == sorted(roomy.edges())
+    assert pg.pagerank(compact).tolist() == pytest.approx(pg.pagerank(roomy).tolist())
+    assert compact.nbytes < 0.9 * roomy.nbytes
+    # It takes updates like any graph (the first full leaf makes room).
+    assert compact.insert_edges(list(range(500)), list(range(1, 501))) > 0
+    assert compact.has_edge(0, 1) and compact.num_edges > roomy.num_edges
+
+
 def test_snapshot_is_isolated_while_another_thread_inserts():
     g = pg.Graph.from_edges(np.arange(1000), np.arange(1, 1001))
     assert_snapshot_isolated(g, batches=50, width=100)

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use packgraph::graph::{AnyGraph, Graph as CoreGraph, SharedGraph, Update, WeightedGraph};
+use packgraph::graph::{AnyGraph, Graph as CoreGraph, Packing, SharedGraph, Update, WeightedGraph};
 use packgraph::io::LoadOptions;
 use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
 
@@ -216,9 +216,10 @@ with_read_methods!(Snapshot, "released" {
 });
 
 /// Reads a graph file in any format the command-line tool reads, or the latest durable
-/// state of a data directory.
+/// state of a data directory; `compact` packs a file's graph for analysis
+/// ([`Packing::Compact`]).
 #[pyfunction]
-#[pyo3(signature = (path, format = None, directed = None, weighted = None, progress = None))]
+#[pyo3(signature = (path, format = None, directed = None, weighted = None, progress = None, *, compact = false))]
 pub(crate) fn read(
     py: Python<'_>,
     path: PathBuf,
@@ -226,22 +227,47 @@ pub(crate) fn read(
     directed: Option<bool>,
     weighted: Option<bool>,
     progress: Option<Py<PyAny>>,
+    compact: bool,
 ) -> PyResult<Graph> {
     let format = format.map(|name| parse_format(py, name)).transpose()?;
-    let graph = load(py, &path, format, directed, weighted, progress)?;
+    let packing = if compact {
+        Packing::Compact
+    } else {
+        Packing::Updates
+    };
+    let options = Reading {
+        format,
+        directed,
+        weighted,
+        packing,
+    };
+    let graph = load(py, &path, &options, progress)?;
     Ok(Graph::of(graph))
 }
 
-/// The graph in file or data directory `path` (see [`read`]), with weights added or
-/// dropped as `weighted` asks; `progress(bytes)` is called while a file loads.
+/// How [`load`] reads: the format (detected when `None`), direction and weights (the
+/// file's when `None`), and how a file's graph is packed.
+pub(crate) struct Reading {
+    pub(crate) format: Option<Format>,
+    pub(crate) directed: Option<bool>,
+    pub(crate) weighted: Option<bool>,
+    pub(crate) packing: Packing,
+}
+
+/// The graph in file or data directory `path` (see [`read`]), read as `reading` says, with
+/// weights added or dropped as it asks; `progress(bytes)` is called while a file loads.
 pub(crate) fn load(
     py: Python<'_>,
     path: &Path,
-    format: Option<Format>,
-    directed: Option<bool>,
-    weighted: Option<bool>,
+    reading: &Reading,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<AnyGraph> {
+    let &Reading {
+        format,
+        directed,
+        weighted,
+        packing,
+    } = reading;
     let failure: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let report = progress.map(|callback| {
         let failure = Arc::clone(&failure);
@@ -260,8 +286,7 @@ pub(crate) fn load(
         format,
         directed,
         progress: report,
-        // A Python graph takes updates (`insert_edges`): room for them.
-        ..LoadOptions::default()
+        packing,
     };
     let graph = detached(py, || {
         let graph = if format.is_none() && packgraph::store::is_store(path) {

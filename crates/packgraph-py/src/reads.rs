@@ -102,6 +102,11 @@ macro_rules! with_read_methods {
                 Ok(on_version!(self.current(py)?, g => g.version()))
             }
 
+            #[getter]
+            fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+                Ok(on_version!(self.current(py)?, g => g.size_in_bytes()))
+            }
+
             fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
                 self.num_vertices(py)
             }

@@ -17,14 +17,14 @@
 use std::path::Path;
 use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
 
-use packgraph::graph::{AnyGraph, Applied, Graph as CoreGraph, Update, WeightedGraph};
+use packgraph::graph::{AnyGraph, Applied, Graph as CoreGraph, Packing, Update, WeightedGraph};
 use packgraph::store::{
     AnyStore, CheckpointStats, RecoveryStats, Seq, StoreOptions, SyncPolicy, VerifyReport,
 };
 use pyo3::types::PyDict;
 
 use crate::errors::to_py;
-use crate::graph::{graph_version, load, with_weights, Snapshot};
+use crate::graph::{graph_version, load, with_weights, Reading, Snapshot};
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
 use crate::update::{attribute_update, edge_tuples, vertices_update, EdgeBatch, Edit};
@@ -300,7 +300,13 @@ fn initial_graph(
         });
     };
     if let Ok(path) = source.extract::<PathBuf>() {
-        return load(py, &path, None, directed, weighted, None);
+        let reading = Reading {
+            format: None,
+            directed,
+            weighted,
+            packing: Packing::Updates,
+        };
+        return load(py, &path, &reading, None);
     }
     let graph = version_of(source)?.to_any();
     if let Some(d) = directed.filter(|&d| d != graph.is_directed()) {
