@@ -45,8 +45,9 @@
 //!
 //! Clients and server share the machine's cores: on a small machine the clients' own work
 //! (formatting, parsing answers) is part of every figure. The server's write path and
-//! connection threads run `--write-nice` (default [`packgraph_serve::DEFAULT_WRITE_NICE`])
-//! below its query pool, as `packgraph serve` runs them; the clients run at the
+//! connection threads, and the store's syncer, run `--write-nice` (default
+//! [`packgraph_serve::DEFAULT_WRITE_NICE`]) below its query pool, as `packgraph serve
+//! --write-nice` runs them; the clients run at the
 //! process's own priority.
 
 use std::fmt::Write;
@@ -62,7 +63,7 @@ use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::io::updates::{build_update, UpdateReader};
 use packgraph::store::{AnyStore, Store, StoreLeaf, StoreOptions, SyncPolicy};
 use packgraph_serve::client::{post_concurrently, Client};
-use packgraph_serve::{Backend, ServeConfig, Server};
+use packgraph_serve::{lowered_store_options, Backend, ServeConfig, Server};
 
 use crate::args::{usage_error, CommonArgs};
 use crate::{parse_count_list, CountList, Record, Reporter};
@@ -471,11 +472,16 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         )));
     }
     let sync: SyncPolicy = args.sync.parse()?;
-    let options = StoreOptions {
-        sync,
-        checkpoint_log_bytes: None,
-        ..StoreOptions::default()
-    };
+    // The store's own threads (the group-commit syncer) at the write path's priority, as
+    // `packgraph serve --write-nice` runs them.
+    let options = lowered_store_options(
+        StoreOptions {
+            sync,
+            checkpoint_log_bytes: None,
+            ..StoreOptions::default()
+        },
+        args.write_nice,
+    );
     let temp = tempfile::Builder::new()
         .prefix("packgraph-bench-serve")
         .tempdir_in(args.dir.clone().unwrap_or_else(std::env::temp_dir))?;

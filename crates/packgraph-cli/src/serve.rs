@@ -15,7 +15,7 @@ use clap::Args;
 use packgraph::graph::{AnyGraph, Graph, WeightedGraph};
 use packgraph::io::generate;
 use packgraph::store::{is_store, AnyStore};
-use packgraph_serve::{Backend, ServeConfig};
+use packgraph_serve::{lowered_store_options, Backend, ServeConfig};
 use rayon::ThreadPool;
 
 use crate::durable::{open_store, SyncArgs};
@@ -77,6 +77,13 @@ pub(crate) struct ServeArgs {
     /// Seconds a connection may wait between requests before it is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_seconds)]
     idle_timeout: f64,
+    /// Queries first: run the threads that take updates and serve connections, and the
+    /// store's syncer, this much lower in priority (a nice increment, 0 to 19) than the
+    /// algorithms. 19 keeps a BFS near its idle speed while writes flow, and acknowledges
+    /// fewer writes while queries run (see the README's Serving figures).
+    #[arg(long, value_name = "N", default_value_t = packgraph_serve::DEFAULT_WRITE_NICE,
+          value_parser = clap::value_parser!(i32).range(0..=19))]
+    write_nice: i32,
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {
@@ -95,7 +102,7 @@ fn read_token(path: &Path) -> anyhow::Result<String> {
 
 /// The directory's store: opened, or created empty with --create.
 fn open_or_create(dir: &Path, args: &ServeArgs) -> anyhow::Result<AnyStore> {
-    let mut options = args.sync.options();
+    let mut options = lowered_store_options(args.sync.options(), args.write_nice);
     if let Some(bytes) = args.checkpoint_every {
         options.checkpoint_log_bytes = (bytes > 0).then_some(bytes as u64);
     }
@@ -172,14 +179,12 @@ pub(crate) fn run(args: &ServeArgs, pool: Arc<ThreadPool>) -> anyhow::Result<()>
     config.max_queries = args.max_queries;
     config.query_timeout = Duration::from_secs_f64(args.query_timeout);
     config.idle_timeout = Duration::from_secs_f64(args.idle_timeout);
+    config.write_nice = args.write_nice;
     config.check().map_err(|e| UsageError(e.to_string()))?;
     let (backend, what) = pool.install(|| backend(args))?;
     let backend = Arc::new(backend);
     config.pool = Some(pool);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+    let runtime = packgraph_serve::runtime_with_nice(2, args.write_nice)
         .context("starting the server's threads")?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)

@@ -307,6 +307,71 @@ fn a_missing_directory_or_bad_flags_refuse_to_start() {
         "127.0.0.1:0",
     ]);
     assert!(message.contains("token must be non-empty"), "{message}");
+    let message = bad(&["serve", "--demo", "--write-nice", "20"]);
+    assert!(message.contains("--write-nice"), "{message}");
+}
+
+/// Each thread of process `pid`: its name and nice value (`/proc/PID/task/TID/stat`).
+#[cfg(target_os = "linux")]
+fn thread_priorities(pid: u32) -> Vec<(String, i64)> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        // Fields after the name start at the third (state); the nice value is the 19th.
+        let nice = stat[close + 1..].split_whitespace().nth(16).unwrap();
+        threads.push((name, nice.parse().unwrap()));
+    }
+    threads
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn queries_first_lowers_the_write_path_and_the_syncer_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("g").display().to_string();
+    let base = thread_priorities(std::process::id())[0].1;
+    let lowered = (base + 7).min(19);
+    let server = serve(&[&data, "--create", "--sync", "group:2", "--write-nice", "7"]);
+    let mut c = server.client();
+    assert_eq!(text(&mut c, "+ 0 1\n").status, 200);
+    assert_eq!(c.get("/run/bfs?source=0").unwrap().status, 200);
+    let threads = thread_priorities(server.child.id());
+    let nice_of = |name: &str| -> Vec<i64> {
+        threads
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|&(_, p)| p)
+            .collect()
+    };
+    // Every thread is at one of the two priorities (a thread started by a lowered one is
+    // not lowered twice).
+    assert!(
+        threads.iter().all(|&(_, p)| p == base || p == lowered),
+        "{threads:?}"
+    );
+    // Names are cut to 15 bytes: the writer and its pool are `packgraph-write`; the
+    // runtime's threads serve connections.
+    for name in ["packgraph-write", "packgraph-ack", "tokio-rt-worker"] {
+        let values = nice_of(name);
+        assert!(
+            !values.is_empty() && values.iter().all(|&p| p == lowered),
+            "{name}: {threads:?}"
+        );
+    }
+    // Unnamed threads: the main thread and the query pool keep the priority; the store's
+    // group-commit syncer and its mark writer are lowered.
+    let unnamed = nice_of("packgraph");
+    assert!(unnamed.contains(&base), "{threads:?}");
+    assert!(
+        unnamed.iter().filter(|&&p| p == lowered).count() >= 2,
+        "{threads:?}"
+    );
 }
 
 #[test]

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 pub use self::backend::Backend;
 pub use self::http::{runtime, runtime_with_nice, serve, Server};
-pub use self::priority::DEFAULT_WRITE_NICE;
+pub use self::priority::{lower_current_thread, lowered_store_options, DEFAULT_WRITE_NICE};
 
 /// How the server listens and what it allows.
 #[derive(Clone)]

@@ -10,30 +10,53 @@
 //! of the rest (nice 0 against nice 5 is about 3:1 in CFS's weights). Elsewhere, and
 //! where the call fails, threads keep the priority they have: only the figures change.
 
-/// How much the write path's threads are lowered by default (added to the nice value
-/// they start with, at most 19): not at all. `packgraph-bench serve --write-nice 5` and
-/// `10` against `0` (2 threads, Kronecker s18, 8 writers × 8 in flight of single edges, 1
-/// BFS reader, a machine at load 12 to 15 on 2 cores) showed no better BFS ratio and
-/// fewer acknowledged edges, so the knob ([`ServeConfig::write_nice`]) stays off until a
-/// quiet machine shows a gain.
+use std::sync::Arc;
+
+use packgraph::store::StoreOptions;
+
+/// How much the write path's threads are lowered by default (added to the process's nice
+/// value, at most 19): not at all, so that writes come first. On a quiet 2-core machine
+/// (`packgraph-bench serve --scale 18 --writers 8 --readers 1 --sync group:2`, 3 rounds),
+/// `--write-nice 19` brought a BFS under single-edge writes from 2.1 to 1.5–1.6 times its
+/// idle time, and the edges acknowledged from 19.7 k to 8–11 k a second (ack p99 10 →
+/// 18–22 ms); with no query running it changed nothing. Which side to favour is the
+/// user's: `packgraph serve --write-nice N` ([`ServeConfig::write_nice`]).
 ///
-/// [`ServeConfig::write_nice`]: crate::ServeConfig::write_nice
 pub const DEFAULT_WRITE_NICE: i32 = 0;
 
-/// Adds `nice` to the calling thread's nice value (at most 19); nothing for 0.
-pub(crate) fn lower_current_thread(nice: i32) {
+/// Adds `nice` to the calling thread's nice value (at most 19); nothing for 0 or less.
+/// Threads the caller starts afterwards inherit the new value.
+pub fn lower_current_thread(nice: i32) {
     if nice > 0 {
         lower(nice);
     }
 }
 
+/// Store options whose background threads (group-commit syncer, mark writer, background
+/// checkpoints) run `nice` lower, as the write path's threads do; `options` as they are
+/// for 0.
+pub fn lowered_store_options(mut options: StoreOptions, nice: i32) -> StoreOptions {
+    if nice > 0 {
+        options.on_thread_start = Some(Arc::new(move || lower_current_thread(nice)));
+    }
+    options
+}
+
+/// Sets the calling thread's nice value to the process's main thread's plus `nice` (at
+/// most 19), unless it is that low already: a thread started by a lowered thread inherits
+/// its value, and lowering it again must not double the increment (tokio starts blocking
+/// threads from its workers; the store's syncer starts its mark writer).
 #[cfg(target_os = "linux")]
 fn lower(nice: i32) {
-    use rustix::process::{getpriority_process, setpriority_process};
+    use rustix::process::{getpid, getpriority_process, setpriority_process};
     let tid = Some(rustix::thread::gettid());
     let current = getpriority_process(tid).unwrap_or(0);
-    // Lowering a thread's own priority needs no privilege; a failure leaves it as it was.
-    let _ = setpriority_process(tid, (current + nice).min(19));
+    let main = getpriority_process(Some(getpid())).unwrap_or(current);
+    let target = (main + nice).min(19);
+    if current < target {
+        // Lowering a thread's own priority needs no privilege; a failure leaves it as it was.
+        let _ = setpriority_process(tid, target);
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -42,6 +65,27 @@ fn lower(_nice: i32) {}
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lowering_twice_lowers_once() {
+        let tid = || Some(rustix::thread::gettid());
+        let main = rustix::process::getpriority_process(Some(rustix::process::getpid())).unwrap();
+        let (first, again, child) = std::thread::spawn(move || {
+            lower_current_thread(2);
+            let first = rustix::process::getpriority_process(tid()).unwrap();
+            lower_current_thread(2);
+            let again = rustix::process::getpriority_process(tid()).unwrap();
+            let child = std::thread::spawn(move || {
+                lower_current_thread(2);
+                rustix::process::getpriority_process(tid()).unwrap()
+            });
+            (first, again, child.join().unwrap())
+        })
+        .join()
+        .unwrap();
+        let lowered = (main + 2).min(19);
+        assert_eq!((first, again, child), (lowered, lowered, lowered));
+    }
 
     #[test]
     fn a_thread_lowers_itself_only() {

@@ -218,6 +218,7 @@ impl<C: StoreLeaf> Store<C> {
         }
         let worker = Arc::clone(inner);
         let handle = std::thread::spawn(move || {
+            worker.thread_started();
             let result = worker.checkpoint(false);
             *lock(&worker.background_error) = result.err().map(|e| e.to_string());
             worker.checkpoint_running.store(false, Ordering::Release);

@@ -336,6 +336,7 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
     };
     let inner = Arc::clone(inner);
     Some(std::thread::spawn(move || {
+        inner.thread_started();
         // The mark's entries (one `fsync` of the mark file each) are written by a thread of
         // their own, so that no sync of the log waits behind one: records written during
         // a mark write are synced on time. It ends when the syncer drops its sender.
@@ -343,6 +344,7 @@ pub(super) fn spawn_syncer<C: StoreLeaf>(inner: &Arc<Inner<C>>) -> Option<JoinHa
         let marker = {
             let inner = Arc::clone(&inner);
             std::thread::spawn(move || {
+                inner.thread_started();
                 while let Ok(first) = marks.recv() {
                     let durable = marks.try_iter().last().unwrap_or(first);
                     let _ = inner.mark_after_sync(durable);
@@ -529,6 +531,14 @@ impl<C: StoreLeaf> Inner<C> {
 }
 
 impl<C: StoreLeaf> Inner<C> {
+    /// Runs [`StoreOptions::on_thread_start`](super::StoreOptions::on_thread_start), first
+    /// thing on each thread the store starts.
+    pub(super) fn thread_started(&self) {
+        if let Some(hook) = &self.options.on_thread_start {
+            hook();
+        }
+    }
+
     /// `build`'s update from the writer's `graph`, refused if it grows the graph past what
     /// recovery explains; remembers the id counts before it in `before`.
     fn build_checked<U: Borrow<Update>>(

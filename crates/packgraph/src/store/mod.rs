@@ -103,7 +103,7 @@ use crate::Error;
 pub use self::any::{load_any, AnyStore};
 pub use self::commit::AppendGroup;
 pub use self::format::{STORE_FORMAT_VERSION, STORE_OLDEST_READABLE};
-pub use self::options::{CheckpointStats, RecoveryStats, StoreOptions, SyncPolicy};
+pub use self::options::{CheckpointStats, RecoveryStats, StoreOptions, SyncPolicy, ThreadStart};
 pub use self::recover::{format_version, is_store, load_graph};
 pub use self::units::StoreLeaf;
 pub use self::verify::{verify, verify_with, VerifyReport};

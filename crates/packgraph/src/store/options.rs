@@ -85,7 +85,14 @@ pub struct StoreOptions {
     /// write reproducible files (golden files of tests): two directories must not share
     /// an id. Opening ignores it.
     pub directory_id: Option<u128>,
+    /// Called first on each thread the store starts: the group-commit syncer and its mark
+    /// writer, and background checkpoints. A server that runs its write path at a lower
+    /// priority than its queries lowers these threads with it.
+    pub on_thread_start: Option<ThreadStart>,
 }
+
+/// A hook run first on a store's background threads ([`StoreOptions::on_thread_start`]).
+pub type ThreadStart = Arc<dyn Fn() + Send + Sync>;
 
 impl Default for StoreOptions {
     fn default() -> Self {
@@ -97,6 +104,7 @@ impl Default for StoreOptions {
             truncate_damaged_tail: false,
             accept_lost_log: false,
             directory_id: None,
+            on_thread_start: None,
         }
     }
 }

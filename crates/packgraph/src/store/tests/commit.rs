@@ -124,3 +124,36 @@ fn group_commit_advances_the_mark_beside_the_syncs() {
     let store = Store::<GroupLeaf>::open(&dir(), sim_options(&vfs)).unwrap();
     assert_eq!(store.snapshot().num_edges(), 20);
 }
+
+#[test]
+fn the_store_runs_its_thread_hook_on_each_thread_it_starts() {
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
+    let vfs = SimVfs::new();
+    let threads: Arc<Mutex<HashSet<std::thread::ThreadId>>> = Arc::default();
+    let seen = Arc::clone(&threads);
+    let options = StoreOptions {
+        sync: SyncPolicy::Group(Duration::from_millis(1)),
+        on_thread_start: Some(Arc::new(move || {
+            seen.lock().unwrap().insert(std::thread::current().id());
+        })),
+        ..sim_options(&vfs)
+    };
+    let store = Store::create(&dir(), options, Graph::new(false)).unwrap();
+    let (seq, _) = store.append(Update::new().insert_edges(&[(0, 1)])).unwrap();
+    store.wait_durable(seq).unwrap();
+    // The syncer and its mark writer, each once; never the caller's thread.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while threads.lock().unwrap().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(threads.lock().unwrap().len(), 2);
+    store.start_background_checkpoint();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while threads.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let threads = threads.lock().unwrap();
+    assert_eq!(threads.len(), 3);
+    assert!(!threads.contains(&std::thread::current().id()));
+}

@@ -147,6 +147,7 @@ fn sim_options(vfs: &SimVfs) -> StoreOptions {
         truncate_damaged_tail: false,
         accept_lost_log: false,
         directory_id: None,
+        on_thread_start: None,
     }
 }
 
