@@ -17,9 +17,11 @@ use packgraph::store::StoreOptions;
 /// How much the write path's threads are lowered by default (added to the process's nice
 /// value, at most 19): not at all, so that writes come first. On a quiet 2-core machine
 /// (`packgraph-bench serve --scale 18 --writers 8 --readers 1 --sync group:2`, 3 rounds),
-/// `--write-nice 19` brought a BFS under single-edge writes from 2.1 to 1.5–1.6 times its
-/// idle time, and the edges acknowledged from 19.7 k to 8–11 k a second (ack p99 10 →
-/// 18–22 ms); with no query running it changed nothing. Which side to favour is the
+/// `--write-nice 19` against 0 brought a BFS under single-edge writes from 2.12 to 1.52
+/// times its idle time, and the edges acknowledged from 19.7 k to 10.9 k a second (ack
+/// p99 10.1 → 17.5 ms); with no query running it changed nothing. Lowering the store's
+/// syncer too (3 alternating pairs at 19) took the BFS from 1.62 to 1.51 and the writes
+/// from 10.0 k to 8.4 k. Which side to favour is the
 /// user's: `packgraph serve --write-nice N` ([`ServeConfig::write_nice`]).
 ///
 pub const DEFAULT_WRITE_NICE: i32 = 0;
