@@ -112,10 +112,19 @@ impl<C: LeafCodec> Graph<C> {
     /// steals work of another thread's build of the same index (a deadlock seen with
     /// concurrent readers of one snapshot). Two threads may race to build it; one result
     /// is kept.
+    #[inline(always)]
     fn flat(&self) -> &FlatIndex {
-        if let Some(index) = self.index.get() {
-            return index;
+        match self.index.get() {
+            Some(index) => index,
+            None => self.build_flat(),
         }
+    }
+
+    /// [`Graph::flat`]'s first call: builds the index (kept out of line, so that every
+    /// neighbor scan inlines only the lookup).
+    #[cold]
+    #[inline(never)]
+    fn build_flat(&self) -> &FlatIndex {
         let (out, incoming) = rayon::join(
             || RunIndex::build(&self.out, self.num_vertices),
             || {
@@ -153,10 +162,12 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         self.directed
     }
 
+    #[inline]
     fn out_degree(&self, v: VertexId) -> usize {
         self.flat().out.degree(v)
     }
 
+    #[inline]
     fn in_degree(&self, v: VertexId) -> usize {
         self.in_runs().0.degree(v)
     }
@@ -167,12 +178,14 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         index.prefetch(set, v);
     }
 
+    #[inline]
     fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         self.flat()
             .out
             .for_each(&self.out, v, |item| f(C::key(item) as VertexId))
     }
 
+    #[inline]
     fn for_each_in_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         let (index, set) = self.in_runs();
         index.for_each(set, v, |item| f(C::key(item) as VertexId))

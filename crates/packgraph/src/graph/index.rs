@@ -2,9 +2,11 @@
 //! keys starts in the CPMA and how long it is.
 //!
 //! With it, a neighbor scan starts decoding at the run's first byte (no search) and the
-//! degree is known without decoding. It costs 16 bytes per vertex (a 12-byte
+//! degree is known without decoding. It costs 16 bytes per vertex with arcs (a 12-byte
 //! [`ShortCursor`]: the run's first target, known without decoding, and where the entry
-//! after it starts; and a 4-byte degree).
+//! after it starts; and a 4-byte degree), and a bit per vertex without: a segment keeps
+//! the entries of its vertices with arcs only, found by the rank of their bit in a 64-bit
+//! mask (a third of a Kronecker graph's vertices have no arcs).
 //!
 //! The index is persistent, like the CPMA's page table, and in three levels like it:
 //! entries are cut into segments of `1 << segment_shift` vertices, segments into chunks of
@@ -13,8 +15,8 @@
 //! from an earlier version's ([`RunIndex::update_from`]) shares every chunk and segment
 //! whose vertices' entries did not change and copies only the others: a one-edge batch
 //! copies the table of chunks, the chunks (each about the cube root of the segment count
-//! long) holding the vertices whose runs it moved, and their segments of 64 entries (1 KiB
-//! each), so that the entries copied are about the vertices changed, not a long block per
+//! long) holding the vertices whose runs it moved, and their segments of at most 64
+//! entries (1 KiB), so that the entries copied are about the vertices changed, not a long block per
 //! vertex touched.
 
 use std::ops::Range;
@@ -26,6 +28,9 @@ use crate::pma::{LeafCodec, Pma, ShortCursor};
 use super::read::VertexId;
 
 mod keep;
+mod segment;
+
+use segment::{hint_segments, low_bits, unshare_segments, vertices_of, Segment};
 
 /// Runs of fewer arcs in all are decoded in one piece by [`RunIndex::targets_in`].
 const PAIR_MIN_ARCS: usize = 256;
@@ -43,7 +48,8 @@ const BUILD_GRAIN: usize = 64;
 /// gaps of vertices without arcs) is decoded.
 const OLD_WALK_PER_LEAF: usize = 256;
 
-/// log2 of the vertices per segment: 64 entries (1 KiB). A one-edge insert moves the
+/// log2 of the vertices per segment: 64, the bits of a segment's mask (at most 64 entries,
+/// 1 KiB). A one-edge insert moves the
 /// starts of the vertices after it in its leaf, so a derived index copies every segment
 /// holding one of them: a segment is the unit copied per vertex touched, and is kept
 /// about as long as a leaf's run of vertices, so that a small commit copies O(changed)
@@ -65,25 +71,8 @@ struct Entry {
     degree: u32,
 }
 
-/// The entries of `1 << segment_shift` consecutive vertices (past the index's length:
-/// zeros), in one allocation.
-type Segment = Arc<[Entry]>;
-
 /// The segments of `1 << chunk_shift` consecutive vertices (the last chunk may hold fewer).
 type Chunk = Arc<[Segment]>;
-
-fn empty_segment(len: usize) -> Segment {
-    vec![Entry::default(); len].into()
-}
-
-/// The entries of `slot`, copied first (one contiguous copy) if another version shares them.
-#[inline]
-fn unshare_entries(slot: &mut Segment) -> &mut [Entry] {
-    if Arc::get_mut(slot).is_none() {
-        *slot = Arc::from(&slot[..]);
-    }
-    Arc::get_mut(slot).expect("a segment just copied has one holder")
-}
 
 /// The pointers of `slot`, copied first if another version shares them: each pointer's
 /// reference count is hinted into the cache before the copy increments them all
@@ -134,7 +123,7 @@ impl Drop for RunIndex {
         hint_counts(&self.chunks);
         for chunk in self.chunks.iter() {
             if Arc::strong_count(chunk) == 1 {
-                hint_counts(chunk);
+                hint_segments(chunk);
             }
         }
     }
@@ -236,19 +225,19 @@ impl RunIndex {
         segment_shift: u32,
         chunk_shift: u32,
     ) -> Self {
-        debug_assert!(segment_shift <= chunk_shift);
+        debug_assert!(segment_shift <= chunk_shift && segment_shift <= SEGMENT_SHIFT);
         let (starts, degrees) = edges.run_starts(num_vertices, grain);
         let size = 1usize << segment_shift;
+        let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
         let segments: Vec<Segment> = starts
             .chunks(size)
             .zip(degrees.chunks(size))
             .map(|(s, d)| {
-                let entries = s
-                    .iter()
-                    .zip(d)
-                    .map(|(&start, &degree)| Entry { start, degree });
-                let padding = std::iter::repeat_n(Entry::default(), size - s.len());
-                entries.chain(padding).collect()
+                let entries = s.iter().zip(d).map(|(&start, &degree)| match degree {
+                    0 => Entry::default(),
+                    _ => Entry { start, degree },
+                });
+                Segment::from_dense(entries, &empty)
             })
             .collect();
         let chunks = segments
@@ -271,14 +260,14 @@ impl RunIndex {
 
     /// `v`'s segment (`v` below the segments' end).
     #[inline(always)]
-    fn segment(&self, v: usize) -> &[Entry] {
+    fn segment(&self, v: usize) -> &Segment {
         &self.chunks[v >> self.chunk_shift][(v >> self.segment_shift) & self.chunk_mask()]
     }
 
     /// `v`'s entry (`v` below the length).
     #[inline(always)]
     fn entry(&self, v: usize) -> Entry {
-        self.segment(v)[v & ((1 << self.segment_shift) - 1)]
+        self.segment(v).get(v & ((1 << self.segment_shift) - 1))
     }
 
     /// `v`'s entry, empty past the length.
@@ -315,6 +304,7 @@ impl RunIndex {
         let have = self.num_segments();
         let want = num_vertices.div_ceil(size);
         if want > have {
+            let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
             let mut segments: Vec<Segment> = match self.chunks.last() {
                 Some(last) if last.len() < per_chunk => last.to_vec(),
                 _ => Vec::new(),
@@ -324,7 +314,7 @@ impl RunIndex {
                 chunks.pop();
             }
             for _ in have..want {
-                segments.push(empty_segment(size));
+                segments.push(Segment::empty(&empty));
                 if segments.len() == per_chunk {
                     chunks.push(Chunk::from(std::mem::take(&mut segments)));
                 }
@@ -337,15 +327,17 @@ impl RunIndex {
         self.len = self.len.max(num_vertices);
     }
 
-    /// The entries of `v`'s segment, copied first (with the path of pointers to it) if
-    /// another version shares them, and `v`'s position among them.
+    /// Sets `v`'s entry (`v` below the length; an empty entry removes it), copying its
+    /// segment first (with the path of pointers to it) if another version shares it.
     #[inline]
-    fn segment_mut(&mut self, v: usize) -> (&mut [Entry], usize) {
+    fn set_entry(&mut self, v: usize, entry: Entry) {
+        if self.entry(v) == entry {
+            return;
+        }
         let i = v & ((1 << self.segment_shift) - 1);
         let k = (v >> self.segment_shift) & self.chunk_mask();
         let chunk = &mut unshare_pointers(&mut self.chunks)[v >> self.chunk_shift];
-        let segment = &mut unshare_pointers(chunk)[k];
-        (unshare_entries(segment), i)
+        unshare_segments(chunk)[k].set(i, entry);
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
@@ -423,9 +415,12 @@ impl RunIndex {
             counts.push((first as u64, u32::try_from(leading).ok()?));
         }
         if last > first {
-            self.entry_slices(first + 1..last, |v, entries| {
-                let inside = entries.iter().enumerate().filter(|(_, e)| e.degree > 0);
-                counts.extend(inside.map(|(i, e)| ((v + i) as u64, e.degree)));
+            self.entry_slices(first + 1..last, |base, mask, entries| {
+                for (v, e) in vertices_of(base, mask).zip(entries) {
+                    if e.degree > 0 {
+                        counts.push((v as u64, e.degree));
+                    }
+                }
             });
             let entry = self.entry(last);
             if entry.degree > 0 {
@@ -470,10 +465,7 @@ impl RunIndex {
             let start = first_run_from(edges, leaves.end, v)?;
             Entry { start, degree }
         };
-        if next != entry {
-            let (segment, i) = self.segment_mut(v);
-            segment[i] = next;
-        }
+        self.set_entry(v, next);
         Some(())
     }
 
@@ -495,22 +487,31 @@ impl RunIndex {
 
     /// Every vertex's degree, flat.
     pub(crate) fn degrees(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.len);
-        self.entry_slices(0..self.len, |_, d| out.extend(d.iter().map(|e| e.degree)));
+        let mut out = vec![0; self.len];
+        self.entry_slices(0..self.len, |base, mask, entries| {
+            for (v, e) in vertices_of(base, mask).zip(entries) {
+                out[v] = e.degree;
+            }
+        });
         out
     }
 
-    /// Calls `f(first, entries)` on the entries of the vertices `vertices` (clipped to the
-    /// length), one segment's slice at a time, in order.
+    /// Calls `f(base, mask, entries)` on the entries of the vertices in `vertices` (clipped
+    /// to the length) that have one, one segment's slice at a time, in order: `base` is the
+    /// segment's first vertex, the bits of `mask` the vertices (from `base`) whose entries
+    /// `entries` are.
     #[inline]
-    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, &[Entry])) {
+    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, u64, &[Entry])) {
         let end = vertices.end.min(self.len);
+        let size = 1usize << self.segment_shift;
         let mut v = vertices.start;
         while v < end {
-            let segment = self.segment(v);
-            let i = v & ((1 << self.segment_shift) - 1);
-            let stop = (i + end - v).min(segment.len());
-            f(v, &segment[i..stop]);
+            let i = v & (size - 1);
+            let stop = (i + end - v).min(size);
+            let (mask, entries) = self.segment(v).slice(i, stop);
+            if mask != 0 {
+                f(v - i, mask, entries);
+            }
             v += stop - i;
         }
     }
@@ -535,19 +536,13 @@ impl RunIndex {
     /// end (their runs lie one after another); `None` if the range has no arcs.
     fn span(&self, vertices: Range<VertexId>) -> Option<(usize, usize)> {
         let (mut first, mut count) = (None, 0);
-        self.entry_slices(vertices.start as usize..vertices.end as usize, |v, d| {
-            let from = match first {
-                Some(_) => 0,
-                None => match d.iter().position(|e| e.degree > 0) {
-                    Some(i) => {
-                        first = Some(v + i);
-                        i
-                    }
-                    None => return,
-                },
-            };
-            count += d[from..].iter().map(|e| e.degree as usize).sum::<usize>();
-        });
+        self.entry_slices(
+            vertices.start as usize..vertices.end as usize,
+            |base, mask, d| {
+                first = first.or(Some(base + mask.trailing_zeros() as usize));
+                count += d.iter().map(|e| e.degree as usize).sum::<usize>();
+            },
+        );
         Some((first?, count))
     }
 
@@ -609,35 +604,25 @@ impl RunIndex {
 
     /// The first vertex with arcs in `from + 1..end` whose run starts at or past the middle
     /// of the `count` arcs from `from`'s run on, and the arcs before it; `None` if no such
-    /// vertex has arcs. Whole chunks of degrees are summed first (vectorized), so only the
-    /// chunk holding the middle is walked one vertex at a time: on a low-degree graph a
+    /// vertex has arcs. Each segment's degrees are summed first (vectorized), so only the
+    /// segment holding the middle is walked one vertex at a time: on a low-degree graph a
     /// walk over every vertex would cost as much as a scalar decode of its arcs.
     fn middle(&self, from: usize, end: usize, count: usize) -> Option<(usize, usize)> {
-        const CHUNK: usize = 64;
         let mut before = self.degree(from as VertexId);
         let mut found = None;
-        let mut done = false;
-        self.entry_slices(from + 1..end, |first, degrees| {
-            if done {
+        self.entry_slices(from + 1..end, |base, mask, entries| {
+            if found.is_some() {
                 return;
             }
-            let mut i = 0;
-            while i + CHUNK <= degrees.len() {
-                let sum: usize = degrees[i..i + CHUNK]
-                    .iter()
-                    .map(|e| e.degree as usize)
-                    .sum();
-                if 2 * (before + sum) >= count {
-                    break;
-                }
+            let sum: usize = entries.iter().map(|e| e.degree as usize).sum();
+            if 2 * (before + sum) < count {
                 before += sum;
-                i += CHUNK;
+                return;
             }
-            for (k, entry) in degrees.iter().enumerate().skip(i) {
+            for (v, entry) in vertices_of(base, mask).zip(entries) {
                 let degree = entry.degree as usize;
                 if degree > 0 && 2 * before >= count {
-                    found = Some((first + k, before));
-                    done = true;
+                    found = Some((v, before));
                     return;
                 }
                 before += degree;
@@ -650,14 +635,20 @@ impl RunIndex {
     /// full).
     pub(crate) fn size_in_bytes(&self) -> usize {
         use std::mem::size_of;
-        // An `Arc<[T]>` allocation: two reference counts, then the items.
-        let segment = (1usize << self.segment_shift) * size_of::<Entry>() + 16;
+        // An `Arc<[T]>` allocation: two reference counts, then the items. Segments without
+        // arcs share one empty entry, counted once.
         let chunks: usize = self
             .chunks
             .iter()
             .map(|c| c.len() * size_of::<Segment>() + 16)
             .sum();
-        16 + self.chunks.len() * size_of::<Chunk>() + chunks + self.num_segments() * segment
+        let entries: usize = self
+            .segments()
+            .filter(|s| s.mask != 0)
+            .map(|s| s.entries.len() * size_of::<Entry>() + 16)
+            .sum();
+        let empty = size_of::<Entry>() + 16;
+        16 + self.chunks.len() * size_of::<Chunk>() + chunks + entries + empty
     }
 
     /// Checks the index's own layout: enough segments of `1 << shift` vertices for its
@@ -689,13 +680,18 @@ impl RunIndex {
             }
         }
         for (k, segment) in self.segments().enumerate() {
-            if segment.len() != size {
+            let kept = segment.mask.count_ones() as usize;
+            if segment.entries.len() != kept + 1
+                || segment.entries[kept] != Entry::default()
+                || segment.entries[..kept].iter().any(|e| e.degree == 0)
+            {
                 return Err(format!(
-                    "flat index segment {k} is not {size} vertices long"
+                    "flat index segment {k} holds {} entries for {kept} vertices with arcs",
+                    segment.entries.len()
                 ));
             }
             let past = (self.len.saturating_sub(k * size)).min(size);
-            if segment[past..].iter().any(|e| e.degree != 0) {
+            if segment.mask & !low_bits(past) != 0 {
                 return Err(format!(
                     "flat index segment {k} gives arcs to vertices past the last"
                 ));
@@ -793,9 +789,10 @@ mod tests {
             prop_assert_eq!(runs(&Pma::<PlainLeaf>::from_sorted(&keys).unwrap(), 40), arcs);
         }
 
-        /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves, in segments of 1 to
-        /// 256 vertices and chunks of 1 to 256, give every vertex's degree and run, on skewed graphs whose low vertices' runs cross chunks or span
-        /// whole ones (chunks where no run starts).
+        /// Indexes built by parallel chunks of 1, 2, 3 and 64 leaves, in segments of 1 to 64
+        /// vertices and chunks of 1 to 256, give every vertex's degree and run, on skewed
+        /// graphs whose low vertices' runs cross chunks or span whole ones (chunks where no
+        /// run starts).
         #[test]
         fn chunked_builds_match_the_arcs(
             set in proptest::collection::btree_set(((0u64..40).prop_map(|x| x * x / 40), any::<u32>()), 0..1500),
@@ -817,7 +814,7 @@ mod tests {
             for &(u, _) in &arcs {
                 degrees[u as usize] += 1;
             }
-            for (grain, shift, chunk) in [(1, 0, 0), (2, 1, 3), (3, 3, 4), (64, 8, 8)] {
+            for (grain, shift, chunk) in [(1, 0, 0), (2, 1, 3), (3, 3, 4), (64, 6, 8)] {
                 let index = RunIndex::build_in_chunks(&edges, n, grain, shift, chunk);
                 prop_assert_eq!(index.check_layout(n), Ok(()));
                 prop_assert_eq!(&index.degrees(), &degrees, "grain {}", grain);
@@ -849,8 +846,8 @@ mod tests {
             let keys = keys_of(&arcs);
             let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
             let mut out = vec![9; 5];
-            // Segments of 4 vertices (ranges across several) and of 256 (one).
-            for (width, shift) in widths.into_iter().flat_map(|w| [(w, 2), (w, 8)]) {
+            // Segments of 4 vertices (ranges across several) and of 64 (one).
+            for (width, shift) in widths.into_iter().flat_map(|w| [(w, 2), (w, 6)]) {
                 let index = RunIndex::build_in_chunks(&edges, 60, BUILD_GRAIN, shift, shift + 1);
                 for start in (0..62u32).step_by(width as usize) {
                     index.targets_in(&edges, start..start + width, &mut out);
@@ -860,6 +857,25 @@ mod tests {
                         .map(|&(_, v)| v as VertexId)
                         .collect();
                     prop_assert_eq!(&out, &want, "vertices {}..{}", start, start + width);
+                    // The split point of a pair decode: the first vertex with arcs, after
+                    // the range's first, whose run starts at or past the middle.
+                    let (from, end) = (start as usize, (start + width).min(60) as usize);
+                    let degrees = index.degrees();
+                    let Some(first) = (from..end).find(|&v| degrees[v] > 0) else {
+                        continue;
+                    };
+                    let count = want.len();
+                    let mut before = 0;
+                    let mut split = None;
+                    for (v, &d) in degrees.iter().enumerate().take(end).skip(first) {
+                        let d = d as usize;
+                        if v > first && d > 0 && 2 * before >= count {
+                            split = Some((v, before));
+                            break;
+                        }
+                        before += d;
+                    }
+                    prop_assert_eq!(index.middle(first, end, count), split);
                 }
             }
         }
@@ -918,14 +934,14 @@ mod tests {
                 prop_assert_eq!(&read, &arcs);
                 // Only segments whose entries changed are copied.
                 for (k, (segment, old)) in next.segments().zip(index.segments()).enumerate() {
-                    if segment[..] == old[..] {
-                        prop_assert!(Arc::ptr_eq(segment, old), "segment {} copied unchanged", k);
+                    if segment == old {
+                        prop_assert!(Arc::ptr_eq(&segment.entries, &old.entries), "segment {} copied unchanged", k);
                     }
                 }
                 // A batch that changed no arc copies no segment.
                 if base_edges.iter().eq(edges.iter()) && n == index.len {
                     for (segment, old) in next.segments().zip(index.segments()) {
-                        prop_assert!(Arc::ptr_eq(segment, old));
+                        prop_assert!(Arc::ptr_eq(&segment.entries, &old.entries));
                     }
                     prop_assert!(Arc::ptr_eq(&next.chunks, &index.chunks));
                 }
@@ -1086,7 +1102,7 @@ mod tests {
             .segments()
             .zip(base.segments())
             .enumerate()
-            .filter(|(_, (a, b))| !Arc::ptr_eq(a, b))
+            .filter(|(_, (a, b))| !Arc::ptr_eq(&a.entries, &b.entries))
             .map(|(k, _)| k)
             .collect();
         assert!(!copied.is_empty());
@@ -1110,6 +1126,48 @@ mod tests {
         assert_eq!(chunks_copied, chunks_of_copied.len());
         assert_eq!(next.degree(50_000), 2);
         assert_eq!(next.check_layout(100_001), Ok(()));
+    }
+
+    /// A vertex that loses its last arc gives up its entry and one that gets its first arc
+    /// takes one: the segments keep entries only for vertices with arcs, a segment left
+    /// without any shares nothing but its empty entry, and the index reads as a fresh build.
+    #[test]
+    fn entries_come_and_go_with_a_vertexs_first_and_last_arc() {
+        // Even vertices have arcs, odd ones none.
+        let arcs: Vec<(u64, u64)> = (0..4096u64)
+            .filter(|u| u % 2 == 0)
+            .flat_map(|u| (0..3).map(move |t| (u, t)))
+            .collect();
+        let n = 4096;
+        let config = crate::pma::PmaConfig {
+            leaf_bytes: Some(256),
+            ..Default::default()
+        };
+        let base_edges =
+            Pma::<GroupLeaf>::from_sorted_with_config(&keys_of(&arcs), config).unwrap();
+        let base = RunIndex::build(&base_edges, n);
+        assert_eq!(base.segment(10).mask, 0x5555_5555_5555_5555);
+        let mut edges = base_edges.clone();
+        // Vertex 10 loses its arcs, 11 gets one, and the segment of 192..256 empties.
+        let mut gone: Vec<u64> = (0..3).map(|t| 10 << 32 | t).collect();
+        gone.extend(
+            (192..256u64)
+                .filter(|u| u % 2 == 0)
+                .flat_map(|u| (0..3).map(move |t| u << 32 | t)),
+        );
+        edges.remove_batch(&gone);
+        edges.insert_batch(&[11 << 32 | 7]);
+        let next = RunIndex::update_from(&base, &base_edges, &edges, n).unwrap();
+        assert_matches_build(&next, &edges, n);
+        assert_eq!(
+            next.segment(10).mask,
+            0x5555_5555_5555_5555 & !(1 << 10) | 1 << 11
+        );
+        assert_eq!((next.degree(10), next.degree(11)), (0, 1));
+        let last = next.segment(200);
+        assert_eq!((last.mask, last.entries.len()), (0, 1));
+        // The base version still reads as before.
+        assert_matches_build(&base, &base_edges, n);
     }
 
     /// Segments stay 64 entries at every size; chunks hold about the cube root of the

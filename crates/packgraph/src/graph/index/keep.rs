@@ -65,10 +65,7 @@ impl RunIndex {
                     started.push(v);
                 }
                 let start = edges.short_cursor(piece.start, piece.first);
-                if entry.start != start {
-                    let (segment, i) = self.segment_mut(v);
-                    segment[i].start = start;
-                }
+                self.set_entry(v, Entry { start, ..entry });
             }
             for &v in &lost {
                 let entry = self.entry(v);
@@ -81,8 +78,7 @@ impl RunIndex {
                 }
                 // None: no key of `v` at or after the range; its degree must come to 0.
                 let start = first_run_from(edges, range.end, v).unwrap_or_default();
-                let (segment, i) = self.segment_mut(v);
-                segment[i].start = start;
+                self.set_entry(v, Entry { start, ..entry });
             }
         }
         let mut at = 0;
@@ -106,10 +102,7 @@ impl RunIndex {
             } else {
                 Entry { degree, ..entry }
             };
-            if next != entry {
-                let (segment, i) = self.segment_mut(v);
-                segment[i] = next;
-            }
+            self.set_entry(v, next);
         }
         Some(())
     }
