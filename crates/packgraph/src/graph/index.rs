@@ -28,7 +28,10 @@ use crate::pma::{LeafCodec, Pma, ShortCursor};
 use super::read::VertexId;
 
 mod keep;
+mod packed;
 mod segment;
+
+use packed::{Packed, Packing};
 
 use segment::{hint_segments, low_bits, unshare_segments, vertices_of, Segment};
 
@@ -63,8 +66,8 @@ const SEGMENT_SHIFT: u32 = 6;
 const MIN_CHUNK_SEGMENTS_SHIFT: u32 = 1;
 const MAX_CHUNK_SEGMENTS_SHIFT: u32 = 10;
 
-/// One vertex's entry: its run's start and length, side by side so that a neighbor scan
-/// reads one cache line for both.
+/// One vertex's entry: its run's start and length (a segment stores it packed, side by
+/// side, so that a neighbor scan reads one cache line for both).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Entry {
     start: ShortCursor,
@@ -97,6 +100,10 @@ pub(crate) struct RunIndex {
     chunks: Arc<[Chunk]>,
     /// Vertices indexed.
     len: usize,
+    /// How the segments pack their entries.
+    packing: Packing,
+    /// The degrees too large for a packed entry, by vertex (sorted).
+    large: Arc<Vec<(u32, u32)>>,
 }
 
 impl Default for RunIndex {
@@ -107,6 +114,8 @@ impl Default for RunIndex {
             chunk_shift,
             chunks: Arc::from(Vec::new()),
             len: 0,
+            packing: Packing::for_leaf_bytes(0),
+            large: Arc::default(),
         }
     }
 }
@@ -227,18 +236,31 @@ impl RunIndex {
     ) -> Self {
         debug_assert!(segment_shift <= chunk_shift && segment_shift <= SEGMENT_SHIFT);
         let (starts, degrees) = edges.run_starts(num_vertices, grain);
+        // Offsets lie inside their leaves; the largest one found decides if it does not.
+        let widest = starts
+            .iter()
+            .map(|s| s.parts().1 as usize)
+            .max()
+            .unwrap_or(0);
+        let packing = Packing::for_leaf_bytes(edges.leaf_bytes().max(widest));
         let size = 1usize << segment_shift;
-        let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
+        let empty: Arc<[Packed]> = Arc::from([Packed::default()]);
         let segments: Vec<Segment> = starts
             .chunks(size)
             .zip(degrees.chunks(size))
             .map(|(s, d)| {
                 let entries = s.iter().zip(d).map(|(&start, &degree)| match degree {
-                    0 => Entry::default(),
-                    _ => Entry { start, degree },
+                    0 => Packed::default(),
+                    _ => packing
+                        .pack(Entry { start, degree })
+                        .expect("the packing holds the widest offset"),
                 });
                 Segment::from_dense(entries, &empty)
             })
+            .collect();
+        let large = (0..num_vertices.min(degrees.len()))
+            .filter(|&v| packing.escapes(degrees[v]))
+            .map(|v| (v as u32, degrees[v]))
             .collect();
         let chunks = segments
             .chunks(1 << (chunk_shift - segment_shift))
@@ -249,6 +271,8 @@ impl RunIndex {
             chunk_shift,
             chunks,
             len: num_vertices,
+            packing,
+            large: Arc::new(large),
         }
     }
 
@@ -267,7 +291,47 @@ impl RunIndex {
     /// `v`'s entry (`v` below the length).
     #[inline(always)]
     fn entry(&self, v: usize) -> Entry {
-        self.segment(v).get(v & ((1 << self.segment_shift) - 1))
+        let packed = self.segment(v).get(v & ((1 << self.segment_shift) - 1));
+        self.packing.unpack(&packed, self.degree_of(v, &packed))
+    }
+
+    /// The degree of `v`, whose packed entry is `packed`.
+    #[inline(always)]
+    fn degree_of(&self, v: usize, packed: &Packed) -> u32 {
+        let field = self.packing.degree_field(packed);
+        if self.packing.is_escape(field) {
+            self.large_degree(v)
+        } else {
+            field
+        }
+    }
+
+    /// `v`'s degree from the table of large degrees (0 if it is not there: a broken index,
+    /// which [`RunIndex::check_layout`] reports).
+    #[cold]
+    #[inline(never)]
+    fn large_degree(&self, v: usize) -> u32 {
+        let at = self.large.binary_search_by_key(&v, |&(u, _)| u as usize);
+        at.map_or(0, |k| self.large[k].1)
+    }
+
+    /// The sum of the degrees of `entries`, the entries of the vertices `base + i` for the
+    /// bits `i` of `mask` (the fields summed in one pass, vectorized, unless one is
+    /// escaped).
+    #[inline]
+    fn degree_sum(&self, base: usize, mask: u64, entries: &[Packed]) -> usize {
+        let (sum, escaped) = entries.iter().fold((0usize, false), |(sum, escaped), p| {
+            let field = self.packing.degree_field(p);
+            (
+                sum + field as usize,
+                escaped | self.packing.is_escape(field),
+            )
+        });
+        if !escaped {
+            return sum;
+        }
+        let degrees = vertices_of(base, mask).zip(entries);
+        degrees.map(|(v, p)| self.degree_of(v, p) as usize).sum()
     }
 
     /// `v`'s entry, empty past the length.
@@ -304,7 +368,7 @@ impl RunIndex {
         let have = self.num_segments();
         let want = num_vertices.div_ceil(size);
         if want > have {
-            let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
+            let empty: Arc<[Packed]> = Arc::from([Packed::default()]);
             let mut segments: Vec<Segment> = match self.chunks.last() {
                 Some(last) if last.len() < per_chunk => last.to_vec(),
                 _ => Vec::new(),
@@ -329,15 +393,33 @@ impl RunIndex {
 
     /// Sets `v`'s entry (`v` below the length; an empty entry removes it), copying its
     /// segment first (with the path of pointers to it) if another version shares it.
+    /// `None` if the entry's offset does not fit this index's packing (an array of larger
+    /// leaves: the caller builds in full).
     #[inline]
-    fn set_entry(&mut self, v: usize, entry: Entry) {
+    fn set_entry(&mut self, v: usize, entry: Entry) -> Option<()> {
         if self.entry(v) == entry {
-            return;
+            return Some(());
+        }
+        let packed = self.packing.pack(entry)?;
+        let vertex = u32::try_from(v).ok()?;
+        let at = self.large.binary_search_by_key(&vertex, |&(u, _)| u);
+        match (at, self.packing.escapes(entry.degree)) {
+            (Ok(k), true) => Arc::make_mut(&mut self.large)[k].1 = entry.degree,
+            (Ok(k), false) => {
+                Arc::make_mut(&mut self.large).remove(k);
+            }
+            (Err(k), true) => Arc::make_mut(&mut self.large).insert(k, (vertex, entry.degree)),
+            (Err(_), false) => {}
         }
         let i = v & ((1 << self.segment_shift) - 1);
+        if self.segment(v).get(i) == packed {
+            // Only a large degree changed: the segment is kept, shared.
+            return Some(());
+        }
         let k = (v >> self.segment_shift) & self.chunk_mask();
         let chunk = &mut unshare_pointers(&mut self.chunks)[v >> self.chunk_shift];
-        unshare_segments(chunk)[k].set(i, entry);
+        unshare_segments(chunk)[k].set(i, packed);
+        Some(())
     }
 
     /// The index of `edges` derived from `base`, the index of an earlier version `base_edges`
@@ -416,9 +498,10 @@ impl RunIndex {
         }
         if last > first {
             self.entry_slices(first + 1..last, |base, mask, entries| {
-                for (v, e) in vertices_of(base, mask).zip(entries) {
-                    if e.degree > 0 {
-                        counts.push((v as u64, e.degree));
+                for (v, p) in vertices_of(base, mask).zip(entries) {
+                    let degree = self.degree_of(v, p);
+                    if degree > 0 {
+                        counts.push((v as u64, degree));
                     }
                 }
             });
@@ -465,8 +548,7 @@ impl RunIndex {
             let start = first_run_from(edges, leaves.end, v)?;
             Entry { start, degree }
         };
-        self.set_entry(v, next);
-        Some(())
+        self.set_entry(v, next)
     }
 
     /// Starts loading the cache line where `v`'s run goes on after its first arc (which
@@ -489,8 +571,8 @@ impl RunIndex {
     pub(crate) fn degrees(&self) -> Vec<u32> {
         let mut out = vec![0; self.len];
         self.entry_slices(0..self.len, |base, mask, entries| {
-            for (v, e) in vertices_of(base, mask).zip(entries) {
-                out[v] = e.degree;
+            for (v, p) in vertices_of(base, mask).zip(entries) {
+                out[v] = self.degree_of(v, p);
             }
         });
         out
@@ -501,7 +583,7 @@ impl RunIndex {
     /// segment's first vertex, the bits of `mask` the vertices (from `base`) whose entries
     /// `entries` are.
     #[inline]
-    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, u64, &[Entry])) {
+    fn entry_slices(&self, vertices: Range<usize>, mut f: impl FnMut(usize, u64, &[Packed])) {
         let end = vertices.end.min(self.len);
         let size = 1usize << self.segment_shift;
         let mut v = vertices.start;
@@ -540,7 +622,7 @@ impl RunIndex {
             vertices.start as usize..vertices.end as usize,
             |base, mask, d| {
                 first = first.or(Some(base + mask.trailing_zeros() as usize));
-                count += d.iter().map(|e| e.degree as usize).sum::<usize>();
+                count += self.degree_sum(base, mask, d);
             },
         );
         Some((first?, count))
@@ -614,13 +696,13 @@ impl RunIndex {
             if found.is_some() {
                 return;
             }
-            let sum: usize = entries.iter().map(|e| e.degree as usize).sum();
+            let sum = self.degree_sum(base, mask, entries);
             if 2 * (before + sum) < count {
                 before += sum;
                 return;
             }
-            for (v, entry) in vertices_of(base, mask).zip(entries) {
-                let degree = entry.degree as usize;
+            for (v, p) in vertices_of(base, mask).zip(entries) {
+                let degree = self.degree_of(v, p) as usize;
                 if degree > 0 && 2 * before >= count {
                     found = Some((v, before));
                     return;
@@ -645,10 +727,11 @@ impl RunIndex {
         let entries: usize = self
             .segments()
             .filter(|s| s.mask != 0)
-            .map(|s| s.entries.len() * size_of::<Entry>() + 16)
+            .map(|s| s.entries.len() * size_of::<Packed>() + 16)
             .sum();
-        let empty = size_of::<Entry>() + 16;
-        16 + self.chunks.len() * size_of::<Chunk>() + chunks + entries + empty
+        let empty = size_of::<Packed>() + 16;
+        let large = 16 + size_of::<Vec<(u32, u32)>>() + self.large.len() * 8;
+        16 + self.chunks.len() * size_of::<Chunk>() + chunks + entries + empty + large
     }
 
     /// Checks the index's own layout: enough segments of `1 << shift` vertices for its
@@ -679,11 +762,14 @@ impl RunIndex {
                 ));
             }
         }
+        let mut escaped = Vec::new();
         for (k, segment) in self.segments().enumerate() {
             let kept = segment.mask.count_ones() as usize;
             if segment.entries.len() != kept + 1
-                || segment.entries[kept] != Entry::default()
-                || segment.entries[..kept].iter().any(|e| e.degree == 0)
+                || segment.entries[kept] != Packed::default()
+                || segment.entries[..kept]
+                    .iter()
+                    .any(|p| self.packing.degree_field(p) == 0)
             {
                 return Err(format!(
                     "flat index segment {k} holds {} entries for {kept} vertices with arcs",
@@ -696,6 +782,16 @@ impl RunIndex {
                     "flat index segment {k} gives arcs to vertices past the last"
                 ));
             }
+            let fields = vertices_of(k * size, segment.mask).zip(&segment.entries[..]);
+            let escapes =
+                fields.filter(|(_, p)| self.packing.is_escape(self.packing.degree_field(p)));
+            escaped.extend(escapes.map(|(v, _)| v));
+        }
+        let large: Vec<usize> = self.large.iter().map(|&(v, _)| v as usize).collect();
+        if large != escaped || self.large.iter().any(|&(_, d)| !self.packing.escapes(d)) {
+            return Err(format!(
+                "the flat index's table of large degrees names vertices {large:?}, its entries {escaped:?}"
+            ));
         }
         Ok(())
     }

@@ -35,6 +35,22 @@ impl ShortCursor {
     pub(crate) fn leaf(&self) -> usize {
         self.leaf as usize
     }
+
+    /// The cursor of `parts` (leaf, offset past the first key's entry, first key's low half).
+    #[inline(always)]
+    pub(crate) fn from_parts(leaf: u32, next: u32, first_low: u32) -> Self {
+        Self {
+            leaf,
+            next,
+            first_low,
+        }
+    }
+
+    /// The leaf, the offset past the first key's entry and the first key's low half.
+    #[inline(always)]
+    pub(crate) fn parts(&self) -> (u32, u32, u32) {
+        (self.leaf, self.next, self.first_low)
+    }
 }
 
 /// A maximal run of keys sharing `key >> shift` inside one leaf.

@@ -13,7 +13,8 @@ impl RunIndex {
     /// now lies in a logged leaf range gets its start from there, one whose run started in
     /// a range and lost its keys there gets the next run start after it. `None` (the caller
     /// drops the index) when the log is broken, the vertex count changed or the counts
-    /// contradict an entry; the index is then left half updated.
+    /// contradict an entry, or an offset does not fit the packing; the index is then left
+    /// half updated.
     pub(crate) fn apply_log<C: LeafCodec>(
         &mut self,
         edges: &Pma<C>,
@@ -65,7 +66,7 @@ impl RunIndex {
                     started.push(v);
                 }
                 let start = edges.short_cursor(piece.start, piece.first);
-                self.set_entry(v, Entry { start, ..entry });
+                self.set_entry(v, Entry { start, ..entry })?;
             }
             for &v in &lost {
                 let entry = self.entry(v);
@@ -78,7 +79,7 @@ impl RunIndex {
                 }
                 // None: no key of `v` at or after the range; its degree must come to 0.
                 let start = first_run_from(edges, range.end, v).unwrap_or_default();
-                self.set_entry(v, Entry { start, ..entry });
+                self.set_entry(v, Entry { start, ..entry })?;
             }
         }
         let mut at = 0;
@@ -102,7 +103,7 @@ impl RunIndex {
             } else {
                 Entry { degree, ..entry }
             };
-            self.set_entry(v, next);
+            self.set_entry(v, next)?;
         }
         Some(())
     }

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Chunk, Entry};
+use super::packed::Packed;
+use super::Chunk;
 use crate::pma::raw::hint_counts;
 
 /// The entries of `1 << segment_shift` consecutive vertices: only those of the vertices
@@ -15,7 +16,7 @@ pub(super) struct Segment {
     pub(super) mask: u64,
     /// The entries of the vertices in `mask`, in order, then one empty entry that every
     /// vertex without arcs reads (so that a lookup takes no branch on the bit).
-    pub(super) entries: Arc<[Entry]>,
+    pub(super) entries: Arc<[Packed]>,
 }
 
 impl PartialEq for Segment {
@@ -36,7 +37,7 @@ pub(super) fn low_bits(n: usize) -> u64 {
 
 impl Segment {
     /// A segment of vertices without arcs, sharing `empty` (one empty entry).
-    pub(super) fn empty(empty: &Arc<[Entry]>) -> Self {
+    pub(super) fn empty(empty: &Arc<[Packed]>) -> Self {
         Self {
             mask: 0,
             entries: Arc::clone(empty),
@@ -44,11 +45,11 @@ impl Segment {
     }
 
     /// The segment of `entries` (one per vertex), keeping those that are not empty.
-    pub(super) fn from_dense(entries: impl Iterator<Item = Entry>, empty: &Arc<[Entry]>) -> Self {
+    pub(super) fn from_dense(entries: impl Iterator<Item = Packed>, empty: &Arc<[Packed]>) -> Self {
         let mut mask = 0;
         let mut kept = Vec::new();
         for (i, entry) in entries.enumerate() {
-            if entry != Entry::default() {
+            if entry != Packed::default() {
                 mask |= 1 << i;
                 kept.push(entry);
             }
@@ -56,7 +57,7 @@ impl Segment {
         if kept.is_empty() {
             return Self::empty(empty);
         }
-        kept.push(Entry::default());
+        kept.push(Packed::default());
         Self {
             mask,
             entries: kept.into(),
@@ -65,7 +66,7 @@ impl Segment {
 
     /// The entry of the segment's vertex `i` (empty without arcs).
     #[inline(always)]
-    pub(super) fn get(&self, i: usize) -> Entry {
+    pub(super) fn get(&self, i: usize) -> Packed {
         let bit = 1u64 << i;
         let rank = (self.mask & (bit - 1)).count_ones() as usize;
         let at = if self.mask & bit != 0 {
@@ -78,7 +79,7 @@ impl Segment {
 
     /// The entries of the vertices `i..stop` that have one, and their bits.
     #[inline(always)]
-    pub(super) fn slice(&self, i: usize, stop: usize) -> (u64, &[Entry]) {
+    pub(super) fn slice(&self, i: usize, stop: usize) -> (u64, &[Packed]) {
         let mask = self.mask & low_bits(stop) & !low_bits(i);
         let from = (self.mask & low_bits(i)).count_ones() as usize;
         let to = from + mask.count_ones() as usize;
@@ -87,11 +88,11 @@ impl Segment {
 
     /// Sets the entry of the segment's vertex `i` (an empty entry removes it), copying the
     /// entries first if another version shares them.
-    pub(super) fn set(&mut self, i: usize, entry: Entry) {
+    pub(super) fn set(&mut self, i: usize, entry: Packed) {
         let bit = 1u64 << i;
         let rank = (self.mask & (bit - 1)).count_ones() as usize;
         let e = &self.entries;
-        match (self.mask & bit != 0, entry != Entry::default()) {
+        match (self.mask & bit != 0, entry != Packed::default()) {
             (true, true) => unshare_entries(&mut self.entries)[rank] = entry,
             (false, false) => {}
             (true, false) => {
@@ -119,7 +120,7 @@ pub(super) fn vertices_of(base: usize, mut mask: u64) -> impl Iterator<Item = us
 
 /// The entries of `slot`, copied first (one contiguous copy) if another version shares them.
 #[inline]
-fn unshare_entries(slot: &mut Arc<[Entry]>) -> &mut [Entry] {
+fn unshare_entries(slot: &mut Arc<[Packed]>) -> &mut [Packed] {
     if Arc::get_mut(slot).is_none() {
         *slot = Arc::from(&slot[..]);
     }
@@ -148,15 +149,11 @@ pub(super) fn unshare_segments(chunk: &mut Chunk) -> &mut [Segment] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pma::ShortCursor;
     use proptest::prelude::*;
 
     /// A non-empty entry told apart by `tag` (its degree; the start is a test value).
-    fn entry(tag: u32) -> Entry {
-        Entry {
-            degree: tag,
-            start: ShortCursor::default(),
-        }
+    fn entry(tag: u32) -> Packed {
+        Packed::tagged(tag)
     }
 
     proptest! {
@@ -170,14 +167,14 @@ mod tests {
             sets in proptest::collection::vec((0usize..64, 0u32..4), 0..80),
             ranges in proptest::collection::vec((0usize..64, 0usize..65), 1..6),
         ) {
-            let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
-            let mut plain: Vec<Entry> =
-                start.iter().map(|&t| if t == 0 { Entry::default() } else { entry(t) }).collect();
+            let empty: Arc<[Packed]> = Arc::from([Packed::default()]);
+            let mut plain: Vec<Packed> =
+                start.iter().map(|&t| if t == 0 { Packed::default() } else { entry(t) }).collect();
             let mut segment = Segment::from_dense(plain.iter().copied(), &empty);
             for (i, tag) in sets {
                 let before = segment.clone();
                 let old = plain.clone();
-                let next = if tag == 0 { Entry::default() } else { entry(tag) };
+                let next = if tag == 0 { Packed::default() } else { entry(tag) };
                 segment.set(i, next);
                 plain[i] = next;
                 for (k, want) in old.iter().enumerate() {
@@ -186,18 +183,18 @@ mod tests {
                 for (k, want) in plain.iter().enumerate() {
                     prop_assert_eq!(segment.get(k), *want);
                 }
-                let kept = plain.iter().filter(|e| **e != Entry::default()).count();
+                let kept = plain.iter().filter(|e| **e != Packed::default()).count();
                 prop_assert_eq!(segment.mask.count_ones() as usize, kept);
                 prop_assert_eq!(segment.entries.len(), kept + 1);
             }
             for (a, b) in ranges {
                 let (i, stop) = (a.min(b), a.max(b).min(64));
                 let (mask, entries) = segment.slice(i, stop);
-                let want: Vec<(usize, Entry)> = (i..stop)
-                    .filter(|&k| plain[k] != Entry::default())
+                let want: Vec<(usize, Packed)> = (i..stop)
+                    .filter(|&k| plain[k] != Packed::default())
                     .map(|k| (100 + k, plain[k]))
                     .collect();
-                let got: Vec<(usize, Entry)> =
+                let got: Vec<(usize, Packed)> =
                     vertices_of(100, mask).zip(entries.iter().copied()).collect();
                 prop_assert_eq!(got, want);
             }
@@ -208,16 +205,16 @@ mod tests {
     /// it allocates its own, and removing it leaves one empty entry again.
     #[test]
     fn an_empty_segment_shares_its_entry_until_it_gets_one() {
-        let empty: Arc<[Entry]> = Arc::from([Entry::default()]);
-        let mut segment = Segment::from_dense([Entry::default(); 64].into_iter(), &empty);
+        let empty: Arc<[Packed]> = Arc::from([Packed::default()]);
+        let mut segment = Segment::from_dense([Packed::default(); 64].into_iter(), &empty);
         assert!(Arc::ptr_eq(&segment.entries, &empty));
         segment.set(63, entry(5));
         assert!(!Arc::ptr_eq(&segment.entries, &empty));
         assert_eq!(
             (segment.mask, segment.get(63), segment.get(0)),
-            (1 << 63, entry(5), Entry::default())
+            (1 << 63, entry(5), Packed::default())
         );
-        segment.set(63, Entry::default());
+        segment.set(63, Packed::default());
         assert_eq!((segment.mask, segment.entries.len()), (0, 1));
         assert_eq!(low_bits(64), u64::MAX);
         assert_eq!(low_bits(3), 0b111);
