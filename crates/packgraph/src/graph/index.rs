@@ -22,6 +22,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::pma::raw::hint_counts;
 use crate::pma::{LeafCodec, Pma, ShortCursor};
 
@@ -238,16 +240,17 @@ impl RunIndex {
         let (starts, degrees) = edges.run_starts(num_vertices, grain);
         // Offsets lie inside their leaves; the largest one found decides if it does not.
         let widest = starts
-            .iter()
+            .par_iter()
             .map(|s| s.parts().1 as usize)
             .max()
             .unwrap_or(0);
         let packing = Packing::for_leaf_bytes(edges.leaf_bytes().max(widest));
         let size = 1usize << segment_shift;
         let empty: Arc<[Packed]> = Arc::from([Packed::default()]);
+        // Segments in parallel (each a mask and an allocation of its entries).
         let segments: Vec<Segment> = starts
-            .chunks(size)
-            .zip(degrees.chunks(size))
+            .par_chunks(size)
+            .zip(degrees.par_chunks(size))
             .map(|(s, d)| {
                 let entries = s.iter().zip(d).map(|(&start, &degree)| match degree {
                     0 => Packed::default(),
@@ -258,9 +261,11 @@ impl RunIndex {
                 Segment::from_dense(entries, &empty)
             })
             .collect();
-        let large = (0..num_vertices.min(degrees.len()))
-            .filter(|&v| packing.escapes(degrees[v]))
-            .map(|v| (v as u32, degrees[v]))
+        let large = degrees
+            .par_iter()
+            .enumerate()
+            .filter(|&(_, &d)| packing.escapes(d))
+            .map(|(v, &d)| (v as u32, d))
             .collect();
         let chunks = segments
             .chunks(1 << (chunk_shift - segment_shift))
