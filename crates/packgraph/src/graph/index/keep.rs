@@ -3,7 +3,8 @@
 
 use std::ops::Range;
 
-use super::{first_run_from, Entry, RunIndex};
+use super::derive::first_run_from;
+use super::{Entry, RunIndex};
 use crate::pma::{ChangeLog, LeafCodec, Pma};
 
 impl RunIndex {
