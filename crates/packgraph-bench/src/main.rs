@@ -129,6 +129,10 @@ impl Suite {
 }
 
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("packgraph-bench: error: {error}");
+        return ExitCode::FAILURE;
+    }
     #[cfg(feature = "mimalloc")]
     packgraph::allocator::tune();
     let cli = Cli::parse();

@@ -89,6 +89,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        let error = anyhow::Error::from(error);
+        eprintln!("packgraph: error: {}", message(&error));
+        return ExitCode::from(error_code(&error));
+    }
     #[cfg(feature = "mimalloc")]
     packgraph::allocator::tune();
     let cli = Cli::parse();

@@ -209,6 +209,10 @@ fn finish(lead: bool, outcome: Result<(), DistError>) -> ExitCode {
 
 #[cfg(feature = "mpi")]
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
     use mpi::traits::Communicator;
     use packgraph_graph500::grid::Grid;
     use packgraph_graph500::mpi_comm::MpiComm;
@@ -234,6 +238,10 @@ fn main() -> ExitCode {
 
 #[cfg(not(feature = "mpi"))]
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
     use packgraph_graph500::comm::SelfComm;
 
     let launched = packgraph_graph500::comm::launched_processes();

@@ -173,6 +173,10 @@ fn parse(lead: bool) -> Result<Args, ExitCode> {
 
 #[cfg(feature = "mpi")]
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
     use mpi::traits::Communicator;
     use packgraph_graph500::mpi_comm::MpiComm;
 
@@ -203,6 +207,10 @@ fn main() -> ExitCode {
 
 #[cfg(not(feature = "mpi"))]
 fn main() -> ExitCode {
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
     use packgraph_graph500::comm::SelfComm;
 
     let launched = packgraph_graph500::comm::launched_processes();

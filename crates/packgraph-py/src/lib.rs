@@ -23,6 +23,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _packgraph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    // A CPU without what the build uses (POPCNT) gets an error at import, not SIGILL later.
+    packgraph::cpu::check().map_err(|error| errors::to_py(m.py(), error))?;
     m.add_class::<graph::Graph>()?;
     m.add_class::<graph::Snapshot>()?;
     m.add_class::<store::Store>()?;

@@ -50,6 +50,7 @@ pub mod algo;
 #[cfg(feature = "mimalloc")]
 pub mod allocator;
 pub mod codec;
+pub mod cpu;
 mod error;
 pub mod graph;
 pub mod io;
