@@ -48,7 +48,8 @@
 //! connection threads, and the store's syncer, run `--write-nice` (default
 //! [`packgraph_serve::DEFAULT_WRITE_NICE`]) below its query pool, as `packgraph serve
 //! --write-nice` runs them; the clients run at the
-//! process's own priority.
+//! process's own priority, the writers' load generator `--client-nice` (default 0) below
+//! it (at 19 it stands for clients on other machines, which take no core the server wants).
 
 use std::fmt::Write;
 use std::net::SocketAddr;
@@ -63,7 +64,7 @@ use packgraph::io::generate::{kronecker, SplitMix64};
 use packgraph::io::updates::{build_update, UpdateReader};
 use packgraph::store::{AnyStore, Store, StoreLeaf, StoreOptions, SyncPolicy};
 use packgraph_serve::client::{post_concurrently, Client};
-use packgraph_serve::{lowered_store_options, Backend, ServeConfig, Server};
+use packgraph_serve::{lower_current_thread, lowered_store_options, Backend, ServeConfig, Server};
 
 use crate::args::{usage_error, CommonArgs};
 use crate::{parse_count_list, CountList, Record, Reporter};
@@ -105,6 +106,11 @@ pub(crate) struct ServeArgs {
     /// and connection threads is than the query pool's.
     #[arg(long, default_value_t = packgraph_serve::DEFAULT_WRITE_NICE)]
     write_nice: i32,
+    /// How much lower the priority (nice increment, 0 to 19) of the load generator's writer
+    /// threads is than the process's: at 19 they stand for clients on other machines, which
+    /// take none of the server's cores when it has work.
+    #[arg(long, default_value_t = 0)]
+    client_nice: i32,
     /// The store's sync policy: batch, group:MS or none.
     #[arg(long, default_value = "group:2")]
     sync: String,
@@ -350,12 +356,13 @@ struct Phase {
 }
 
 /// The writers of a phase: `clients` clients of `in_flight` connections each, driven by
-/// `threads` threads.
+/// `threads` threads running `nice` below the process.
 #[derive(Debug, Clone, Copy)]
 struct Writers {
     clients: usize,
     in_flight: usize,
     threads: usize,
+    nice: i32,
 }
 
 impl Writers {
@@ -406,7 +413,10 @@ fn phase(
             let (addr, stop) = (server.addr(), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name("bench-writer".into())
-                .spawn(move || write_until(addr, n, batch, seeds, &stop))
+                .spawn(move || {
+                    lower_current_thread(writers.nice);
+                    write_until(addr, n, batch, seeds, &stop)
+                })
                 .expect("a writer thread")
         })
         .collect();
@@ -463,6 +473,12 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         return Err(usage_error(format!(
             "--write-nice {}: must be 0 to 19",
             args.write_nice
+        )));
+    }
+    if !(0..=19).contains(&args.client_nice) {
+        return Err(usage_error(format!(
+            "--client-nice {}: must be 0 to 19",
+            args.client_nice
         )));
     }
     if !(0.1..=600.0).contains(&args.duration) {
@@ -533,6 +549,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
         clients: 0,
         in_flight: 1,
         threads: 1,
+        nice: 0,
     };
     let mut idle = phase(&server, n, args.readers, no_writers, 1, duration, seed).queries;
     let idle_p50 = quantile_ms(&mut idle, 0.5);
@@ -556,6 +573,7 @@ pub(crate) fn run(args: &ServeArgs, threads: usize) -> anyhow::Result<()> {
                 clients: args.writers,
                 in_flight: args.in_flight,
                 threads: args.client_threads,
+                nice: args.client_nice,
             },
             batch,
             duration,
@@ -643,6 +661,7 @@ mod tests {
             clients: 3,
             in_flight: 2,
             threads,
+            nice: 0,
         };
         let one = writers(1).seeds_per_thread(10);
         assert_eq!(one, [vec![1010, 1011, 1012, 1013, 1014, 1015]]);
