@@ -354,13 +354,14 @@ impl RunIndex {
         Some(())
     }
 
-    /// Starts loading the cache line where `v`'s run goes on after its first arc (which
-    /// the entry holds): a hint for a loop that reads `v`'s arcs a few vertices later.
-    /// Nothing is read for a vertex out of range or with fewer than two arcs.
+    /// Starts loading the cache line where a read of `v`'s run begins in its leaf (past its
+    /// first key, which the entry holds; at the first key's value in a map): a hint for a
+    /// loop that reads `v`'s arcs a few vertices later. Nothing is read for a vertex out
+    /// of range, without arcs, or whose one arc the entry holds whole.
     #[inline]
     pub(crate) fn prefetch<C: LeafCodec>(&self, edges: &Pma<C>, v: VertexId) {
         let entry = self.get(v);
-        if entry.degree > 1 {
+        if entry.degree > 1 || (entry.degree == 1 && C::VALUES) {
             edges.prefetch_short(entry.start);
         }
     }

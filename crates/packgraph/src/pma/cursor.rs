@@ -133,13 +133,13 @@ impl<C: LeafCodec> Pma<C> {
         self.for_count_from(rest, count - 1, f)
     }
 
-    /// Starts loading the cache line where the run after `short`'s first key is
-    /// encoded (a hint: nothing is read).
+    /// Starts loading the cache line where a read from `short` begins: the first key's
+    /// value in a map, else the entry after the first key (a hint: nothing is read).
     #[inline]
     pub(crate) fn prefetch_short(&self, short: ShortCursor) {
         let leaf = short.leaf as usize;
         if leaf < self.num_leaves() {
-            let at = (short.next as usize) >> 2;
+            let at = C::first_read_byte(short.next as usize);
             super::raw::prefetch(&self.leaf(leaf)[at.min(self.leaf_bytes - 1)..], 1);
         }
     }

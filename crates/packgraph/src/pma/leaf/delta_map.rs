@@ -74,6 +74,7 @@ impl LeafCodec for DeltaMapLeaf {
     type Item = (u64, u64);
     const NAME: &'static str = "cpma-map";
     const HEAD: usize = HEAD_BYTES + VALUE_BYTES;
+    const VALUES: bool = true;
     const SLACK: usize = 30;
 
     #[inline(always)]
@@ -167,6 +168,12 @@ impl LeafCodec for DeltaMapLeaf {
         }
     }
 
+    /// The first key's value, the last eight bytes of its entry.
+    #[inline(always)]
+    fn first_read_byte(end: usize) -> usize {
+        end.saturating_sub(VALUE_BYTES)
+    }
+
     #[inline]
     fn item_ending_at<'a>(leaf: impl FnOnce() -> &'a [u8], end: usize, key: u64) -> (u64, u64) {
         (key, read_value(leaf(), end - VALUE_BYTES))
@@ -243,5 +250,31 @@ impl LeafCodec for DeltaMapLeaf {
         } else {
             Self::encode(&items, leaf)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A prefetch of a run known by its first key loads that key's value, which the read
+    /// takes first: the last eight bytes of the entry.
+    #[test]
+    fn the_first_read_of_a_run_is_its_first_value() {
+        let items = [(5, 50), (7, 70), (300, 30_000)];
+        let mut leaf = [0u8; 64];
+        let used = DeltaMapLeaf::encode(&items, &mut leaf);
+        let mut offset = 0;
+        for &(key, value) in &items {
+            let end = DeltaMapLeaf::entry_end(&leaf, offset);
+            let at = DeltaMapLeaf::first_read_byte(end);
+            assert_eq!(read_value(&leaf, at), value);
+            assert_eq!(
+                DeltaMapLeaf::item_ending_at(|| &leaf[..], end, key),
+                (key, value)
+            );
+            offset = end;
+        }
+        assert_eq!(offset, used);
     }
 }

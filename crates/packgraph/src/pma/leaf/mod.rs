@@ -165,6 +165,10 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// Bytes of a leaf's first entry (its uncompressed head).
     const HEAD: usize;
 
+    /// Whether items carry a value beside the key (a map): reading a run's first item
+    /// then reads the leaf, even where its key is known.
+    const VALUES: bool = false;
+
     /// Free bytes a leaf's upper density bound keeps so that any redistribution fits (see
     /// `density.rs`): at least the largest entry, plus a head's extra bytes, plus 2.
     const SLACK: usize;
@@ -190,6 +194,14 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// Writes `items` (non-empty, keys strictly increasing) into `out` if they fit and
     /// returns the bytes written; `None` (with `out` partly overwritten) if they do not.
     fn encode_bounded(items: &[Self::Item], out: &mut [u8]) -> Option<usize>;
+
+    /// The leaf byte that a read of a run known by its first key first touches, when that
+    /// key's entry ends at `end` (an offset as [`LeafCodec::entry_end`] gives it): what a
+    /// prefetch loads. The entry at `end` by default; a map reads the first key's value.
+    #[inline(always)]
+    fn first_read_byte(end: usize) -> usize {
+        end
+    }
 
     /// Calls `f` on each item of the leaf in order until it returns `false`; returns
     /// whether every item was visited.

@@ -640,6 +640,13 @@ impl LeafCodec for GroupLeaf {
         low_halves_two(runs, outs, next_leaf, simd_available())
     }
 
+    /// Positions are `4 * control byte offset + slot`: the entry's group starts at the
+    /// control byte.
+    #[inline(always)]
+    fn first_read_byte(end: usize) -> usize {
+        end >> 2
+    }
+
     #[inline]
     fn entry_end(leaf: &[u8], offset: usize) -> usize {
         if offset < FIRST {
@@ -800,6 +807,9 @@ mod tests {
             let next = GroupLeaf::entry_end(&leaf, pos);
             if let Some(&(_, next_pos, _)) = entries.get(i + 1) {
                 assert_eq!(next, next_pos, "entry {i}");
+                // A prefetch of the rest of the run loads the next entry's control byte.
+                let byte = GroupLeaf::first_read_byte(next);
+                assert!(byte < len && byte >= HEAD_BYTES, "entry {i}: byte {byte}");
             }
             for count in [1, 3, 4, 5, 9, usize::MAX] {
                 let mut got = Vec::new();
