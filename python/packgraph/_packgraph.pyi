@@ -206,6 +206,14 @@ class Graph(_Reads):
         value. Values are ints (64-bit), floats, bools or strs."""
     def snapshot(self) -> Snapshot:
         """The current version, unchanged by later batches; O(1)."""
+    def compact(self, *, room: bool = False) -> None:
+        """Packs the edge arrays again for analysis, as ``read(..., compact=True)`` loads
+        them: the same vertices, edges and attributes in fewer bytes (``nbytes``), for a
+        graph that took its updates. ``room=True`` gives the room for updates back. The
+        first insert that fills a leaf of a compact graph rebuilds the arrays with room.
+        Takes O(edges) time; while it runs, the graph holds both layouts and a copy of one
+        array's edges (8 bytes each, 16 weighted). Snapshots taken before keep the old
+        layout (and its memory) until they go."""
     def __copy__(self) -> Graph: ...
     def __deepcopy__(self, _memo: Any) -> Graph: ...
     def __reduce__(self) -> Tuple[Any, ...]:

@@ -115,6 +115,32 @@ def test_a_compact_read_holds_the_same_graph_in_fewer_bytes(tmp_path):
     assert compact.has_edge(0, 1) and compact.num_edges > roomy.num_edges
 
 
+def test_compact_packs_a_graph_that_took_updates_and_room_gives_the_space_back():
+    rng = np.random.default_rng(11)
+    g = pg.Graph(weighted=True)
+    for _ in range(4):
+        src, dst = rng.integers(0, 3_000, size=(2, 10_000))
+        g.insert_edges(src, dst, rng.random(10_000))
+    g.set_vertex_attr("rank", {0: 1, 7: 2})
+    before = g.snapshot()
+    edges, roomy = sorted(before.edges()), before.nbytes
+    g.compact()
+    assert sorted(g.edges()) == edges
+    assert g.vertices().tolist() == before.vertices().tolist()
+    assert g.vertex_attr("rank").tolist() == before.vertex_attr("rank").tolist()
+    packed = g.nbytes
+    assert packed < 0.9 * roomy
+    # The snapshot taken before keeps its version; answers agree on both.
+    assert before.nbytes == roomy
+    assert pg.sssp(g, 0).tolist() == pytest.approx(pg.sssp(before, 0).tolist())
+    g.compact(room=True)
+    assert sorted(g.edges()) == edges and g.nbytes > 1.1 * packed
+    # Updates go on as before, on either layout.
+    g.compact()
+    assert g.insert_edges([3_001], [3_002], [0.5]) == 1
+    assert g.has_edge(3_001, 3_002) and g.num_edges == len(edges) + 1
+
+
 def test_snapshot_is_isolated_while_another_thread_inserts():
     g = pg.Graph.from_edges(np.arange(1000), np.arange(1, 1001))
     assert_snapshot_isolated(g, batches=50, width=100)

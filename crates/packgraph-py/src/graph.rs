@@ -178,6 +178,22 @@ with_read_write_methods!(Graph, "" {
         Ok(Snapshot::of(self.current(py)?))
     }
 
+    #[pyo3(signature = (*, room = false))]
+    fn compact(&self, py: Python<'_>, room: bool) -> PyResult<()> {
+        let packing = if room {
+            Packing::Updates
+        } else {
+            Packing::Compact
+        };
+        // Taken as the batches take it, so that no batch's ids are half applied.
+        let _ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        py.detach(|| match &self.shared {
+            Shared::Plain(g) => g.repack(packing),
+            Shared::Weighted(g) => g.repack(packing),
+        });
+        Ok(())
+    }
+
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
         self.copy(py)
     }

@@ -229,6 +229,27 @@ impl<C: LeafCodec> Graph<C> {
         }
     }
 
+    /// Packs the edge arrays again, as [`Packing`] says, keeping every edge, id and
+    /// property: [`Packing::Compact`] gives a graph that took updates the layout
+    /// `packgraph run` loads files in (the leaves' free space goes), [`Packing::Updates`]
+    /// gives a compact graph its room for updates back. The flat vertex index is built
+    /// again on the next read. Snapshots taken before keep the old layout until they go.
+    ///
+    /// # Complexity
+    /// O(arcs): one decode and one build of each array, in parallel. Peak memory: the old
+    /// arrays, the new ones and a copy of one array's arcs (8 bytes each, 16 weighted).
+    pub fn repack(&mut self, packing: Packing) {
+        let density = match packing {
+            Packing::Updates => None,
+            Packing::Compact => Some(1.0),
+        };
+        self.out.repack(density);
+        if let Some(incoming) = &mut self.incoming {
+            incoming.repack(density);
+        }
+        self.index = OnceLock::new();
+    }
+
     fn empty(directed: bool) -> Self {
         Self {
             directed,

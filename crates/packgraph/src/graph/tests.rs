@@ -8,6 +8,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::Error;
 
+mod packing;
+
 /// Adjacency sets: the oracle, applying the documented edge policy.
 #[derive(Clone)]
 struct Oracle {
@@ -173,33 +175,6 @@ proptest! {
             .collect();
         let csr = CsrGraph::from_edges(oracle.out.len(), &all, directed);
         assert_same(&csr, &oracle);
-    }
-
-    /// A graph loaded compact ([`Packing::Compact`]) holds what the oracle holds, with less
-    /// slack than one loaded with room for updates, and takes any updates after it (the
-    /// first leaf that fills rebuilds its arrays with room).
-    #[test]
-    fn compact_loads_match_adjacency_sets(
-        directed in any::<bool>(),
-        first in vec((0..400u32, 0..400u32), 200..2_000),
-        batches in vec((any::<bool>(), edges(400)), 0..6),
-    ) {
-        let mut graph = Graph::new(directed);
-        graph.set_packing(Packing::Compact);
-        let mut roomy = Graph::new(directed);
-        let mut oracle = Oracle::new(directed);
-        oracle.apply(&first, true);
-        graph.insert_edges(&first).unwrap();
-        roomy.insert_edges(&first).unwrap();
-        graph.check_invariants().unwrap();
-        assert_same(&graph, &oracle);
-        prop_assert!(graph.memory().slack < roomy.memory().slack);
-        for (insert, batch) in &batches {
-            oracle.apply(batch, *insert);
-            if *insert { graph.insert_edges(batch).unwrap(); } else { graph.delete_edges(batch).unwrap(); }
-            graph.check_invariants().unwrap();
-            assert_same(&graph, &oracle);
-        }
     }
 
     #[test]

@@ -70,6 +70,16 @@ impl<C: LeafCodec> Pma<C> {
         self.rebuild_at(items, density);
     }
 
+    /// Builds the array again from its own items at `density` (`None`: the density growth
+    /// rebuilds at; capped by the leaves' bound as any build is): the same items in a new
+    /// layout. Holds a copy of the items (the size of one item each) beside both arrays
+    /// while it runs.
+    pub(crate) fn repack(&mut self, density: Option<f64>) {
+        let items = self.gather_all(&[]);
+        let density = density.unwrap_or_else(|| self.config.build_density());
+        self.rebuild_at(&items, density);
+    }
+
     /// [`Pma::rebuild`] at byte density `density`.
     pub(super) fn rebuild_at(&mut self, items: &[C::Item], density: f64) {
         let copies = self.page_copies();
