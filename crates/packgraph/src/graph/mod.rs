@@ -214,15 +214,23 @@ pub enum Packing {
     Compact,
 }
 
+impl Packing {
+    /// The byte density a build packs at ([`PmaConfig::load_density`](crate::pma::PmaConfig::load_density)):
+    /// `None` for the density growth rebuilds at, 1 for as tight as the leaves allow.
+    fn density(self) -> Option<f64> {
+        match self {
+            Self::Updates => None,
+            Self::Compact => Some(1.0),
+        }
+    }
+}
+
 impl<C: LeafCodec> Graph<C> {
     /// Sets how tightly the graph's next load into empty edge arrays (an [`Update`] applied
     /// to an empty graph, as the file readers do) packs them. A graph with edges keeps its
     /// layout until it is rebuilt.
     pub fn set_packing(&mut self, packing: Packing) {
-        let density = match packing {
-            Packing::Updates => None,
-            Packing::Compact => Some(1.0),
-        };
+        let density = packing.density();
         self.out.set_load_density(density);
         if let Some(incoming) = &mut self.incoming {
             incoming.set_load_density(density);
@@ -239,10 +247,7 @@ impl<C: LeafCodec> Graph<C> {
     /// O(arcs): one decode and one build of each array, in parallel. Peak memory: the old
     /// arrays, the new ones and a copy of one array's arcs (8 bytes each, 16 weighted).
     pub fn repack(&mut self, packing: Packing) {
-        let density = match packing {
-            Packing::Updates => None,
-            Packing::Compact => Some(1.0),
-        };
+        let density = packing.density();
         self.out.repack(density);
         if let Some(incoming) = &mut self.incoming {
             incoming.repack(density);
