@@ -37,8 +37,10 @@ proptest! {
     }
 
     /// A graph packed again after updates ([`Graph::repack`]) holds what the oracle holds:
-    /// compact with less slack, then with its room back, and takes updates after either.
-    /// A snapshot taken before keeps its layout and its answers.
+    /// compact, then with its room back, and takes updates after either. A snapshot taken
+    /// before keeps its layout and its answers. (How much smaller compact is shows on a
+    /// graph of many leaves, below: an array of one or two leaves may even keep a few more
+    /// free bytes compact, its leaf size being chosen for its smaller capacity.)
     #[test]
     fn repacked_graphs_match_adjacency_sets(
         directed in any::<bool>(),
@@ -52,18 +54,14 @@ proptest! {
             if *insert { graph.insert_edges(batch).unwrap(); } else { graph.delete_edges(batch).unwrap(); }
         }
         let before = graph.snapshot();
-        let roomy = graph.memory().slack;
         let version = graph.version();
         graph.repack(Packing::Compact);
         graph.check_invariants().unwrap();
         assert_same(&graph, &oracle);
         prop_assert_eq!(graph.version(), version);
-        let compact = graph.memory().slack;
-        prop_assert!(compact <= roomy, "slack {} > {}", compact, roomy);
         graph.repack(Packing::Updates);
         graph.check_invariants().unwrap();
         assert_same(&graph, &oracle);
-        prop_assert!(graph.memory().slack >= compact);
         assert_same(&before, &oracle);
         for (i, (insert, batch)) in after.iter().enumerate() {
             if i % 2 == 0 {
@@ -75,4 +73,38 @@ proptest! {
             assert_same(&graph, &oracle);
         }
     }
+}
+
+/// On a graph of many leaves a compact repack takes most of the free space out (and a
+/// little of the data: each leaf starts with its first key in full), and a repack with
+/// room puts the free space back.
+#[test]
+fn a_compact_repack_takes_the_free_space_out() {
+    let n: VertexId = 20_000;
+    let mut graph = Graph::new(true);
+    for batch in 0..8u32 {
+        let edges: Vec<(VertexId, VertexId)> = (0..n)
+            .map(|v| (v, v.wrapping_mul(7_919).wrapping_add(batch * 104_729) % n))
+            .collect();
+        graph.insert_edges(&edges).unwrap();
+    }
+    let roomy = graph.memory();
+    graph.repack(Packing::Compact);
+    let compact = graph.memory();
+    graph.check_invariants().unwrap();
+    assert!(compact.data <= roomy.data);
+    assert!(
+        compact.slack * 3 < roomy.slack,
+        "compact slack {} against {}",
+        compact.slack,
+        roomy.slack
+    );
+    graph.repack(Packing::Updates);
+    let room = graph.memory();
+    assert!(
+        room.slack > 2 * compact.slack,
+        "{} against {}",
+        room.slack,
+        compact.slack
+    );
 }
