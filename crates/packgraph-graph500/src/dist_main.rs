@@ -208,11 +208,7 @@ fn finish(lead: bool, outcome: Result<(), DistError>) -> ExitCode {
 }
 
 #[cfg(feature = "mpi")]
-fn main() -> ExitCode {
-    if let Err(error) = packgraph::cpu::check() {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
-    }
+fn run_process() -> ExitCode {
     use mpi::traits::Communicator;
     use packgraph_graph500::grid::Grid;
     use packgraph_graph500::mpi_comm::MpiComm;
@@ -237,11 +233,7 @@ fn main() -> ExitCode {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn main() -> ExitCode {
-    if let Err(error) = packgraph::cpu::check() {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
-    }
+fn run_process() -> ExitCode {
     use packgraph_graph500::comm::SelfComm;
 
     let launched = packgraph_graph500::comm::launched_processes();
@@ -258,4 +250,13 @@ fn main() -> ExitCode {
     }
     let Command::Run(args) = &cli.command;
     finish(true, execute(&SelfComm, args))
+}
+
+fn main() -> ExitCode {
+    // Before any graph work: a CPU without what the build uses gets an error, not SIGILL.
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    run_process()
 }

@@ -172,11 +172,7 @@ fn parse(lead: bool) -> Result<Args, ExitCode> {
 }
 
 #[cfg(feature = "mpi")]
-fn main() -> ExitCode {
-    if let Err(error) = packgraph::cpu::check() {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
-    }
+fn run_process() -> ExitCode {
     use mpi::traits::Communicator;
     use packgraph_graph500::mpi_comm::MpiComm;
 
@@ -206,11 +202,7 @@ fn main() -> ExitCode {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn main() -> ExitCode {
-    if let Err(error) = packgraph::cpu::check() {
-        eprintln!("error: {error}");
-        return ExitCode::FAILURE;
-    }
+fn run_process() -> ExitCode {
     use packgraph_graph500::comm::SelfComm;
 
     let launched = packgraph_graph500::comm::launched_processes();
@@ -235,4 +227,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn main() -> ExitCode {
+    // Before any graph work: a CPU without what the build uses gets an error, not SIGILL.
+    if let Err(error) = packgraph::cpu::check() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    run_process()
 }
