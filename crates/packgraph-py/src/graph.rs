@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use packgraph::graph::{AnyGraph, Graph as CoreGraph, Packing, SharedGraph, Update, WeightedGraph};
 use packgraph::io::LoadOptions;
-use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
+use packgraph::pma::{GroupLeaf, GroupMapLeaf};
 
 use crate::ids::IdCache;
 use crate::reads::prelude::*;
@@ -22,7 +22,7 @@ use crate::writes::with_read_write_methods;
 
 pub(crate) enum Shared {
     Plain(SharedGraph<GroupLeaf>),
-    Weighted(SharedGraph<DeltaMapLeaf>),
+    Weighted(SharedGraph<GroupMapLeaf>),
 }
 
 impl Shared {

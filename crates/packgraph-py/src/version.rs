@@ -5,13 +5,13 @@
 use packgraph::graph::{
     AnyGraph, GraphRead, IdMap, Snapshot as CoreSnapshot, VertexId, WeightedGraphRead,
 };
-use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
+use packgraph::pma::{GroupLeaf, GroupMapLeaf};
 
 /// One version, with or without edge weights.
 #[derive(Clone)]
 pub(crate) enum Version {
     Plain(CoreSnapshot<GroupLeaf>),
-    Weighted(CoreSnapshot<DeltaMapLeaf>),
+    Weighted(CoreSnapshot<GroupMapLeaf>),
 }
 
 /// Runs `$body` with `$g` bound to the version's snapshot, whatever its edge kind.

@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use packgraph::graph::{AnyGraph, Graph, SharedGraph, Snapshot};
 use packgraph::io::updates::{build_update, UnfitOp, UpdateOp};
-use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
+use packgraph::pma::{GroupLeaf, GroupMapLeaf};
 use packgraph::store::{AnyStore, CheckpointStats, Seq, Store, StoreLeaf};
 
 /// What the server holds.
@@ -31,7 +31,7 @@ enum Kind {
 #[derive(Clone)]
 enum Version {
     Unweighted(Snapshot<GroupLeaf>),
-    Weighted(Snapshot<DeltaMapLeaf>),
+    Weighted(Snapshot<GroupMapLeaf>),
 }
 
 impl Version {

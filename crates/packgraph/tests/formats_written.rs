@@ -8,7 +8,10 @@
 //! integer; and for store format 4, whose bytes differ from format 3's only in the version
 //! fields: format 3's are kept as `tests/golden/store-v3*`; and for store format 5, which
 //! writes the ids and properties as subtree units: format 4's are kept as
-//! `tests/golden/store-v4*`). A change that alters a written byte without a new format
+//! `tests/golden/store-v4*`; and for store format 6 and snapshot format 3, which store a
+//! weighted graph's leaves in group varint: format 5's directories are kept as
+//! `tests/golden/store-v5*`, the version 2 snapshots as `tests/golden/snapshot-v2-*.pgb`).
+//! A change that alters a written byte without a new format
 //! version fails here.
 //!
 //! `PACKGRAPH_WRITE_GOLDEN=1 cargo test --test formats_written` rewrites them (only with a

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use packgraph::graph::{ExternalId, Graph, GraphRead, IdMap, PropertyValue, Update, WeightedGraph};
-use packgraph::pma::{DeltaMapLeaf, GroupLeaf};
+use packgraph::pma::{GroupLeaf, GroupMapLeaf};
 use packgraph::store::{self, Store, StoreOptions};
 
 fn golden() -> PathBuf {
@@ -93,7 +93,7 @@ fn write_golden_v1() {
 #[test]
 fn golden_v1_reads_back() {
     let want = expected();
-    let got: Graph<DeltaMapLeaf> = store::load_graph(&golden()).unwrap();
+    let got: Graph<GroupMapLeaf> = store::load_graph(&golden()).unwrap();
     assert_same(&got, &want);
     let report = store::verify(&golden()).unwrap();
     assert_eq!((report.records, report.torn_bytes), (1, 0));
@@ -105,7 +105,7 @@ fn golden_v1_reads_back() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
     }
-    let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    let store = Store::<GroupMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
     assert_same(&store.snapshot(), &want);
     assert_eq!(store.recovery().records_replayed, 1);
 }
@@ -231,7 +231,7 @@ fn expected_v2() -> WeightedGraph {
 #[test]
 fn golden_v2_reads_back_and_keeps_an_unknown_id() {
     let want = expected_v2();
-    let got: Graph<DeltaMapLeaf> = store::load_graph(&golden_v2("store-v2")).unwrap();
+    let got: Graph<GroupMapLeaf> = store::load_graph(&golden_v2("store-v2")).unwrap();
     assert_eq!(got.num_vertices(), want.num_vertices());
     assert_eq!(
         got.out_array().iter().collect::<Vec<_>>(),
@@ -249,7 +249,7 @@ fn golden_v2_reads_back_and_keeps_an_unknown_id() {
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("g");
     copy_dir(&golden_v2("store-v2"), &copy);
-    let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    let store = Store::<GroupMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
     let mut more = Update::new();
     more.insert_weighted_edges(&[(2, 3, 1.5)]);
     store.commit(&more).unwrap();
@@ -320,6 +320,15 @@ fn golden_v4_reads_back_and_its_next_checkpoint_is_full() {
     old_golden_reads_back_and_its_next_checkpoint_is_full("store-v4", 4);
 }
 
+/// Format 5 (`tests/golden/store-v5`, `store-v5-unweighted`: what `tests/formats_written.rs`
+/// wrote before format 6 stored a weighted graph's leaves in group varint) does the same:
+/// its byte-coded weighted pages are re-encoded on load, and its next checkpoint writes
+/// them as group-varint map pages.
+#[test]
+fn golden_v5_reads_back_and_its_next_checkpoint_is_full() {
+    old_golden_reads_back_and_its_next_checkpoint_is_full("store-v5", 5);
+}
+
 /// The golden directory `name` (and `name-unweighted`) of format `version` holds the graph
 /// of [`expected_v3`] and one log record after its checkpoint; written to, its first
 /// checkpoint is full, the next a delta.
@@ -341,7 +350,7 @@ fn old_golden_reads_back_and_its_next_checkpoint_is_full(name: &str, version: u3
     let copy = tmp.path().join("g");
     copy_dir(&dir, &copy);
     let mut want = want;
-    let store = Store::<DeltaMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
+    let store = Store::<GroupMapLeaf>::open(&copy, StoreOptions::default()).unwrap();
     let mut more = Update::new();
     more.insert_weighted_edges(&[(2, 3, 1.5)])
         .set_property("age", 5, PropertyValue::Int(5))

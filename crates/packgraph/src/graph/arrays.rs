@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 
 use super::{Graph, IdMap, Properties};
 use crate::pma::{
-    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, IntoPma, LeafCodec, Pma, PmaParts, PmaPartsRef,
-    RebuildError,
+    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, GroupMapLeaf, IntoPma, LeafCodec, Pma, PmaParts,
+    PmaPartsRef, RebuildError,
 };
 use crate::{Error, Result};
 
@@ -107,25 +107,40 @@ impl Graph<GroupLeaf> {
         out: A,
         incoming: Option<A>,
     ) -> Result<Self> {
-        let reencode = |parts: A| -> Result<PmaParts> {
-            let old = parts.into_pma::<DeltaLeaf>(|_| true).map_err(|e| match e {
-                RebuildError::Invalid(e) => Error::corrupt(format!("a byte-coded edge array: {e}")),
-                RebuildError::Unreadable(e) => e,
-            })?;
-            let config = old.config().clone();
-            let keys: Vec<u64> = old.iter().collect();
-            drop(old);
-            let new = Pma::<GroupLeaf>::from_sorted_with_config(&keys, config)
-                .map_err(|e| Error::corrupt(format!("re-encoding a byte-coded edge array: {e}")))?;
-            Ok(new.into_parts())
-        };
-        let out = reencode(out)?;
-        let incoming = incoming.map(reencode).transpose()?;
+        let out = reencode::<DeltaLeaf, GroupLeaf, _>(out, |_| true)?;
+        let incoming = incoming
+            .map(|parts| reencode::<DeltaLeaf, GroupLeaf, _>(parts, |_| true))
+            .transpose()?;
         Self::from_parts(directed, num_vertices, out, incoming)
     }
 }
 
-impl Graph<DeltaMapLeaf> {
+/// An edge array whose leaves are in codec `Old`, validated as such (each item passing
+/// `item_ok`), as the parts of the same array in codec `New` with the same configuration.
+fn reencode<Old, New, A>(parts: A, item_ok: impl Fn(Old::Item) -> bool + Sync) -> Result<PmaParts>
+where
+    Old: LeafCodec,
+    New: LeafCodec<Item = Old::Item>,
+    A: IntoPma,
+{
+    let old = parts.into_pma::<Old>(item_ok).map_err(|e| match e {
+        RebuildError::Invalid(e) => Error::corrupt(format!("a byte-coded edge array: {e}")),
+        RebuildError::Unreadable(e) => e,
+    })?;
+    let config = old.config().clone();
+    let items: Vec<Old::Item> = old.iter().collect();
+    drop(old);
+    let new = Pma::<New>::from_sorted_with_config(&items, config)
+        .map_err(|e| Error::corrupt(format!("re-encoding a byte-coded edge array: {e}")))?;
+    Ok(new.into_parts())
+}
+
+/// Whether a stored weight is one a graph takes (finite).
+fn finite_weight((_, bits): (u64, u64)) -> bool {
+    f64::from_bits(bits).is_finite()
+}
+
+impl Graph<GroupMapLeaf> {
     /// Rebuilds a weighted graph from its edge arrays (see [`Graph::parts`]), validating
     /// them fully, weights included.
     ///
@@ -137,9 +152,26 @@ impl Graph<DeltaMapLeaf> {
         out: A,
         incoming: Option<A>,
     ) -> Result<Self> {
-        Self::from_parts_checked(directed, num_vertices, out, incoming, |(_, bits)| {
-            f64::from_bits(bits).is_finite()
-        })
+        Self::from_parts_checked(directed, num_vertices, out, incoming, finite_weight)
+    }
+
+    /// [`Graph::from_weighted_parts`] for arrays whose leaves are in byte codes
+    /// ([`DeltaMapLeaf`], the weighted layout before store format 6 and snapshot format 3):
+    /// validated as such, then re-encoded in group varint.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first thing that does not hold.
+    pub fn from_byte_coded_weighted_parts<A: IntoPma>(
+        directed: bool,
+        num_vertices: usize,
+        out: A,
+        incoming: Option<A>,
+    ) -> Result<Self> {
+        let out = reencode::<DeltaMapLeaf, GroupMapLeaf, _>(out, finite_weight)?;
+        let incoming = incoming
+            .map(|parts| reencode::<DeltaMapLeaf, GroupMapLeaf, _>(parts, finite_weight))
+            .transpose()?;
+        Self::from_weighted_parts(directed, num_vertices, out, incoming)
     }
 }
 

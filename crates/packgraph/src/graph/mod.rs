@@ -46,7 +46,7 @@ mod writer;
 
 use std::sync::{Arc, OnceLock};
 
-use crate::pma::{DeltaMapLeaf, GroupLeaf, LeafCodec, Pma};
+use crate::pma::{GroupLeaf, GroupMapLeaf, LeafCodec, Pma};
 
 pub use self::any::AnyGraph;
 pub use self::csr::CsrGraph;
@@ -75,10 +75,10 @@ pub(crate) use self::writer::Outcome;
 /// assert!(g.insert_edges(&[(2, 3, f64::NAN)]).is_err());
 /// assert_eq!(g.num_edges(), 2);
 /// ```
-pub type WeightedGraph = Graph<DeltaMapLeaf>;
+pub type WeightedGraph = Graph<GroupMapLeaf>;
 
 /// The leaf codecs a graph's edge arrays can use: [`GroupLeaf`] (keys only) and
-/// [`DeltaMapLeaf`] (keys with `f64` weight bits). Sealed.
+/// [`GroupMapLeaf`] (keys with `f64` weight bits). Sealed.
 pub trait EdgeLeaf: LeafCodec + sealed::Sealed {
     /// Whether the arrays store a weight per edge.
     const WEIGHTED: bool;
@@ -95,7 +95,7 @@ pub trait EdgeLeaf: LeafCodec + sealed::Sealed {
 mod sealed {
     pub trait Sealed {}
     impl Sealed for crate::pma::GroupLeaf {}
-    impl Sealed for crate::pma::DeltaMapLeaf {}
+    impl Sealed for crate::pma::GroupMapLeaf {}
 }
 
 impl EdgeLeaf for GroupLeaf {
@@ -112,7 +112,7 @@ impl EdgeLeaf for GroupLeaf {
     }
 }
 
-impl EdgeLeaf for DeltaMapLeaf {
+impl EdgeLeaf for GroupMapLeaf {
     const WEIGHTED: bool = true;
 
     #[inline]
@@ -155,7 +155,7 @@ struct FlatIndex {
 /// A dynamic graph stored in compressed packed memory arrays; the single writer.
 ///
 /// `C` is the edge array's leaf layout: [`GroupLeaf`] for plain edges (the default) or
-/// [`DeltaMapLeaf`] for weighted edges ([`WeightedGraph`]).
+/// [`GroupMapLeaf`] for weighted edges ([`WeightedGraph`]).
 ///
 /// # Examples
 /// ```
@@ -190,7 +190,7 @@ impl Graph<GroupLeaf> {
     }
 }
 
-impl Graph<DeltaMapLeaf> {
+impl Graph<GroupMapLeaf> {
     /// An empty weighted graph.
     pub fn new_weighted(directed: bool) -> Self {
         Self::empty(directed)

@@ -13,7 +13,7 @@ use super::{
     edge_key, Applied, EdgeLeaf, ExternalId, Graph, IdMap, PropertyChange, PropertyValue, Update,
     VertexId, MAX_VERTICES,
 };
-use crate::pma::{DeltaMapLeaf, GroupLeaf, Pma};
+use crate::pma::{GroupLeaf, GroupMapLeaf, Pma};
 use crate::{Error, Result};
 
 /// Arcs below which both arrays are updated on the calling thread: a rayon call costs
@@ -556,7 +556,7 @@ impl Graph<GroupLeaf> {
     }
 }
 
-impl Graph<DeltaMapLeaf> {
+impl Graph<GroupMapLeaf> {
     /// A weighted graph on at least `num_vertices` vertices (grown to cover every endpoint).
     ///
     /// # Errors

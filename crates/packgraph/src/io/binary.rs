@@ -17,7 +17,9 @@ use crate::Error;
 pub const MAGIC: &[u8; 8] = b"PKGRAPH\0";
 /// The format version this build writes. Version 2 stores unweighted graphs' leaves in
 /// group varint (`GroupLeaf`); version 1, still read, in byte codes (`DeltaLeaf`).
-pub const VERSION: u32 = 2;
+/// Version 3 stores weighted graphs' leaves in group varint with the weights
+/// (`GroupMapLeaf`); versions 1 and 2, still read, in byte codes (`DeltaMapLeaf`).
+pub const VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the fixed header.
@@ -379,7 +381,12 @@ pub(crate) fn read(path: &Path) -> Result<Dataset, Error> {
         ));
     }
     let invalid = |e: Error| corrupted(path, e.to_string());
-    let graph = if Flag::Weighted.is_in(flags) {
+    let graph = if Flag::Weighted.is_in(flags) && version < 3 {
+        AnyGraph::Weighted(
+            WeightedGraph::from_byte_coded_weighted_parts(directed, num_vertices, out, incoming)
+                .map_err(invalid)?,
+        )
+    } else if Flag::Weighted.is_in(flags) {
         AnyGraph::Weighted(
             WeightedGraph::from_weighted_parts(directed, num_vertices, out, incoming)
                 .map_err(invalid)?,

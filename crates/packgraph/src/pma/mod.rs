@@ -84,8 +84,8 @@ pub use self::config::PmaConfig;
 pub use self::cursor::{CopyVolume, Cursor, ShortCursor};
 pub use self::iter::Range;
 pub use self::leaf::{
-    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, ItemCheck, LeafCodec, LeafInsert, LeafRemove,
-    PlainLeaf, SliceRun,
+    ArcCheck, DeltaLeaf, DeltaMapLeaf, GroupLeaf, GroupMapLeaf, ItemCheck, LeafCodec, LeafInsert,
+    LeafRemove, PlainLeaf, SliceRun,
 };
 pub(crate) use self::log::ChangeLog;
 pub(crate) use self::serialize::ArrayDims;

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::recover::read_manifest;
 use super::{load_graph, CheckpointStats, OsVfs, RecoveryStats, Seq, Store, StoreOptions};
 use crate::graph::{AnyGraph, Applied, IdKind, Update};
-use crate::pma::{DeltaMapLeaf, GroupLeaf};
+use crate::pma::{GroupLeaf, GroupMapLeaf};
 use crate::Result;
 
 /// A store of either graph kind, as the directory's manifest says.
@@ -15,7 +15,7 @@ pub enum AnyStore {
     /// Edges without weights.
     Unweighted(Store<GroupLeaf>),
     /// Edges with `f64` weights.
-    Weighted(Store<DeltaMapLeaf>),
+    Weighted(Store<GroupMapLeaf>),
 }
 
 /// Evaluates `$body` with `$store` bound to the store inside `$any`, whichever kind it is.

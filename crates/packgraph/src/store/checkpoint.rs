@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::format::SUBTREE_UNITS;
+use super::format::STORE_FORMAT_VERSION;
 use super::format::{pack_name, parse_pack_name, unit_hash, Manifest, PackWriter, UnitKind};
 use super::format::{UnitRef, MANIFEST};
 use super::units::{self, ArrayShape, Base};
@@ -302,8 +302,11 @@ fn delta_payload<C: StoreLeaf>(
     // Before format 4 the properties unit held the checkpoint's values, not the base's: a
     // delta (which now carries property changes) needs a base of format 4 first; and the
     // manifest names the ids and properties as index units since format 5, so a delta of
-    // this build needs a base of format 5.
-    if full || state.manifest.base == placeholder() || state.manifest.version < SUBTREE_UNITS {
+    // this build needs a base of format 5; and a weighted graph's pages are group varint
+    // since format 6. So a delta needs a base of the current format: the first checkpoint
+    // after an older one is full, which converts the directory.
+    if full || state.manifest.base == placeholder() || state.manifest.version < STORE_FORMAT_VERSION
+    {
         return None;
     }
     let bytes = units::delta(&state.base, snapshot).encode();
@@ -325,12 +328,7 @@ fn write_all(writer: &mut UnitWriter, kind: UnitKind, payloads: &[Vec<u8>]) -> V
 /// The page units of one edge array and its shape.
 fn write_array<C: StoreLeaf>(writer: &mut UnitWriter, parts: &PmaPartsRef<'_>) -> ArrayShape {
     let payloads = units::page_payloads(parts);
-    let kind = if C::GROUP_PAGES {
-        UnitKind::GroupPage
-    } else {
-        UnitKind::Page
-    };
-    let pages = write_all(writer, kind, &payloads);
+    let pages = write_all(writer, units::page_kind::<C>(), &payloads);
     ArrayShape::of(parts, pages)
 }
 

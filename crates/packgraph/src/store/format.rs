@@ -17,10 +17,12 @@ use crate::{Error, Result};
 /// manifest's properties unit then holds the base's values; version 5 the id dictionary
 /// and the properties as subtree units under an index unit each
 /// ([`UnitKind::IdsIndex`], [`UnitKind::PropertiesIndex`]), so that a new base rewrites
-/// only the subtrees that changed.
-pub const STORE_FORMAT_VERSION: u32 = 5;
-/// The oldest format version this build reads: version 1 data directories are read (their
-/// unweighted pages re-encoded on load) and their next full checkpoint writes version 2.
+/// only the subtrees that changed; version 6 group-varint map pages
+/// ([`UnitKind::GroupMapPage`]) for weighted graphs.
+pub const STORE_FORMAT_VERSION: u32 = 6;
+/// The oldest format version this build reads. Byte-coded pages (unweighted graphs of
+/// version 1, weighted graphs before version 6) are re-encoded on load, and the next
+/// checkpoint, a full one, writes the current version.
 pub const STORE_OLDEST_READABLE: u32 = 1;
 
 /// The first format version whose delta unit carries the property changes since the base
@@ -113,7 +115,8 @@ pub(super) fn parse_pack_name(name: &str) -> Option<u64> {
 #[repr(u8)]
 pub(super) enum UnitKind {
     /// One page of an edge array: its leaves' sizes, heads and used bytes, the leaves in
-    /// byte codes (weighted graphs; unweighted graphs of format version 1).
+    /// byte codes (weighted graphs before format version 6; unweighted graphs of version
+    /// 1).
     Page = 1,
     /// The base of a checkpoint: both arrays' shapes and the references to their pages.
     Base = 2,
@@ -137,6 +140,9 @@ pub(super) enum UnitKind {
     /// Property values of one column for one run of vertices (an encoded update that sets
     /// them).
     PropertySubtree = 10,
+    /// One page of a weighted edge array, laid out like [`UnitKind::Page`] with the leaves
+    /// in group varint, each difference followed by its weight (format version 6).
+    GroupMapPage = 11,
 }
 
 impl UnitKind {
@@ -152,6 +158,7 @@ impl UnitKind {
             8 => Self::IdSubtree,
             9 => Self::PropertiesIndex,
             10 => Self::PropertySubtree,
+            11 => Self::GroupMapPage,
             _ => return None,
         })
     }

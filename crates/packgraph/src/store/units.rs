@@ -9,28 +9,25 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::format::{in_file, reader, UnitRef, UNIT_REF_BYTES};
+use super::format::{in_file, reader, UnitKind, UnitRef, UNIT_REF_BYTES};
 use crate::codec::bytes::{ByteReader, ByteWriter, BytesError};
 use crate::graph::{
     EdgeLeaf, ExternalId, Graph, GraphRead, IdMap, Properties, PropertyValue, Update, VertexId,
 };
 use crate::pma::{
-    ArrayDims, DeltaMapLeaf, GroupLeaf, IntoPma, PageSlot, PmaConfig, PmaParts, PmaPartsRef,
+    ArrayDims, GroupLeaf, GroupMapLeaf, IntoPma, PageSlot, PmaConfig, PmaParts, PmaPartsRef,
 };
 use crate::{Error, Result};
 
 /// The leaf codecs a store can hold: [`EdgeLeaf`] with a checked rebuild from arrays.
 pub trait StoreLeaf: EdgeLeaf + Sized {
-    /// Whether pages are stored as group-varint pages (format 2) rather than byte codes.
-    #[doc(hidden)]
-    const GROUP_PAGES: bool;
-
     /// Rebuilds a graph from its arrays (whether it is directed, its vertex count, its out-
     /// and in-arrays), validating them fully.
     #[doc(hidden)]
     fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>>;
 
-    /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in format 1's byte codes.
+    /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in byte codes
+    /// ([`UnitKind::Page`]: an unweighted graph of format 1, a weighted one before 6).
     #[doc(hidden)]
     fn from_legacy_arrays<A: IntoPma>(
         directed: bool,
@@ -43,8 +40,6 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
 }
 
 impl StoreLeaf for GroupLeaf {
-    const GROUP_PAGES: bool = true;
-
     fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>> {
         Graph::from_parts(d, n, out, inc)
     }
@@ -59,11 +54,27 @@ impl StoreLeaf for GroupLeaf {
     }
 }
 
-impl StoreLeaf for DeltaMapLeaf {
-    const GROUP_PAGES: bool = false;
-
+impl StoreLeaf for GroupMapLeaf {
     fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>> {
         Graph::from_weighted_parts(d, n, out, inc)
+    }
+
+    fn from_legacy_arrays<A: IntoPma>(
+        d: bool,
+        n: usize,
+        out: A,
+        inc: Option<A>,
+    ) -> Result<Graph<Self>> {
+        Graph::from_byte_coded_weighted_parts(d, n, out, inc)
+    }
+}
+
+/// The kind of the pages this build writes for a graph of leaves `C`.
+pub(super) fn page_kind<C: StoreLeaf>() -> UnitKind {
+    if C::WEIGHTED {
+        UnitKind::GroupMapPage
+    } else {
+        UnitKind::GroupPage
     }
 }
 

@@ -8,7 +8,7 @@ use super::format::{check_pack, parse_pack_name, Manifest};
 use super::recover::{load, read_manifest};
 use super::{io_at, OsVfs, StoreLeaf, Vfs};
 use crate::graph::GraphRead;
-use crate::pma::{DeltaMapLeaf, GroupLeaf};
+use crate::pma::{GroupLeaf, GroupMapLeaf};
 use crate::{Error, Result};
 
 /// What [`verify`] checked.
@@ -57,7 +57,7 @@ pub fn verify_with(vfs: &dyn Vfs, dir: &Path) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     check_packs(vfs, dir, &manifest, &mut report)?;
     if manifest.weighted {
-        check_recovery::<DeltaMapLeaf>(vfs, dir, &mut report)?;
+        check_recovery::<GroupMapLeaf>(vfs, dir, &mut report)?;
     } else {
         check_recovery::<GroupLeaf>(vfs, dir, &mut report)?;
     }

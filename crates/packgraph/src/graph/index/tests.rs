@@ -1,7 +1,7 @@
 //! The flat index's tests: runs, builds, derivations and old counts against plain lists.
 
 use super::*;
-use crate::pma::{DeltaMapLeaf, GroupLeaf, PlainLeaf};
+use crate::pma::{GroupLeaf, GroupMapLeaf, PlainLeaf};
 use proptest::prelude::*;
 
 /// Every vertex's run read through the index, as `(vertex, target)` pairs.
@@ -43,7 +43,7 @@ fn runs_read_back_whole_after_wide_targets_and_in_maps() {
         arcs
     );
     let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k ^ 0xabc)).collect();
-    let weighted = Pma::<DeltaMapLeaf>::from_sorted(&items).unwrap();
+    let weighted = Pma::<GroupMapLeaf>::from_sorted(&items).unwrap();
     let index = RunIndex::build(&weighted, 6);
     let mut seen = Vec::new();
     index.for_each(&weighted, 2, |item| {

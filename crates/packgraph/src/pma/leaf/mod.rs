@@ -8,6 +8,8 @@
 //! PlainLeaf:    | k0 (8 B) | k1 (8 B) | k2 (8 B) | ... | free |
 //! DeltaLeaf:    | k0 (8 B) | code(k1-k0) | code(k2-k1) | ... | free |   (codes: 1–10 B each)
 //! DeltaMapLeaf: | k0 (8 B) | v0 (8 B) | code(k1-k0) | v1 (8 B) | ... | free |
+//! GroupLeaf:    | k0 (8 B) | ctrl | d1 | d2 | d3 | d4 | ctrl | ... | free |   (group varint)
+//! GroupMapLeaf: | k0 (8 B) | v0 (8 B) | ctrl | d1 | v1 | ... | d4 | v4 | ctrl | ... | free |
 //! ```
 //!
 //! Functions reading a leaf take a slice that starts at the leaf and may extend past it (into
@@ -16,8 +18,9 @@
 //! exactly the leaf's bytes, whose length is its capacity.
 //!
 //! This file holds the codec trait, [`LeafCodec`], and the head helpers the codecs share;
-//! each codec has its own file: `plain.rs` ([`PlainLeaf`]), `delta.rs` ([`DeltaLeaf`]) and
-//! `delta_map.rs` ([`DeltaMapLeaf`]).
+//! each codec has its own file: `plain.rs` ([`PlainLeaf`]), `delta.rs` ([`DeltaLeaf`]),
+//! `delta_map.rs` ([`DeltaMapLeaf`]), `group/mod.rs` ([`GroupLeaf`], the unweighted graph's)
+//! and `group/map.rs` ([`GroupMapLeaf`], the weighted graph's).
 
 mod delta;
 mod delta_map;
@@ -26,7 +29,7 @@ mod plain;
 
 pub use self::delta::DeltaLeaf;
 pub use self::delta_map::DeltaMapLeaf;
-pub use self::group::GroupLeaf;
+pub use self::group::{GroupLeaf, GroupMapLeaf};
 pub use self::plain::PlainLeaf;
 
 /// Bytes of a leaf's uncompressed head.
@@ -153,8 +156,9 @@ impl<C: LeafCodec + ?Sized, F: Fn(C::Item) -> bool + Sync> ItemCheck<C> for ArcC
 }
 
 /// A leaf encoding for [`Pma`](super::Pma). Implemented by [`DeltaLeaf`] (the CPMA's byte
-/// codes), [`GroupLeaf`] (group varint, the graph's), [`DeltaMapLeaf`] (byte codes with
-/// values) and [`PlainLeaf`] (the uncompressed PMA); sealed.
+/// codes), [`GroupLeaf`] (group varint, the graph's), [`GroupMapLeaf`] (group varint with
+/// values, the weighted graph's), [`DeltaMapLeaf`] (byte codes with values) and
+/// [`PlainLeaf`] (the uncompressed PMA); sealed.
 pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     /// What the array stores: a key (`u64`, a set) or a key with its value (a map).
     type Item: Copy + Default + PartialEq + Send + Sync + std::fmt::Debug + 'static;

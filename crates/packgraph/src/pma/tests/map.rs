@@ -1,4 +1,5 @@
-//! The key→value CPMA ([`CpmaMap`]) against a `BTreeMap`.
+//! The key→value CPMA ([`CpmaMap`], and the weighted graph's group-varint map leaf,
+//! [`GroupMapLeaf`]) against a `BTreeMap`.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -8,9 +9,9 @@ use super::*;
 /// Runs `ops` on a [`CpmaMap`] and a `BTreeMap`; an op's key `k` carries the value
 /// `k * 31 + salt` (salt varies per op, so re-inserting a key replaces its value, and the
 /// last of a batch's duplicates must win).
-fn run_map_ops(config: PmaConfig, ops: &[Op]) {
+fn run_map_ops<C: LeafCodec<Item = (u64, u64)>>(config: PmaConfig, ops: &[Op]) {
     use std::collections::BTreeMap;
-    let mut map = CpmaMap::with_config(config).unwrap();
+    let mut map = Pma::<C>::with_config(config).unwrap();
     let mut oracle = BTreeMap::new();
     for (salt, op) in ops.iter().enumerate() {
         let item =
@@ -61,14 +62,42 @@ proptest! {
     fn cpma_map_matches_btreemap(ops in vec(op(), 1..40), divisor in prop::sample::select(vec![1usize, 10, 1000])) {
         for pool in pools() {
             let config = PmaConfig { leaf_bytes: Some(128), ..small_config(divisor) };
-            pool.install(|| run_map_ops(config, &ops));
+            pool.install(|| run_map_ops::<DeltaMapLeaf>(config.clone(), &ops));
+            pool.install(|| run_map_ops::<GroupMapLeaf>(config, &ops));
         }
     }
 
     #[test]
     fn cpma_map_default_config_matches_btreemap(ops in vec(op(), 1..20)) {
-        pools()[1].install(|| run_map_ops(PmaConfig::default(), &ops));
+        pools()[1].install(|| run_map_ops::<DeltaMapLeaf>(PmaConfig::default(), &ops));
+        pools()[1].install(|| run_map_ops::<GroupMapLeaf>(PmaConfig::default(), &ops));
     }
+
+    /// Keys whose differences take every length code of the group-varint map, the
+    /// widest (8 bytes) most of all, at the leaf size and bound the slack is for.
+    #[test]
+    fn group_map_with_wide_differences_matches_btreemap(
+        ops in vec(wide_op(), 1..30),
+    ) {
+        let config = PmaConfig { leaf_bytes: Some(256), ..PmaConfig::default() };
+        pools()[1].install(|| run_map_ops::<GroupMapLeaf>(config, &ops));
+    }
+}
+
+/// An op on keys spread over the whole `u64` range, or clustered so that short and long
+/// differences mix.
+fn wide_op() -> impl Strategy<Value = Op> {
+    let key = prop_oneof![
+        any::<u64>(),
+        (0u64..64, 0u64..300).prop_map(|(hi, lo)| hi << 40 | lo)
+    ];
+    let batch = vec(key.clone(), 1..200);
+    prop_oneof![
+        2 => key.clone().prop_map(Op::Insert),
+        1 => key.prop_map(Op::Remove),
+        3 => batch.clone().prop_map(Op::InsertBatch),
+        1 => batch.prop_map(Op::RemoveBatch),
+    ]
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub(super) enum Placing {
 }
 
 /// Loads the arrays of `shape` from their page units (read by [`Packs::read`]), every page
-/// of kind `kind` ([`UnitKind::Page`] or [`UnitKind::GroupPage`]), placed as `placing`
+/// of kind `kind` (one of [`PAGE_KINDS`]), placed as `placing`
 /// says.
 ///
 /// One parallel pass does all of a page's work, when the array is rebuilt: its CRC-32C and
@@ -153,7 +153,8 @@ fn page_kind(packs: &Packs<'_>, shape: &ArrayShape) -> Result<Option<UnitKind>> 
 }
 
 /// The kinds an edge array's pages may have.
-pub(super) const PAGE_KINDS: [UnitKind; 2] = [UnitKind::Page, UnitKind::GroupPage];
+pub(super) const PAGE_KINDS: [UnitKind; 3] =
+    [UnitKind::Page, UnitKind::GroupPage, UnitKind::GroupMapPage];
 
 /// Where the payload of `page` starts in its pack.
 pub(super) fn page_at(page: &UnitRef) -> u64 {
@@ -231,11 +232,7 @@ pub(super) fn load_arrays<'p, C: StoreLeaf>(
     base: &'p Base,
     placing: Placing,
 ) -> Result<(LoadedArray<'p>, Option<LoadedArray<'p>>, bool)> {
-    let native = if C::GROUP_PAGES {
-        UnitKind::GroupPage
-    } else {
-        UnitKind::Page
-    };
+    let native = units::page_kind::<C>();
     let kind = match page_kind(packs, &base.out)? {
         Some(kind) => kind,
         None => match &base.incoming {
@@ -243,11 +240,11 @@ pub(super) fn load_arrays<'p, C: StoreLeaf>(
             None => native,
         },
     };
-    // Pages of a weighted graph are byte-coded maps in every version; an unweighted graph's
-    // are group varint since version 2, byte codes before (re-encoded here).
-    let legacy = match (C::GROUP_PAGES, kind) {
-        (false, UnitKind::Page) | (true, UnitKind::GroupPage) => false,
-        (true, UnitKind::Page) => true,
+    // An unweighted graph's pages are group varint since version 2, a weighted graph's
+    // since version 6; byte codes before (re-encoded here).
+    let legacy = match kind {
+        UnitKind::Page => true,
+        kind if kind == native => false,
         _ => {
             return Err(Error::Corrupt {
                 path: Some(packs.path(&manifest.base)),

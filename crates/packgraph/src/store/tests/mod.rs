@@ -27,7 +27,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::graph::{ExternalId, Graph, GraphRead, PropertyValue, Update, VertexId, WeightedGraph};
-use crate::pma::DeltaMapLeaf;
+use crate::pma::GroupMapLeaf;
 
 /// Everything a user can observe of a graph.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +164,7 @@ fn a_second_writer_is_refused_until_the_first_closes() {
     drop(store);
     let store = Store::<GroupLeaf>::open(&path, StoreOptions::default()).unwrap();
     assert_eq!(store.snapshot().num_arcs(), 1);
-    assert!(Store::<DeltaMapLeaf>::open(&path, StoreOptions::default()).is_err());
+    assert!(Store::<GroupMapLeaf>::open(&path, StoreOptions::default()).is_err());
 }
 
 #[test]

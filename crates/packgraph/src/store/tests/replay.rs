@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::{fingerprint, Fingerprint, Item2};
 use crate::graph::{ExternalId, Graph, GraphRead, PropertyValue, Update, VertexId};
-use crate::pma::{DeltaMapLeaf, GroupLeaf};
+use crate::pma::{GroupLeaf, GroupMapLeaf};
 use crate::store::replay::Replayer;
 use crate::store::wal::{LogRecord, SegmentBytes};
 use crate::store::StoreLeaf;
@@ -244,7 +244,7 @@ proptest! {
         scripts in vec(vec(op(), 0..5), 0..40),
         limit in 1usize..24,
     ) {
-        check(&|| Graph::<DeltaMapLeaf>::new_weighted(directed), true, &scripts, limit)?;
+        check(&|| Graph::<GroupMapLeaf>::new_weighted(directed), true, &scripts, limit)?;
     }
 
     #[test]

@@ -29,10 +29,12 @@ use crate::pma::sort;
 
 mod check;
 mod edit;
+mod map;
 mod slice;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+pub use self::map::GroupMapLeaf;
 use self::slice::{low_halves, low_halves_two, simd_available};
 
 use super::{
