@@ -32,43 +32,44 @@ const SAMPLE_BLOCK: usize = 1024;
 /// Vertices per parallel task in the finishing pass.
 const FINISH_BLOCK: usize = 1024;
 
-fn find(parent: &[AtomicU32], mut v: VertexId) -> VertexId {
-    loop {
-        let p = parent[v as usize].load(Ordering::Relaxed);
-        if p == v {
-            return v;
-        }
-        let grand = parent[p as usize].load(Ordering::Relaxed);
-        // Path halving; losing this race only leaves a longer path.
-        let _ = parent[v as usize].compare_exchange(p, grand, Ordering::Relaxed, Ordering::Relaxed);
-        v = grand;
-    }
-}
-
+/// Joins the trees of `a` and `b` (Afforest's link, Sutton et al. 2018): walks both up
+/// one step at a time and hooks the larger root under the smaller, so a parent is never
+/// larger than its child. A vertex whose parent already is the other side's vertex ends
+/// the walk without a write; only the hook is a compare-and-swap.
 fn union(parent: &[AtomicU32], a: VertexId, b: VertexId) {
-    loop {
-        let (ra, rb) = (find(parent, a), find(parent, b));
-        if ra == rb {
-            return;
-        }
-        let (high, low) = (ra.max(rb), ra.min(rb));
-        if parent[high as usize]
-            .compare_exchange(high, low, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
+    let load = |v: VertexId| parent[v as usize].load(Ordering::Relaxed);
+    let (mut pa, mut pb) = (load(a), load(b));
+    while pa != pb {
+        let (high, low) = (pa.max(pb), pa.min(pb));
+        let above = load(high);
+        if above == low
+            || (above == high
+                && parent[high as usize]
+                    .compare_exchange(high, low, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok())
         {
             return;
         }
+        // `high` was hooked meanwhile, or is not a root: go up from both sides.
+        (pa, pb) = (load(above), load(low));
     }
 }
 
-/// Points every vertex straight at its root.
+/// Points every vertex straight at its root (no union runs meanwhile). Plain loads and
+/// stores: a vertex's parent only moves up its tree.
 fn compress(parent: &[AtomicU32]) {
-    (0..parent.len() as VertexId)
+    (0..parent.len())
         .into_par_iter()
         .with_min_len(4096)
         .for_each(|v| {
-            let root = find(parent, v);
-            parent[v as usize].store(root, Ordering::Relaxed);
+            let load = |v: u32| parent[v as usize].load(Ordering::Relaxed);
+            let mut p = load(v as u32);
+            let mut above = load(p);
+            while p != above {
+                p = above;
+                above = load(p);
+            }
+            parent[v].store(p, Ordering::Relaxed);
         });
 }
 
@@ -164,9 +165,10 @@ pub(crate) fn wcc_interruptible<G: GraphRead>(
         }
     });
     check(stop)?;
-    Ok((0..n as VertexId)
-        .into_par_iter()
-        .map(|v| find(parent, v))
+    compress(parent);
+    Ok(parent
+        .par_iter()
+        .map(|p| p.load(Ordering::Relaxed))
         .collect())
 }
 
