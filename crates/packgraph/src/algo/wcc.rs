@@ -3,9 +3,11 @@
 //! partition must be equal).
 //!
 //! Afforest (Sutton, Ben-Nun and Barak, IPDPS 2018) over a concurrent union-find: a union
-//! links the larger of two roots under the smaller with a compare-and-swap and retries if it
-//! lost a race, so each root is the minimum of its tree and the final roots are the
-//! component minima. First every vertex links along its first few out-arcs only (a sampled
+//! walks up from both ends one parent at a time and links the larger of two roots under the
+//! smaller with a compare-and-swap, going on up if it lost a race, so each root is the
+//! minimum of its tree and the final roots are the component minima. Only that hook
+//! writes: an earlier version halved paths with a compare-and-swap at every step of every
+//! find, and took 1.5–1.7 times GAP's time on a uniform random graph (1.1–1.3 without). First every vertex links along its first few out-arcs only (a sampled
 //! subgraph that already joins most of a large component); then the most common root among
 //! a fixed sample of vertices names the likely giant component, and only vertices outside
 //! it link their remaining arcs (their in-arcs too when the graph is directed, so an edge
