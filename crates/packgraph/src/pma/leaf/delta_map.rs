@@ -62,12 +62,6 @@ impl DeltaMapLeaf {
         }
         (visited, false)
     }
-
-    fn decode_vec(leaf: &[u8], used: usize) -> Vec<(u64, u64)> {
-        let mut items = Vec::with_capacity(used / 4 + 1);
-        Self::decode_into(leaf, used, &mut items);
-        items
-    }
 }
 
 impl LeafCodec for DeltaMapLeaf {
@@ -199,57 +193,19 @@ impl LeafCodec for DeltaMapLeaf {
     }
 
     fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<(u64, u64)> {
-        let mut found = None;
-        Self::for_each_while(leaf, used, |item| {
-            if item.0 >= target {
-                found = Some(item);
-                return false;
-            }
-            true
-        });
-        found
+        super::map_lower_bound::<Self>(leaf, used, target)
     }
 
     fn last(leaf: &[u8], used: usize) -> Option<u64> {
-        let mut last = None;
-        Self::for_each_while(leaf, used, |(key, _)| {
-            last = Some(key);
-            true
-        });
-        last
+        super::map_last::<Self>(leaf, used)
     }
 
     fn insert(leaf: &mut [u8], used: usize, item: (u64, u64)) -> LeafInsert {
-        let mut items = Self::decode_vec(leaf, used);
-        let at = items.partition_point(|&(key, _)| key < item.0);
-        if items.get(at).is_some_and(|&(key, _)| key == item.0) {
-            if items[at].1 == item.1 {
-                return LeafInsert::Present;
-            }
-            items[at].1 = item.1;
-            Self::encode(&items, leaf);
-            return LeafInsert::Replaced;
-        }
-        items.insert(at, item);
-        match Self::encode_bounded(&items, leaf) {
-            Some(now) => LeafInsert::Inserted(now),
-            // Nothing was written: encode_bounded checks the size first.
-            None => LeafInsert::Full,
-        }
+        super::map_insert::<Self>(leaf, used, item)
     }
 
     fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
-        let mut items = Self::decode_vec(leaf, used);
-        let at = items.partition_point(|&(k, _)| k < key);
-        if items.get(at).is_none_or(|&(k, _)| k != key) {
-            return LeafRemove::Absent;
-        }
-        items.remove(at);
-        LeafRemove::Removed(if items.is_empty() {
-            0
-        } else {
-            Self::encode(&items, leaf)
-        })
+        super::map_remove::<Self>(leaf, used, key)
     }
 }
 

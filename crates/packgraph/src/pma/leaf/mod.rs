@@ -352,6 +352,83 @@ pub trait LeafCodec: sealed::Sealed + Send + Sync + 'static {
     }
 }
 
+/// A map leaf's in-place insert by decoding it, editing and encoding it again (a leaf is at
+/// most a few kilobytes): a present key's value replaced, an absent key added if the leaf
+/// still fits (else nothing written).
+pub(super) fn map_insert<C: LeafCodec<Item = (u64, u64)>>(
+    leaf: &mut [u8],
+    used: usize,
+    item: (u64, u64),
+) -> LeafInsert {
+    let mut items = Vec::with_capacity(used / 9 + 1);
+    C::decode_into(leaf, used, &mut items);
+    let at = items.partition_point(|&(key, _)| key < item.0);
+    if items.get(at).is_some_and(|&(key, _)| key == item.0) {
+        if items[at].1 == item.1 {
+            return LeafInsert::Present;
+        }
+        // Only the value's bytes change: the encoding keeps its length.
+        items[at].1 = item.1;
+        C::encode(&items, leaf);
+        return LeafInsert::Replaced;
+    }
+    items.insert(at, item);
+    if C::encoded_len(&items) > leaf.len() {
+        return LeafInsert::Full;
+    }
+    LeafInsert::Inserted(C::encode(&items, leaf))
+}
+
+/// A map leaf's in-place removal by decoding, editing and encoding it again. A removal
+/// takes out the value's eight bytes, more than the merge of the two differences around
+/// the key can add, so it fits (`Full` is only the guard of a leaf that would not).
+pub(super) fn map_remove<C: LeafCodec<Item = (u64, u64)>>(
+    leaf: &mut [u8],
+    used: usize,
+    key: u64,
+) -> LeafRemove {
+    let mut items = Vec::with_capacity(used / 9 + 1);
+    C::decode_into(leaf, used, &mut items);
+    let at = items.partition_point(|&(k, _)| k < key);
+    if items.get(at).is_none_or(|&(k, _)| k != key) {
+        return LeafRemove::Absent;
+    }
+    items.remove(at);
+    if items.is_empty() {
+        return LeafRemove::Removed(0);
+    }
+    if C::encoded_len(&items) > leaf.len() {
+        return LeafRemove::Full;
+    }
+    LeafRemove::Removed(C::encode(&items, leaf))
+}
+
+/// A map leaf's first item whose key is `>= target`, by a scan.
+pub(super) fn map_lower_bound<C: LeafCodec<Item = (u64, u64)>>(
+    leaf: &[u8],
+    used: usize,
+    target: u64,
+) -> Option<(u64, u64)> {
+    let mut found = None;
+    C::for_each_while(leaf, used, |item| {
+        if item.0 >= target {
+            found = Some(item);
+        }
+        found.is_none()
+    });
+    found
+}
+
+/// A map leaf's largest key, by a scan.
+pub(super) fn map_last<C: LeafCodec<Item = (u64, u64)>>(leaf: &[u8], used: usize) -> Option<u64> {
+    let mut last = None;
+    C::for_each_while(leaf, used, |(key, _)| {
+        last = Some(key);
+        true
+    });
+    last
+}
+
 #[inline(always)]
 fn read_head(leaf: &[u8]) -> u64 {
     let bytes: [u8; 8] = leaf[..HEAD_BYTES]

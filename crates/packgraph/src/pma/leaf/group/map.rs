@@ -23,7 +23,7 @@
 //! `4 * 16` is the head.
 
 use super::super::{read_head, sealed, write_head, LeafCodec, LeafInsert, LeafRemove, HEAD_BYTES};
-use super::{code_of, load, per_slot, word, Scan};
+use super::{code_of, group_table, load, per_slot, word, Scan};
 
 /// The group-varint map leaf (see the module documentation).
 #[derive(Debug, Clone, Copy, Default)]
@@ -48,30 +48,10 @@ const MASK: [u64; 4] = [0xFF, 0xFFFF, 0xFF_FFFF, u64::MAX];
 /// For each control byte: where slots 1, 2 and 3 start after the control byte (each
 /// slot's difference followed by its value) and the group's bytes after it, one per byte
 /// of the `u32`.
-static GROUPS: [u32; 256] = group_table();
+static GROUPS: [u32; 256] = group_table(LEN, VALUE_BYTES);
 
 /// For each control byte, the masks of its four slots' differences.
 static MASKS: [[u64; 4]; 256] = per_slot(MASK);
-
-const fn group_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
-    let mut ctrl = 0;
-    while ctrl < 256 {
-        let mut offset = 0;
-        let mut packed = 0u32;
-        let mut slot = 0;
-        while slot < 4 {
-            if slot > 0 {
-                packed |= (offset as u32) << (8 * (slot - 1));
-            }
-            offset += LEN[(ctrl >> (2 * slot)) & 3] + VALUE_BYTES;
-            slot += 1;
-        }
-        table[ctrl] = packed | (offset as u32) << 24;
-        ctrl += 1;
-    }
-    table
-}
 
 /// Where each slot of a group with control byte `ctrl` starts after the control byte,
 /// and the group's bytes after it.
@@ -335,23 +315,6 @@ fn value_at(leaf: &[u8], c: usize, slot: usize) -> usize {
     c + 1 + next - VALUE_BYTES
 }
 
-impl GroupMapLeaf {
-    fn decode_vec(leaf: &[u8], used: usize) -> Vec<Item> {
-        let mut items = Vec::with_capacity(used / 9 + 1);
-        Self::decode_into(leaf, used, &mut items);
-        items
-    }
-
-    /// Writes `items` (possibly empty) over the leaf if they fit; `None` (nothing written)
-    /// if they do not.
-    fn rewrite(leaf: &mut [u8], items: &[Item]) -> Option<usize> {
-        if items.is_empty() {
-            return Some(0);
-        }
-        (Self::encoded_len(items) <= leaf.len()).then(|| Self::encode(items, leaf))
-    }
-}
-
 impl LeafCodec for GroupMapLeaf {
     type Item = (u64, u64);
     const NAME: &'static str = "cpma-map";
@@ -512,58 +475,20 @@ impl LeafCodec for GroupMapLeaf {
         );
     }
 
-    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<Item> {
-        let mut found = None;
-        Self::for_each_while(leaf, used, |item| {
-            if item.0 >= target {
-                found = Some(item);
-            }
-            found.is_none()
-        });
-        found
+    fn lower_bound(leaf: &[u8], used: usize, target: u64) -> Option<(u64, u64)> {
+        super::super::map_lower_bound::<Self>(leaf, used, target)
     }
 
     fn last(leaf: &[u8], used: usize) -> Option<u64> {
-        let mut last = None;
-        Self::for_each_while(leaf, used, |(key, _)| {
-            last = Some(key);
-            true
-        });
-        last
+        super::super::map_last::<Self>(leaf, used)
     }
 
-    fn insert(leaf: &mut [u8], used: usize, item: Item) -> LeafInsert {
-        let mut items = Self::decode_vec(leaf, used);
-        let at = items.partition_point(|&(key, _)| key < item.0);
-        if items.get(at).is_some_and(|&(key, _)| key == item.0) {
-            if items[at].1 == item.1 {
-                return LeafInsert::Present;
-            }
-            // Only the value's eight bytes change.
-            items[at].1 = item.1;
-            Self::encode(&items, leaf);
-            return LeafInsert::Replaced;
-        }
-        items.insert(at, item);
-        match Self::rewrite(leaf, &items) {
-            Some(now) => LeafInsert::Inserted(now),
-            None => LeafInsert::Full,
-        }
+    fn insert(leaf: &mut [u8], used: usize, item: (u64, u64)) -> LeafInsert {
+        super::super::map_insert::<Self>(leaf, used, item)
     }
 
     fn remove(leaf: &mut [u8], used: usize, key: u64) -> LeafRemove {
-        let mut items = Self::decode_vec(leaf, used);
-        let at = items.partition_point(|&(k, _)| k < key);
-        if items.get(at).is_none_or(|&(k, _)| k != key) {
-            return LeafRemove::Absent;
-        }
-        items.remove(at);
-        // Removing an entry takes out its value's eight bytes, more than the merge of the
-        // two differences around it can add (at most 13 - 2): the leaf never grows.
-        match Self::rewrite(leaf, &items) {
-            Some(now) => LeafRemove::Removed(now),
-            None => LeafRemove::Full,
-        }
+        super::super::map_remove::<Self>(leaf, used, key)
     }
 
     fn decode_into(leaf: &[u8], used: usize, out: &mut Vec<Item>) {

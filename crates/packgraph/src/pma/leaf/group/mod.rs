@@ -61,7 +61,7 @@ const ESCAPED_BYTES: usize = 13;
 
 /// For each control byte: the data offsets of slots 1, 2 and 3 and the four slots' total
 /// bytes (no escapes), one per byte of the `u32`.
-static GROUPS: [u32; 256] = group_table();
+static GROUPS: [u32; 256] = group_table(LEN, 0);
 
 /// For each control byte, the masks of its four slots' values.
 static MASKS: [[u64; 4]; 256] = per_slot(MASK);
@@ -81,7 +81,10 @@ pub(super) const fn per_slot<T: Copy>(by_code: [T; 4]) -> [[T; 4]; 256] {
     table
 }
 
-const fn group_table() -> [u32; 256] {
+/// For each control byte: where slots 1, 2 and 3 start after the control byte and the
+/// group's bytes after it, one per byte of the `u32`, for slots of `len` bytes by length
+/// code each followed by `value` bytes (0 for sets, 8 for the map leaf).
+const fn group_table(len: [usize; 4], value: usize) -> [u32; 256] {
     let mut table = [0u32; 256];
     let mut ctrl = 0;
     while ctrl < 256 {
@@ -92,7 +95,7 @@ const fn group_table() -> [u32; 256] {
             if slot > 0 {
                 packed |= (offset as u32) << (8 * (slot - 1));
             }
-            offset += LEN[(ctrl >> (2 * slot)) & 3];
+            offset += len[(ctrl >> (2 * slot)) & 3] + value;
             slot += 1;
         }
         table[ctrl] = packed | (offset as u32) << 24;
