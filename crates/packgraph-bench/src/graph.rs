@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use clap::Args;
 use packgraph::algo::{betweenness, bfs, pagerank, sssp, wcc};
-use packgraph::graph::{CsrGraph, Graph, GraphRead, Packing, Update, VertexId, WeightedGraph};
+use packgraph::graph::{
+    CsrGraph, Graph, GraphRead, Packing, Update, VertexId, WeightedGraph, WeightedGraphRead,
+};
 use packgraph::io::generate::{erdos_renyi, kronecker, SplitMix64};
 
 use crate::args::{usage_error, CommonArgs};
@@ -133,6 +135,23 @@ fn decode_ns<G: GraphRead>(graph: &G) -> f64 {
         graph.for_each_out_arc_in(0..n, |v, u| {
             check = check.wrapping_add(u64::from(v ^ u));
         });
+        check
+    })
+}
+
+/// Nanoseconds per arc of reading every vertex's weighted out-edges one vertex at a time on
+/// the calling thread, as SSSP reads a vertex's run (a lookup, then the targets and their
+/// weights; best of three).
+fn decode_weighted_ns<G: WeightedGraphRead>(graph: &G) -> f64 {
+    let n = graph.num_vertices() as VertexId;
+    best_ns_per_arc(graph, || {
+        let mut check = 0u64;
+        for v in 0..n {
+            graph.for_each_out_edge(v, |u, weight| {
+                check = check.wrapping_add(weight.to_bits() ^ u64::from(u));
+                true
+            });
+        }
         check
     })
 }
@@ -271,8 +290,9 @@ pub(crate) fn run(args: &GraphArgs, threads: usize) -> anyhow::Result<()> {
 }
 
 /// SSSP on the Kronecker graph with uniform random weights in (0, 1] (as in the HBA paper's
-/// experiments), on the weighted dynamic graph and the weighted CSR; rows `sssp` and the
-/// weighted graphs' `size-weighted`.
+/// experiments), on the weighted dynamic graph and the weighted CSR; rows `sssp`, the
+/// weighted graphs' `size-weighted` and `decode-weighted` (one thread reading every
+/// vertex's weighted out-edges, vertex by vertex).
 fn measure_sssp(
     reporter: &Reporter,
     args: &GraphArgs,
@@ -313,6 +333,12 @@ fn measure_sssp(
         param,
         arcs: graph.num_arcs(),
     };
+    for (structure, ns) in [
+        ("packgraph", decode_weighted_ns(&graph)),
+        ("csr", decode_weighted_ns(&csr)),
+    ] {
+        rows.emit(reporter, structure, "decode-weighted", (1, ns, "ns/arc"))?;
+    }
     rows.bytes(
         reporter,
         "packgraph",
