@@ -27,7 +27,7 @@ pub trait StoreLeaf: EdgeLeaf + Sized {
     fn from_arrays<A: IntoPma>(d: bool, n: usize, out: A, inc: Option<A>) -> Result<Graph<Self>>;
 
     /// [`StoreLeaf::from_arrays`] for arrays whose leaves are in byte codes
-    /// ([`UnitKind::Page`]: an unweighted graph of format 1, a weighted one before 6).
+    /// (page units of kind 1: an unweighted graph of format 1, a weighted one before 6).
     #[doc(hidden)]
     fn from_legacy_arrays<A: IntoPma>(
         directed: bool,

@@ -224,8 +224,8 @@ fn page_slots(parts: &mut PmaParts, counts: impl Iterator<Item = usize>) -> Vec<
 }
 
 /// The out- and (directed) in-arrays of `base`, placed as `placing` says, and whether
-/// their pages are in the byte codes an unweighted graph was stored in before version 2
-/// (to be re-encoded).
+/// their pages are in byte codes (to be re-encoded): an unweighted graph's before format
+/// 2, a weighted graph's before format 6.
 pub(super) fn load_arrays<'p, C: StoreLeaf>(
     packs: &'p Packs<'_>,
     manifest: &Manifest,
