@@ -61,3 +61,23 @@ fn check_vertex<G: GraphRead>(graph: &G, v: VertexId) -> Result<usize> {
         Err(Error::vertex_not_found(v, n))
     }
 }
+
+/// Vertices between the steps of a staged prefetch in [`prefetch_out_ahead`]. On the
+/// uniform random graph at scale 20 (2 threads), top-down BFS rounds ran about 30 % faster
+/// with the four steps 3 vertices apart than with none, and alike 2 apart (see CHANGELOG).
+pub const PREFETCH_DISTANCE: usize = 3;
+
+/// In a loop over `list` that reads the out-arcs of `list[i]` now, asks `graph` for each
+/// step of its staged prefetch ([`GraphRead::prefetch_out`]) for a vertex further on:
+/// step `s` for `list[i + (stages - s) · PREFETCH_DISTANCE]`, so that each vertex goes
+/// through the steps in order, [`PREFETCH_DISTANCE`] vertices apart, and its last step
+/// comes that many vertices before its read. A hint: results never depend on it.
+#[inline(always)]
+pub fn prefetch_out_ahead<G: GraphRead>(graph: &G, list: &[VertexId], i: usize) {
+    for stage in 0..G::OUT_PREFETCH_STAGES {
+        let ahead = (G::OUT_PREFETCH_STAGES - stage) * PREFETCH_DISTANCE;
+        if let Some(&w) = list.get(i + ahead) {
+            graph.prefetch_out(w, stage);
+        }
+    }
+}

@@ -140,6 +140,31 @@ fn dense_rounds_are_taken_on_a_star() {
     check_all(&graph, 5);
 }
 
+#[test]
+fn staged_prefetches_take_any_list() {
+    // Every step for every position of a list holding vertices with many arcs, one arc,
+    // none, repeats and ids past the last vertex, on both graphs, and through a snapshot.
+    let mut edges: Vec<(VertexId, VertexId)> = (1..40).map(|v| (0, v)).collect();
+    edges.push((3, 4));
+    let graph = Graph::from_edges(50, &edges, true).unwrap();
+    let csr = CsrGraph::from_edges(50, &edges, true);
+    let list: Vec<VertexId> = vec![0, 3, 45, 0, 60, u32::MAX, 7, 3, 49, 1, 0, 2, 8, 9, 0];
+    for i in 0..list.len() + 2 {
+        prefetch_out_ahead(&graph, &list, i);
+        prefetch_out_ahead(&csr, &list, i);
+    }
+    assert_eq!(CsrGraph::OUT_PREFETCH_STAGES, 0);
+    let snapshot = graph.snapshot();
+    assert_eq!(
+        <crate::graph::Snapshot<crate::pma::GroupLeaf> as GraphRead>::OUT_PREFETCH_STAGES,
+        4
+    );
+    for i in 0..list.len() + 2 {
+        prefetch_out_ahead(&snapshot, &list, i);
+    }
+    assert_eq!(bfs(&snapshot, 0).unwrap(), bfs(&csr, 0).unwrap());
+}
+
 struct Nothing;
 
 impl EdgeOp for Nothing {

@@ -178,6 +178,14 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         index.prefetch(set, v);
     }
 
+    /// The index entry, the page-table group, the page pointer and size, the leaf.
+    const OUT_PREFETCH_STAGES: usize = 4;
+
+    #[inline]
+    fn prefetch_out(&self, v: VertexId, stage: usize) {
+        self.flat().out.prefetch_stage(&self.out, v, stage);
+    }
+
     #[inline]
     fn for_each_out_neighbor(&self, v: VertexId, mut f: impl FnMut(VertexId) -> bool) -> bool {
         self.flat()

@@ -366,6 +366,33 @@ impl RunIndex {
         }
     }
 
+    /// Step `stage` of a staged prefetch of `v`'s run, each step expecting the lines the one
+    /// before it asked for to be in cache by now: 0 `v`'s entry, 1 the page-table group of
+    /// its run's leaf, 2 that leaf's page pointer and size, 3 the leaf's line where the read
+    /// begins (as [`RunIndex::prefetch`]). A hint: nothing is read for a vertex out of
+    /// range, and from step 1 on nothing for one without arcs or whose one arc the entry
+    /// holds whole.
+    #[inline]
+    pub(crate) fn prefetch_stage<C: LeafCodec>(&self, edges: &Pma<C>, v: VertexId, stage: usize) {
+        let at = v as usize;
+        if at >= self.len {
+            return;
+        }
+        if stage == 0 {
+            self.segment(at)
+                .prefetch(at & ((1 << self.segment_shift) - 1));
+            return;
+        }
+        let entry = self.entry(at);
+        if entry.degree > 1 || (entry.degree == 1 && C::VALUES) {
+            match stage {
+                1 => edges.prefetch_short_group(entry.start),
+                2 => edges.prefetch_short_slots(entry.start),
+                _ => edges.prefetch_short(entry.start),
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn degree(&self, v: VertexId) -> usize {
         self.get(v).degree as usize

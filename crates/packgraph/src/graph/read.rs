@@ -47,6 +47,22 @@ pub trait GraphRead: Sync {
         let _ = v;
     }
 
+    /// How many steps [`GraphRead::prefetch_out`] takes to bring a vertex's out-arcs into
+    /// the cache, each needing the lines the one before it asked for (0: the graph needs
+    /// no hints; the default).
+    const OUT_PREFETCH_STAGES: usize = 0;
+
+    /// A hint that `v`'s out-arcs will be read soon: step `stage` (from 0 to
+    /// [`GraphRead::OUT_PREFETCH_STAGES`] − 1) of loading what leads to them, for a loop
+    /// over a list of vertices that asks for each step a few vertices before the next, so
+    /// that no step waits for the line the one before it loads
+    /// ([`crate::algo::prefetch_out_ahead`]). Nothing is read for a vertex out of range.
+    /// The default does nothing.
+    #[inline]
+    fn prefetch_out(&self, v: VertexId, stage: usize) {
+        let _ = (v, stage);
+    }
+
     /// Calls `f` on the out-neighbors of `v` in increasing order until it returns `false`;
     /// returns whether all were visited.
     fn for_each_out_neighbor(&self, v: VertexId, f: impl FnMut(VertexId) -> bool) -> bool;

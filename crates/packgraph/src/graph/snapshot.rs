@@ -209,6 +209,13 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
         self.graph.prefetch_in_neighbors(v);
     }
 
+    const OUT_PREFETCH_STAGES: usize = <Graph<C> as GraphRead>::OUT_PREFETCH_STAGES;
+
+    #[inline]
+    fn prefetch_out(&self, v: VertexId, stage: usize) {
+        self.graph.prefetch_out(v, stage);
+    }
+
     fn for_each_out_arc_in(
         &self,
         vertices: std::ops::Range<VertexId>,

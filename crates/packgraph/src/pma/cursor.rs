@@ -144,6 +144,27 @@ impl<C: LeafCodec> Pma<C> {
         }
     }
 
+    /// Hints the page-table group of the leaf of `short`: the first of three steps that
+    /// bring a run into the cache, each needing the lines of the one before
+    /// ([`Pma::prefetch_short_slots`], then [`Pma::prefetch_short`]).
+    #[inline]
+    pub(crate) fn prefetch_short_group(&self, short: ShortCursor) {
+        let leaf = short.leaf as usize;
+        if leaf < self.num_leaves() {
+            self.table.prefetch_group(leaf);
+        }
+    }
+
+    /// Hints the page pointer and size of the leaf of `short` (the second step; its group
+    /// should be in the cache by now, or this waits for it).
+    #[inline]
+    pub(crate) fn prefetch_short_slots(&self, short: ShortCursor) {
+        let leaf = short.leaf as usize;
+        if leaf < self.num_leaves() {
+            self.table.prefetch_slots(leaf, self.page_shift);
+        }
+    }
+
     /// Fills `out` with the low halves of the keys of a run read from a [`ShortCursor`]
     /// (as [`Pma::for_count_from_short`] with `count = out.len()`); returns how many it
     /// wrote (fewer only if the array ends first).

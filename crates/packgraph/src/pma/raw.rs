@@ -39,7 +39,7 @@ pub(super) fn prefetch(bytes: &[u8], lines: usize) {
 /// Asks the CPU to start loading the cache line holding `addr`, which need not point into
 /// anything. A hint only: it never faults and has no effect on results.
 #[inline(always)]
-pub(super) fn prefetch_addr(addr: *const u8) {
+pub(crate) fn prefetch_addr(addr: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -242,6 +242,31 @@ impl Table {
         )
     }
 
+    /// Hints leaf `j`'s group (the pointers to its pages and sizes) into the cache.
+    #[inline(always)]
+    pub(crate) fn prefetch_group(&self, j: usize) {
+        let groups_mask = (1 << (self.super_shift - self.group_shift)) - 1;
+        if let Some(sup) = self.supers.get(j >> self.super_shift) {
+            if let Some(group) = sup.groups.get((j >> self.group_shift) & groups_mask) {
+                super::raw::prefetch_addr(Arc::as_ptr(group).cast());
+            }
+        }
+    }
+
+    /// Hints leaf `j`'s page pointer and size into the cache (its group should be there).
+    #[inline(always)]
+    pub(crate) fn prefetch_slots(&self, j: usize, page_shift: u32) {
+        let (group, local) = self.group_of(j);
+        super::raw::prefetch_addr(
+            group
+                .pages
+                .as_ptr()
+                .wrapping_add(local >> page_shift)
+                .cast(),
+        );
+        super::raw::prefetch_addr(group.used.as_ptr().wrapping_add(local).cast());
+    }
+
     /// Leaf `j`'s head.
     #[inline(always)]
     pub(crate) fn head(&self, j: usize) -> u64 {

@@ -64,17 +64,30 @@ impl Segment {
         }
     }
 
-    /// The entry of the segment's vertex `i` (empty without arcs).
+    /// Where the segment's vertex `i`'s entry is in `entries`: the rank of its bit, or the
+    /// empty entry at the end for a vertex without arcs.
     #[inline(always)]
-    pub(super) fn get(&self, i: usize) -> Packed {
+    fn slot(&self, i: usize) -> usize {
         let bit = 1u64 << i;
         let rank = (self.mask & (bit - 1)).count_ones() as usize;
-        let at = if self.mask & bit != 0 {
+        if self.mask & bit != 0 {
             rank
         } else {
             self.entries.len() - 1
-        };
-        self.entries[at]
+        }
+    }
+
+    /// The entry of the segment's vertex `i` (empty without arcs).
+    #[inline(always)]
+    pub(super) fn get(&self, i: usize) -> Packed {
+        self.entries[self.slot(i)]
+    }
+
+    /// Starts loading the cache line of the segment's vertex `i`'s entry (a hint).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, i: usize) {
+        let entry = self.entries.as_ptr().wrapping_add(self.slot(i));
+        crate::pma::raw::prefetch_addr(entry.cast());
     }
 
     /// The entries of the vertices `i..stop` that have one, and their bits.

@@ -68,9 +68,26 @@ fn prefetch_takes_any_vertex() {
     let index = RunIndex::build(&edges, 12);
     for v in 0..20 {
         index.prefetch(&edges, v);
+        // Every step of the staged prefetch, and steps past the last (taken as the last).
+        for stage in 0..6 {
+            index.prefetch_stage(&edges, v, stage);
+        }
     }
     assert_eq!(index.degree(9), 1);
     assert_eq!(runs(&edges, 12).len(), keys.len());
+    // A map, whose one-arc runs are prefetched too (the value is in the leaf), and an
+    // empty array with an index longer than it.
+    let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, !k)).collect();
+    let weighted = Pma::<GroupMapLeaf>::from_sorted(&items).unwrap();
+    let index = RunIndex::build(&weighted, 12);
+    let empty = Pma::<GroupLeaf>::from_sorted(&[]).unwrap();
+    let empty_index = RunIndex::build(&empty, 5);
+    for v in 0..20 {
+        for stage in 0..5 {
+            index.prefetch_stage(&weighted, v, stage);
+            empty_index.prefetch_stage(&empty, v, stage);
+        }
+    }
 }
 
 proptest! {
