@@ -37,10 +37,6 @@ const PUSH_BLOCK: usize = 256;
 /// Bitmap words (64 vertices each) per parallel task of a bottom-up round.
 const PULL_WORDS: usize = 32;
 
-/// How many unvisited vertices ahead a bottom-up round asks for in-arcs: 4 ahead measured
-/// closer to the CSR than none, 8 ahead gained less (see CHANGELOG).
-const PULL_AHEAD: usize = 4;
-
 /// How many new frontier vertices ahead a top-down round asks for the index entry whose
 /// degree it reads.
 const DEGREE_AHEAD: usize = 8;
@@ -150,18 +146,6 @@ impl<G: GraphRead> Search<'_, G> {
         skip
     }
 
-    /// Asks for the in-arcs of the lowest vertex in `ahead` (bits of the vertices from
-    /// `first` on) and returns `ahead` without it.
-    #[inline]
-    fn prefetch_next(&self, first: usize, ahead: u64) -> u64 {
-        if ahead == 0 {
-            return 0;
-        }
-        self.graph
-            .prefetch_in_neighbors((first + ahead.trailing_zeros() as usize) as VertexId);
-        ahead & (ahead - 1)
-    }
-
     /// One bottom-up round at `depth`: every vertex not in `skip` takes the first
     /// in-neighbor it finds in `frontier` as parent; returns the new frontier and its size,
     /// and adds the new frontier to `skip`.
@@ -175,19 +159,11 @@ impl<G: GraphRead> Search<'_, G> {
                 let mut found = 0;
                 for (i, (word, skip)) in words.iter_mut().zip(skips.iter_mut()).enumerate() {
                     let first = (chunk * PULL_WORDS + i) * 64;
-                    let mut unvisited = !*skip;
                     // The vertices a round reads are those left unvisited, so their runs lie
-                    // apart and the hardware's stream prefetch loses them: each run is asked
-                    // for `PULL_AHEAD` vertices before it is read.
-                    let mut ahead = unvisited;
-                    for _ in 0..PULL_AHEAD {
-                        ahead = self.prefetch_next(first, ahead);
-                    }
-                    while unvisited != 0 {
-                        let v = (first + unvisited.trailing_zeros() as usize) as VertexId;
-                        unvisited &= unvisited - 1;
-                        ahead = self.prefetch_next(first, ahead);
-                        self.graph.for_each_in_neighbor(v, |u| {
+                    // apart and the hardware's stream prefetch loses them: the graph asks for
+                    // each run a few vertices before it reads it.
+                    self.graph
+                        .for_each_in_neighbor_of_word(first as VertexId, !*skip, |v, u| {
                             if frontier[u as usize / 64] >> (u % 64) & 1 == 0 {
                                 return true;
                             }
@@ -197,7 +173,6 @@ impl<G: GraphRead> Search<'_, G> {
                             found += 1;
                             false
                         });
-                    }
                     *skip |= *word;
                 }
                 found

@@ -199,6 +199,18 @@ impl<C: LeafCodec> GraphRead for Graph<C> {
         index.for_each(set, v, |item| f(C::key(item) as VertexId))
     }
 
+    fn for_each_in_neighbor_of_word(
+        &self,
+        base: VertexId,
+        vertices: u64,
+        mut f: impl FnMut(VertexId, VertexId) -> bool,
+    ) {
+        let (index, set) = self.in_runs();
+        index.for_each_of_word(set, base, vertices, |v, item| {
+            f(v, C::key(item) as VertexId)
+        });
+    }
+
     fn for_each_out_arc_in(&self, vertices: Range<VertexId>, f: impl FnMut(VertexId, VertexId)) {
         self.flat().out.for_each_arc_in(&self.out, vertices, f);
     }

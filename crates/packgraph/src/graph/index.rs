@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use crate::pma::raw::hint_counts;
 use crate::pma::{LeafCodec, Pma, ShortCursor};
 
-use super::read::VertexId;
+use super::read::{VertexId, IN_WORD_AHEAD};
 
 mod derive;
 mod keep;
@@ -443,6 +443,59 @@ impl RunIndex {
             return true;
         }
         edges.for_count_from_short(entry.start, v, entry.degree as usize, f)
+    }
+
+    /// Calls `f(v, item)` on the items of the run of every vertex `v = base + i` whose bit
+    /// `i` is set in `vertices` (`base` a multiple of 64), in order, each run's until `f`
+    /// returns `false`: the entries are found a segment's slice at a time, and each run is
+    /// hinted ([`Pma::prefetch_short`]) [`IN_WORD_AHEAD`] vertices with arcs before it is
+    /// read. Vertices without arcs or past the index are skipped.
+    pub(crate) fn for_each_of_word<C: LeafCodec>(
+        &self,
+        edges: &Pma<C>,
+        base: VertexId,
+        vertices: u64,
+        mut f: impl FnMut(VertexId, C::Item) -> bool,
+    ) {
+        let base = base as usize;
+        debug_assert_eq!(base % 64, 0);
+        if vertices == 0 {
+            return;
+        }
+        self.entry_slices(base..base + 64, |start, mask, entries| {
+            // `mask`'s bits count from `start`, a segment's first vertex at or after `base`.
+            let wanted = (vertices >> (start - base)) & mask;
+            if wanted == 0 {
+                return;
+            }
+            let entry = |bits: u64| {
+                let i = bits.trailing_zeros() as usize;
+                let packed = &entries[(mask & low_bits(i)).count_ones() as usize];
+                let v = start + i;
+                (v, self.packing.unpack(packed, self.degree_of(v, packed)))
+            };
+            let hint = |ahead: &mut u64| {
+                if *ahead != 0 {
+                    let (_, e) = entry(*ahead);
+                    if e.degree > 1 || (e.degree == 1 && C::VALUES) {
+                        edges.prefetch_short(e.start);
+                    }
+                    *ahead &= *ahead - 1;
+                }
+            };
+            let mut ahead = wanted;
+            for _ in 0..IN_WORD_AHEAD {
+                hint(&mut ahead);
+            }
+            let mut bits = wanted;
+            while bits != 0 {
+                let (v, e) = entry(bits);
+                bits &= bits - 1;
+                hint(&mut ahead);
+                let v = v as VertexId;
+                edges.for_count_from_short(e.start, v, e.degree as usize, |item| f(v, item));
+            }
+        });
     }
 
     /// The first vertex in `vertices` with arcs and the number of arcs from it to the range's

@@ -54,7 +54,7 @@ pub use self::group::{GroupCommit, Merged};
 pub use self::ids::{name_problem, ExternalId, IdKind, IdMap, IntIds, MAX_VERTICES};
 use self::index::RunIndex;
 pub use self::properties::{Properties, PropertyValue};
-pub use self::read::{GraphRead, VertexId, WeightedGraphRead};
+pub use self::read::{GraphRead, VertexId, WeightedGraphRead, IN_WORD_AHEAD};
 pub use self::shared::{SharedGraph, READ_RECENTLY};
 pub use self::snapshot::{Snapshot, VersionStats};
 pub use self::update::{Applied, PropertyChange, Update, UPDATE_FORMAT_VERSION};

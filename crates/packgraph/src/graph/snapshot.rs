@@ -209,6 +209,15 @@ impl<C: LeafCodec> GraphRead for Snapshot<C> {
         self.graph.prefetch_in_neighbors(v);
     }
 
+    fn for_each_in_neighbor_of_word(
+        &self,
+        base: VertexId,
+        vertices: u64,
+        f: impl FnMut(VertexId, VertexId) -> bool,
+    ) {
+        self.graph.for_each_in_neighbor_of_word(base, vertices, f);
+    }
+
     const OUT_PREFETCH_STAGES: usize = <Graph<C> as GraphRead>::OUT_PREFETCH_STAGES;
 
     #[inline]

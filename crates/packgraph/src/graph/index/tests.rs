@@ -143,6 +143,62 @@ proptest! {
         }
     }
 
+    /// A bitmap word's runs, read a segment's entries at a time (`for_each_of_word`), equal
+    /// the runs read vertex by vertex, each stopped after its first `stop` arcs, for any
+    /// word of vertices (some without arcs, some past the index), with segments of 1, 4,
+    /// 8 and 64 vertices, on a set and a map.
+    #[test]
+    fn word_runs_match_the_runs_vertex_by_vertex(
+        set in proptest::collection::btree_set((0u64..150, any::<u32>(), 0u32..4), 0..2000),
+        words in proptest::collection::vec(any::<u64>(), 3),
+        stop in 1usize..4,
+    ) {
+        let arcs: Vec<(u64, u64)> = set
+            .iter()
+            .map(|&(u, v, shift)| (u, u64::from(v >> (8 * shift))))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let keys = keys_of(&arcs);
+        let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
+        let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k.rotate_left(7))).collect();
+        let map = Pma::<GroupMapLeaf>::from_sorted(&items).unwrap();
+        fn check<C: LeafCodec>(edges: &Pma<C>, words: &[u64], stop: usize) -> Result<(), TestCaseError> {
+            for shift in [0, 2, 3, 6] {
+                // 140 vertices indexed: the third word's last 52 lie past the index.
+                let index = RunIndex::build_in_chunks(edges, 140, BUILD_GRAIN, shift, shift + 2);
+                for (w, &word) in words.iter().enumerate() {
+                    let base = 64 * w as VertexId;
+                    let mut got = Vec::new();
+                    let mut taken = 0;
+                    let mut last = None;
+                    index.for_each_of_word(edges, base, word, |v, item| {
+                        if last != Some(v) {
+                            (last, taken) = (Some(v), 0);
+                        }
+                        got.push((v, item));
+                        taken += 1;
+                        taken < stop
+                    });
+                    let mut want = Vec::new();
+                    for i in (0..64).filter(|&i| word >> i & 1 == 1) {
+                        let v = base + i;
+                        let mut taken = 0;
+                        index.for_each(edges, v, |item| {
+                            want.push((v, item));
+                            taken += 1;
+                            taken < stop
+                        });
+                    }
+                    prop_assert_eq!(&got, &want, "shift {}, word {}", shift, w);
+                }
+            }
+            Ok(())
+        }
+        check(&edges, &words, stop)?;
+        check(&map, &words, stop)?;
+    }
+
     /// The targets of a range of vertices, decoded in two halves side by side when the
     /// range holds `PAIR_MIN_ARCS` arcs or more, equal the arcs, for ranges of every
     /// width from every start.
