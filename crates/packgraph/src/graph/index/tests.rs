@@ -18,6 +18,16 @@ fn runs<C: LeafCodec>(edges: &Pma<C>, n: usize) -> Vec<(u64, u64)> {
     out
 }
 
+/// Arcs `(u, v >> 8·shift)` of `(u, v, shift)` triples: targets of every width, sorted,
+/// without repeats.
+fn narrowed(set: &std::collections::BTreeSet<(u64, u32, u32)>) -> Vec<(u64, u64)> {
+    set.iter()
+        .map(|&(u, v, shift)| (u, u64::from(v >> (8 * shift))))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 fn keys_of(arcs: &[(u64, u64)]) -> Vec<u64> {
     arcs.iter().map(|&(u, v)| u << 32 | v).collect()
 }
@@ -153,12 +163,7 @@ proptest! {
         words in proptest::collection::vec(any::<u64>(), 3),
         stop in 1usize..4,
     ) {
-        let arcs: Vec<(u64, u64)> = set
-            .iter()
-            .map(|&(u, v, shift)| (u, u64::from(v >> (8 * shift))))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let arcs = narrowed(&set);
         let keys = keys_of(&arcs);
         let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
         let items: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k.rotate_left(7))).collect();
@@ -207,12 +212,7 @@ proptest! {
         set in proptest::collection::btree_set((0u64..60, any::<u32>(), 0u32..4), 0..3000),
         widths in proptest::collection::vec(1u32..70, 1..4),
     ) {
-        let arcs: Vec<(u64, u64)> = set
-            .iter()
-            .map(|&(u, v, shift)| (u, u64::from(v >> (8 * shift))))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let arcs = narrowed(&set);
         let keys = keys_of(&arcs);
         let edges = Pma::<GroupLeaf>::from_sorted(&keys).unwrap();
         let mut out = vec![9; 5];
